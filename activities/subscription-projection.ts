@@ -1,0 +1,75 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import type { Orm } from '../db/orm';
+import { appendEvents } from '../db/outbox';
+import type { ServiceEvent } from '../domain/events';
+import type { SubscriptionState } from '../domain/subscription';
+import type { EventDispatcher } from './event-dispatcher';
+
+/**
+ * Writes a subscription transition: the projection row, its events in the outbox and (Set A,
+ * funds in escrow) the offering's counters, in one transaction. Idempotent: the row is written
+ * only when its version is newer, events are keyed by id and counters by subscription.
+ */
+export function createProjectionActivities(deps: { orm: Orm; dispatcher: EventDispatcher }) {
+  return {
+    async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<void> {
+      const knex = deps.orm.em.getConnection().getKnex();
+      const fresh = await knex.transaction(async (trx) => {
+        await upsertProjection(trx, state);
+        if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
+          await creditOffering(trx, state);
+        }
+        return appendEvents(trx, events);
+      });
+      if (fresh.length) await deps.dispatcher.dispatch(fresh);
+    },
+  };
+}
+
+async function upsertProjection(trx: Knex.Transaction, s: SubscriptionState): Promise<void> {
+  await trx.raw(
+    `insert into subscriptions
+       (id, org_id, offering_id, investor_id, status, payment_status, reference_code,
+        request_hash, state, version, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?)
+     on conflict (id) do update set
+       status = excluded.status, payment_status = excluded.payment_status,
+       reference_code = excluded.reference_code, state = excluded.state,
+       version = excluded.version, updated_at = excluded.updated_at
+     where subscriptions.version < excluded.version`,
+    [
+      s.id,
+      s.orgId,
+      s.offeringId,
+      s.investorId,
+      s.status,
+      s.paymentStatus,
+      s.referenceCode,
+      s.requestHash,
+      JSON.stringify(s),
+      s.version,
+      s.createdAt,
+      s.updatedAt,
+    ],
+  );
+}
+
+async function creditOffering(trx: Knex.Transaction, s: SubscriptionState): Promise<void> {
+  const credited = await trx('offering_credits')
+    .insert({ subscription_id: s.id, offering_id: s.offeringId, investor_id: s.investorId, amount: s.totalAmount })
+    .onConflict('subscription_id')
+    .ignore()
+    .returning('subscription_id');
+  if (credited.length === 0) return;
+  const [row] = await trx('offering_credits')
+    .where({ offering_id: s.offeringId, investor_id: s.investorId })
+    .count<{ n: string }[]>({ n: '*' });
+  const firstFromInvestor = Number(row?.n) === 1;
+  await trx('offerings')
+    .where({ id: s.offeringId })
+    .update({
+      raised_amount: trx.raw('raised_amount + ?::numeric', [s.totalAmount]),
+      investor_count: trx.raw('investor_count + ?', [firstFromInvestor ? 1 : 0]),
+      updated_at: trx.fn.now(),
+    });
+}

@@ -1,0 +1,24 @@
+import Koa from 'koa';
+import { bodyParser } from '@koa/bodyparser';
+import type Router from '@koa/router';
+import type { ApiDeps } from './deps';
+import { errorEnvelope } from './middleware/errors';
+import { requestContext } from './middleware/request-context';
+import { healthRouter } from './health/router';
+import { offeringsRouter } from './issuance/offerings-router';
+import { subscriptionsRouter } from './issuance/subscriptions-router';
+
+/** Every router of the service; a feature adds its own here. */
+const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter];
+
+export function createApp(deps: ApiDeps): Koa {
+  const app = new Koa({ proxy: true });
+  app.use(errorEnvelope());
+  app.use(requestContext(deps.orm));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '100kb', encoding: 'utf-8' }));
+  for (const build of routers) {
+    const router = build(deps);
+    app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  }
+  return app;
+}

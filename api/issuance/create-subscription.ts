@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import type { Orm } from '../../db/orm';
+import { OfferingSchema } from '../../db/entities/offering';
+import { SecurityClassSchema } from '../../db/entities/security-class';
+import { TrancheSchema } from '../../db/entities/tranche';
+import { conflict, notFound, validationFailed } from '../../lib/errors';
+import { newId, uuidFromName } from '../../lib/ids';
+import { formatMoney, multiply, parseMoney } from '../../lib/money';
+import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { Principal } from '../../domain/principal';
+import type { NewSubscription } from '../../domain/subscription';
+import type { CreateSubscriptionBody } from './schema';
+
+/**
+ * Builds the new subscription from the offering's terms: price from the tranche or security
+ * class, total computed exactly, currency from the offering. The id is derived from the
+ * Idempotency-Key when one is given, so a replay reaches the same workflow.
+ */
+export async function newSubscription(
+  orm: Orm,
+  set: BehaviourSet,
+  p: Principal,
+  offeringId: string,
+  body: CreateSubscriptionBody,
+  idempotencyKey: string | undefined,
+): Promise<NewSubscription> {
+  const em = orm.em.fork();
+  const offering = await em.findOne(OfferingSchema, { id: offeringId, orgId: p.orgId });
+  if (!offering) throw notFound('Offering');
+  if (offering.status !== 'open') throw conflict('OFFERING_CLOSED', 'This offering is not accepting subscriptions');
+  const cls = await em.findOne(SecurityClassSchema, { id: body.securityClassId, offeringId });
+  if (!cls) throw validationFailed([{ in: 'body', path: 'securityClassId', message: 'no such security class in this offering' }]);
+  let price = cls.pricePerUnit;
+  if (body.trancheId) {
+    const tranche = await em.findOne(TrancheSchema, { id: body.trancheId, offeringId });
+    if (!tranche) throw validationFailed([{ in: 'body', path: 'trancheId', message: 'no such tranche in this offering' }]);
+    if (tranche.status !== 'open') throw conflict('TRANCHE_CLOSED', 'This tranche is not accepting subscriptions');
+    price = tranche.pricePerUnit ?? price;
+  }
+  const priceCents = parseMoney(price);
+  return {
+    id: idempotencyKey ? uuidFromName('subscription', p.orgId, p.userId, idempotencyKey) : newId(),
+    set,
+    orgId: p.orgId,
+    offeringId,
+    securityClassId: cls.id,
+    trancheId: body.trancheId ?? null,
+    investorId: p.userId,
+    unitsSubscribed: body.unitsSubscribed,
+    pricePerUnit: formatMoney(priceCents),
+    totalAmount: formatMoney(multiply(priceCents, body.unitsSubscribed)),
+    currency: offering.currency,
+    paymentMethod: body.paymentMethod ?? null,
+    accreditationStatus: body.accreditationStatus ?? null,
+    suitabilityConfirmed: body.suitabilityConfirmed ?? null,
+    riskAcknowledgmentSigned: body.riskAcknowledgmentSigned ?? null,
+    requestHash: idempotencyKey ? requestHash(offeringId, body) : null,
+    createdAt: new Date().toISOString(),
+  };
+}
+
+/** Key order does not matter; any change of value does. */
+function requestHash(offeringId: string, body: CreateSubscriptionBody): string {
+  const canonical = JSON.stringify([offeringId, Object.entries(body).sort(([a], [b]) => a.localeCompare(b))]);
+  return createHash('sha256').update(canonical).digest('hex');
+}

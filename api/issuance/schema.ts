@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from '../../domain/subscription';
+import { isDecimalMoney } from '../../lib/money';
+
+export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
+export const OfferingParams = z.object({ offering_id: z.uuid() });
+
+/** spec §4.1 create body. */
+export const CreateSubscriptionBody = z.strictObject({
+  securityClassId: z.uuid(),
+  // Decision: units are whole numbers (docs/decisions.md); spec §8 says > 0.
+  unitsSubscribed: z.number().int('unitsSubscribed must be a whole number').positive().max(1_000_000_000),
+  trancheId: z.uuid().optional(),
+  paymentMethod: z.enum(PAYMENT_METHODS).optional(),
+  /** Self-reported by the investor. */
+  accreditationStatus: z.string().min(1).max(100).optional(),
+  suitabilityConfirmed: z.boolean().optional(),
+  riskAcknowledgmentSigned: z.boolean().optional(),
+});
+export type CreateSubscriptionBody = z.infer<typeof CreateSubscriptionBody>;
+
+/** spec §4.1 sign-agreement body. */
+export const SignAgreementBody = z.strictObject({
+  /** The investor's name as digital signature. */
+  signature: z.string().trim().min(1).max(200),
+  signedAt: z.iso.datetime({ offset: true }),
+  ipAddress: z.ipv4().optional(),
+});
+export type SignAgreementBody = z.infer<typeof SignAgreementBody>;
+
+const redirectUrl = z.url({ protocol: /^https?$/ }).max(2048);
+
+/** spec §4.1 setup-session body (Set A). */
+export const SetupSessionBody = z.strictObject({
+  paymentMethod: z.enum(SETUP_PAYMENT_METHODS),
+  successUrl: redirectUrl,
+  cancelUrl: redirectUrl,
+});
+
+/** spec §4.1 checkout-session body (Set B). */
+export const CheckoutSessionBody = z.strictObject({
+  paymentMethod: z.enum(PAYMENT_METHODS),
+  successUrl: redirectUrl,
+  cancelUrl: redirectUrl,
+});
+
+/** spec §4.1 submit-for-review body (Set A): empty for card/ACH, a method for wire or check. */
+export const SubmitForReviewBody = z.strictObject({ paymentMethod: z.enum(OFFLINE_PAYMENT_METHODS).optional() });
+
+/** Staff commands the spec leaves unshown (docs/decisions.md). */
+export const ReasonBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
+export const ReconcileBody = z.strictObject({
+  referenceCode: z.string().trim().min(1).max(40),
+  amount: z.string().refine(isDecimalMoney, 'amount must be a decimal string with at most two places, e.g. "1250.00"'),
+});
+
+export const ListSubscriptionsQuery = z.strictObject({
+  status: z.string().optional(),
+  offering_id: z.uuid().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+export const IdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, 'printable ASCII only');

@@ -1,0 +1,58 @@
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
+import type { Config } from '../../lib/config';
+import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
+import type { SubscriptionView } from '../../domain/subscription-view';
+import { InvestorIdKey, OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
+import { created } from '../../workflows/subscription-messages';
+import type { subscriptionWorkflow } from '../../workflows/subscription';
+
+/** Longest a command may take end to end (a processor call inside it has its own 30 s limit). */
+const COMMAND_DEADLINE_MS = 60_000;
+
+/** The API's only way to talk to subscription workflows. */
+export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>) {
+  const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + COMMAND_DEADLINE_MS, fn);
+
+  return {
+    /**
+     * Starts the workflow and waits until the subscription is projected, in one call.
+     * Returns null when a workflow with this id already ran to its end (an old Idempotency-Key).
+     */
+    async create(start: NewSubscription): Promise<SubscriptionView | null> {
+      const startOp = new WithStartWorkflowOperation<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+        workflowId: subscriptionWorkflowId(start.id),
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        args: [{ start }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: SubscriptionStatusKey, value: 'draft' },
+          { key: OfferingIdKey, value: start.offeringId },
+          { key: InvestorIdKey, value: start.investorId },
+        ]),
+      });
+      try {
+        return await withDeadline(() =>
+          temporal.workflow.executeUpdateWithStart(created, { args: [{ requestHash: start.requestHash }], startWorkflowOperation: startOp }),
+        );
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
+        throw err;
+      }
+    },
+
+    async command<R, A extends unknown[]>(subscriptionId: string, update: UpdateDefinition<R, A>, ...args: A): Promise<R> {
+      const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
+      // The SDK's overloads split on arity; one call site covers both.
+      return withDeadline(() => handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] }));
+    },
+
+    async signal<A extends unknown[]>(subscriptionId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {
+      const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
+      await withDeadline(() => handle.signal(signal, ...args));
+    },
+  };
+}
+
+export type SubscriptionClient = ReturnType<typeof subscriptionClient>;

@@ -1,0 +1,60 @@
+import type { Orm } from '../../db/orm';
+import { SubscriptionRecordSchema, type SubscriptionRecord } from '../../db/entities/subscription-record';
+import { notFound } from '../../lib/errors';
+import type { Principal } from '../../domain/principal';
+import { toSubscriptionView } from '../../domain/subscription-view';
+
+const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
+
+/** Reads from the projection. Investors see only their own; staff see their organisation's. */
+export function subscriptionReads(orm: Orm) {
+  return {
+    async visible(id: string, p: Principal): Promise<SubscriptionRecord> {
+      const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { id, orgId: p.orgId });
+      if (!record || (!isStaff(p) && record.investorId !== p.userId)) throw notFound('Subscription');
+      return record;
+    },
+
+    async byReferenceCode(code: string, p: Principal): Promise<SubscriptionRecord> {
+      const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { referenceCode: code.toUpperCase(), orgId: p.orgId });
+      if (!record) throw notFound('Subscription with that reference code');
+      return record;
+    },
+
+    /** Newest first, keyset-paged by (created_at, id). */
+    async list(p: Principal, q: { status?: string; offering_id?: string; limit: number; cursor?: string }) {
+      const where: Record<string, unknown> = { orgId: p.orgId };
+      if (!isStaff(p)) where.investorId = p.userId;
+      if (q.status) where.status = q.status;
+      if (q.offering_id) where.offeringId = q.offering_id;
+      const after = q.cursor ? decodeCursor(q.cursor) : null;
+      if (after) {
+        where.$or = [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }];
+      }
+      const rows = await orm.em.fork().find(SubscriptionRecordSchema, where, {
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        limit: q.limit + 1,
+      });
+      const page = rows.slice(0, q.limit);
+      const last = page[page.length - 1];
+      return {
+        items: page.map((r) => toSubscriptionView(r.state)),
+        next_cursor: rows.length > q.limit && last ? encodeCursor(last) : null,
+      };
+    },
+  };
+}
+
+const encodeCursor = (r: SubscriptionRecord) =>
+  Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
+    const date = new Date(createdAt);
+    if (Number.isNaN(date.getTime()) || typeof id !== 'string') throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    return null;
+  }
+}

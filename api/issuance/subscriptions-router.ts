@@ -1,0 +1,112 @@
+import Router from '@koa/router';
+import { conflict } from '../../lib/errors';
+import { toSubscriptionView, type SubscriptionView } from '../../domain/subscription-view';
+import type { UpdateDefinition } from '@temporalio/common';
+import * as m from '../../workflows/subscription-messages';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate, type Ctx } from '../middleware/validate';
+import { newSubscription } from './create-subscription';
+import { kycGate } from './kyc-gate';
+import { paymentRoutes } from './payment-routes';
+import { subscriptionClient } from './subscription-client';
+import { subscriptionReads } from './subscription-reads';
+import {
+  CreateSubscriptionBody,
+  IdempotencyKey,
+  ListSubscriptionsQuery,
+  OfferingParams,
+  ReasonBody,
+  ReconcileBody,
+  SignAgreementBody,
+  SubscriptionParams,
+} from './schema';
+
+const ok = (ctx: Ctx, data: unknown, status = 200) => {
+  ctx.status = status;
+  ctx.body = { success: true, data };
+};
+
+/** spec §4.1, plus the staff operations the spec leaves unshown (docs/decisions.md). */
+export function subscriptionsRouter(deps: ApiDeps): Router {
+  const router = new Router({ prefix: '/issuance' });
+  const set = deps.config.BEHAVIOUR_SET;
+  const workflows = subscriptionClient(deps.temporal, deps.config);
+  const reads = subscriptionReads(deps.orm);
+  const gate = kycGate(set, deps.kyc);
+  const investor = auth(deps.tokens, 'investor');
+  const anyone = auth(deps.tokens);
+  const staff = auth(deps.tokens, 'staff', 'admin');
+  const admin = auth(deps.tokens, 'admin');
+
+  /** Runs a command on a subscription the caller may see, and answers with the updated view. */
+  function command<A extends unknown[]>(update: UpdateDefinition<SubscriptionView, A>, args: (ctx: Ctx, body: never) => A) {
+    return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
+      const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+      ok(ctx, await workflows.command(record.id, update, ...args(ctx, input.body as never)));
+    };
+  }
+
+  router.post('/offerings/:offering_id/subscriptions', investor, validate({ params: OfferingParams, body: CreateSubscriptionBody }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    const key = ctx.get('idempotency-key') || undefined;
+    if (key !== undefined) IdempotencyKey.parse(key);
+    const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
+    await gate(p, p.userId, start.orgId);
+    const created = await workflows.create(start);
+    if (created) return ok(ctx, created, 201);
+    // The workflow behind this key already ended: answer from the projection.
+    const record = await reads.visible(start.id, p);
+    if (record.requestHash !== start.requestHash) throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
+    ok(ctx, toSubscriptionView(record.state), 201);
+  }));
+
+  router.get('/subscriptions', anyone, validate({ query: ListSubscriptionsQuery }, async (ctx, input) => {
+    ok(ctx, await reads.list(ctx.state.principal, input.query));
+  }));
+
+  router.get('/subscriptions/:subscription_id', anyone, validate({ params: SubscriptionParams }, async (ctx, input) => {
+    ok(ctx, toSubscriptionView((await reads.visible(input.params.subscription_id, ctx.state.principal)).state));
+  }));
+
+  router.delete('/subscriptions/:subscription_id', investor, validate({ params: SubscriptionParams }, async (ctx, input) => {
+    const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+    await workflows.command(record.id, m.cancel);
+    ctx.status = 204;
+  }));
+
+  router.post('/subscriptions/:subscription_id/request-signature', investor, validate({ params: SubscriptionParams },
+    command(m.requestSignature, () => [])));
+
+  router.post('/subscriptions/:subscription_id/sign-agreement', investor, validate({ params: SubscriptionParams, body: SignAgreementBody }, async (ctx, input) => {
+    const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+    await gate(ctx.state.principal, record.investorId, record.orgId);
+    const { signature, signedAt, ipAddress } = input.body;
+    ok(ctx, await workflows.command(record.id, m.signAgreement, { signature, signedAt, ipAddress: ipAddress ?? null }));
+  }));
+
+  router.post('/subscriptions/:subscription_id/approve', staff, validate({ params: SubscriptionParams }, async (ctx, input) => {
+    const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+    await gate(ctx.state.principal, record.investorId, record.orgId);
+    ok(ctx, await workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId }));
+  }));
+
+  const reason = (ctx: Ctx, body: { reason: string }) => [{ reason: body.reason, actorId: ctx.state.principal.userId }] as [m.ReasonInput];
+  router.post('/subscriptions/:subscription_id/reject', staff, validate({ params: SubscriptionParams, body: ReasonBody }, command(m.reject, reason)));
+  router.post('/subscriptions/:subscription_id/request-info', staff, validate({ params: SubscriptionParams, body: ReasonBody }, command(m.requestInfo, reason)));
+  router.post('/subscriptions/:subscription_id/void', admin, validate({ params: SubscriptionParams, body: ReasonBody }, command(m.voidAgreement, reason)));
+
+  if (set === 'B') {
+    router.post('/subscriptions/:subscription_id/issue-shares', staff, validate({ params: SubscriptionParams },
+      command(m.issueShares, (ctx) => [{ actorId: ctx.state.principal.userId }])));
+  } else {
+    // Set A wire/check: staff match received funds to a subscription by its reference code.
+    router.post('/reconciliations', staff, validate({ body: ReconcileBody }, async (ctx, input) => {
+      const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
+      ok(ctx, await workflows.command(record.id, m.reconcileFunds, { amount: input.body.amount, actorId: ctx.state.principal.userId }));
+    }));
+  }
+
+  paymentRoutes(set, router, { investor, workflows, reads });
+  return router;
+}

@@ -1,0 +1,36 @@
+import { loadConfig } from '../lib/config';
+import { logger } from '../lib/logger';
+import { connectClient } from '../lib/temporal';
+import { migrate, openOrm } from '../db/orm';
+import { AccessTokens } from './identity/access-tokens';
+import { kycEligibility } from './identity/kyc-eligibility';
+import { createApp } from './app';
+
+/** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const orm = await openOrm(config);
+  await migrate(orm);
+  const temporal = await connectClient(config);
+  const tokens = await AccessTokens.create({ privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
+  const server = app.listen(config.PORT, config.HOST, () => logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'));
+  server.requestTimeout = 90_000;
+
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'api stopping');
+    server.close(async () => {
+      await temporal.connection.close();
+      await orm.close();
+      process.exit(0);
+    });
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  logger.fatal({ err }, 'api failed');
+  process.exit(1);
+});

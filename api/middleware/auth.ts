@@ -1,0 +1,23 @@
+import type { Middleware } from 'koa';
+import { forbidden, unauthenticated } from '../../lib/errors';
+import type { Principal, Role } from '../../domain/principal';
+import type { AccessTokens } from '../identity/access-tokens';
+
+export interface AuthState {
+  principal: Principal;
+}
+
+/** Requires a valid bearer access token (spec §5.1) and, when given, one of the roles. */
+export function auth(tokens: AccessTokens, ...anyOf: Role[]): Middleware {
+  return async (ctx, next) => {
+    const header = ctx.get('authorization');
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw unauthenticated(header ? 'Use Authorization: Bearer <access token>' : undefined);
+    const principal = await tokens.verify(match[1]!);
+    if (anyOf.length && !anyOf.some((r) => principal.roles.includes(r))) {
+      throw forbidden(`This operation needs the role ${anyOf.join(' or ')}`, 'ROLE_REQUIRED');
+    }
+    (ctx.state as AuthState).principal = principal;
+    await next();
+  };
+}

@@ -1,0 +1,48 @@
+import type { Middleware } from 'koa';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { NotFoundError } from '@mikro-orm/core';
+import { ZodError } from 'zod';
+import { AppError, notFound, validationFailed } from '../../lib/errors';
+import { logger } from '../../lib/logger';
+
+/**
+ * The one place an error becomes a response: `{ success: false, error: { code, message, details } }`.
+ * Routes never build error bodies by hand.
+ */
+export function errorEnvelope(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+    } catch (raw) {
+      const err = toAppError(raw);
+      if (err.status >= 500) logger.error({ err: raw, requestId: ctx.state.requestId }, 'request failed');
+      ctx.status = err.status;
+      ctx.body = { success: false, error: { code: err.code, message: err.message, details: err.details ?? null } };
+      if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String((err.details as { retry_after_seconds: number }).retry_after_seconds));
+    }
+  };
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof ZodError) return validationFailed(err.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (err instanceof NotFoundError) return notFound('Resource');
+  if (err instanceof WorkflowNotFoundError) return notFound('Subscription');
+  if (err instanceof WorkflowUpdateFailedError) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type) {
+      const detail = (cause.details?.[0] ?? {}) as { status?: number; details?: unknown };
+      return new AppError(detail.status ?? 409, cause.type, cause.message, detail.details);
+    }
+    return new AppError(502, 'UPSTREAM_FAILED', 'A downstream service did not complete the command; try again');
+  }
+  const status = (err as { status?: number; expose?: boolean }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large');
+    if (status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');
+    return new AppError(400, 'MALFORMED_REQUEST', 'The request body could not be parsed as JSON');
+  }
+  return new AppError(500, 'INTERNAL', 'Something went wrong on our side');
+}

@@ -1,0 +1,7 @@
+import { OfferingSchema } from './offering';
+import { SecurityClassSchema } from './security-class';
+import { SubscriptionRecordSchema } from './subscription-record';
+import { TrancheSchema } from './tranche';
+
+/** Every entity the ORM knows. Each feature adds its schemas here. */
+export const entities = [OfferingSchema, SecurityClassSchema, TrancheSchema, SubscriptionRecordSchema];

@@ -1,0 +1,31 @@
+import { EntitySchema } from '@mikro-orm/core';
+
+export interface Offering {
+  id: string;
+  orgId: string;
+  name: string;
+  currency: string;
+  /** open: accepts subscriptions; closed: refuses new ones. */
+  status: 'open' | 'closed';
+  /** Set A counters, moved when funds reach escrow (spec §3). Money as a two-decimal string. */
+  raisedAmount: string;
+  investorCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const OfferingSchema = new EntitySchema<Offering>({
+  name: 'Offering',
+  tableName: 'offerings',
+  properties: {
+    id: { type: 'uuid', primary: true },
+    orgId: { type: 'uuid', index: true },
+    name: { type: 'string' },
+    currency: { type: 'string', length: 3 },
+    status: { type: 'string' },
+    raisedAmount: { type: 'decimal', precision: 18, scale: 2 },
+    investorCount: { type: 'integer' },
+    createdAt: { type: 'Date' },
+    updatedAt: { type: 'Date' },
+  },
+});

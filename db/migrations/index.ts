@@ -1,0 +1,11 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration0001Issuance } from './0001-issuance';
+import { Migration0002Events } from './0002-events';
+import { Migration0003KycVerifications } from './0003-kyc-verifications';
+
+/** Applied in this order; a feature appends its migration, never edits an applied one. */
+export const migrationsList: MigrationObject[] = [
+  { name: '0001-issuance', class: Migration0001Issuance },
+  { name: '0002-events', class: Migration0002Events },
+  { name: '0003-kyc-verifications', class: Migration0003KycVerifications },
+];

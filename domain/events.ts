@@ -1,0 +1,88 @@
+/**
+ * Event types and the event envelope (spec §6). Pure data: bundled into workflows.
+ */
+import type { BehaviourSet } from './behaviour-set';
+
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'subscription.created',
+  'subscription.signed',
+  'subscription.funded',
+  'subscription.approved',
+  'subscription.rejected',
+  'subscription.completed',
+  'subscription.cancelled',
+  'subscription.info_requested',
+  'subscription.voided',
+] as const;
+
+const KYC_EVENT_TYPES: Record<BehaviourSet, readonly string[]> = {
+  A: [
+    'kyc.attempt.created',
+    'kyc.attempt.action_required',
+    'kyc.attempt.needs_review',
+    'kyc.attempt.approved',
+    'kyc.attempt.rejected',
+    'kyc.case.approved',
+    'kyc.case.rejected',
+    'kyc.case.resubmission_requested',
+  ],
+  B: [
+    'kyc.session.created',
+    'kyc.session.pii_submitted',
+    'kyc.session.processing',
+    'kyc.session.approved',
+    'kyc.session.denied',
+    'kyc.session.requires_review',
+  ],
+};
+
+const ACCREDITATION_EVENT_TYPES: Record<BehaviourSet, readonly string[]> = {
+  A: [
+    'accreditation.submitted',
+    'accreditation.document.uploaded',
+    'accreditation.more_info_needed',
+    'accreditation.approved',
+    'accreditation.denied',
+  ],
+  B: [
+    'accreditation.session.created',
+    'accreditation.document.uploaded',
+    'accreditation.session.submitted',
+    'accreditation.session.more_info_needed',
+    'accreditation.session.approved',
+    'accreditation.session.denied',
+  ],
+};
+
+export const TEST_PING = 'test.ping';
+
+/** spec §6.2: what a deployment of the given set delivers; anything else is dropped silently. */
+export function supportedEventTypes(set: BehaviourSet): readonly string[] {
+  return [
+    ...SUBSCRIPTION_EVENT_TYPES,
+    ...(set === 'B' ? ['shares.issued'] : []),
+    ...KYC_EVENT_TYPES[set],
+    ...ACCREDITATION_EVENT_TYPES[set],
+    TEST_PING,
+  ];
+}
+
+export const kycEventTypes = (set: BehaviourSet) => KYC_EVENT_TYPES[set];
+export const accreditationEventTypes = (set: BehaviourSet) => ACCREDITATION_EVENT_TYPES[set];
+
+export const EVENT_SOURCES = {
+  identity: 'service.identity',
+  issuance: 'service.issuance',
+  notifications: 'service.notifications',
+} as const;
+
+/** An event as published (spec §6.3 minus transport). `id` is the event_id consumers deduplicate by. */
+export interface ServiceEvent {
+  id: string;
+  type: string;
+  source: string;
+  orgId: string;
+  /** ISO 8601 */
+  occurredAt: string;
+  data: Record<string, unknown>;
+}

@@ -1,0 +1,45 @@
+/**
+ * The payment-processor port (spec §2.4, §2.5, §3). Adapters: the built-in sandbox and Stripe.
+ * Money crosses it as two-decimal strings; the processor reports back through notifications.
+ */
+import type { PaymentMethod } from './subscription';
+
+export interface SessionRequest {
+  subscriptionId: string;
+  investorId: string;
+  method: PaymentMethod;
+  /** Set B checkout only: what to charge. */
+  amount?: string;
+  currency: string;
+  successUrl: string;
+  cancelUrl: string;
+}
+export interface Session {
+  sessionId: string;
+  sessionUrl: string;
+}
+export interface SetupResult {
+  status: 'complete' | 'open' | 'expired';
+  /** The processor's handle of the linked method, once complete. */
+  paymentMethodRef: string | null;
+}
+export interface CollectionRequest {
+  subscriptionId: string;
+  setupSessionId: string;
+  amount: string;
+  currency: string;
+  /** The same key for every retry of one collection, so the processor charges once. */
+  idempotencyKey: string;
+}
+export interface Collection {
+  collectionId: string;
+}
+
+export interface PaymentProcessor {
+  readonly name: string;
+  createSetupSession(req: SessionRequest): Promise<Session>;
+  getSetupResult(sessionId: string): Promise<SetupResult>;
+  createCheckoutSession(req: SessionRequest): Promise<Session>;
+  /** Set A: off-session collection after approval; the outcome arrives as notifications. */
+  collect(req: CollectionRequest): Promise<Collection>;
+}

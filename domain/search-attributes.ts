@@ -1,0 +1,12 @@
+import { defineSearchAttributeKey } from '@temporalio/common';
+
+/**
+ * Search attributes operators filter open subscriptions by in the Temporal Web UI.
+ * They must be registered on the namespace (scripts/temporal-dev.ts does it for the dev server).
+ */
+export const SubscriptionStatusKey = defineSearchAttributeKey('SubscriptionStatus', 'KEYWORD');
+export const OfferingIdKey = defineSearchAttributeKey('OfferingId', 'KEYWORD');
+export const InvestorIdKey = defineSearchAttributeKey('InvestorId', 'KEYWORD');
+
+/** `--search-attribute` values for `temporal server start-dev` / `operator search-attribute create`. */
+export const SEARCH_ATTRIBUTE_TYPES = { SubscriptionStatus: 'Keyword', OfferingId: 'Keyword', InvestorId: 'Keyword' } as const;

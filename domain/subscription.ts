@@ -1,0 +1,108 @@
+/**
+ * The subscription as both the API and the workflow see it (spec §2.1–§2.4). Pure data and
+ * constants only: this module is bundled into workflow code, so it must stay free of I/O.
+ */
+import type { BehaviourSet } from './behaviour-set';
+
+export const SUBSCRIPTION_STATUSES = [
+  'draft',
+  'pending_signature',
+  'pending_payment',
+  'pending_review',
+  'approved',
+  'rejected',
+  'cancelled',
+  'voided',
+  'completed',
+] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+export const PAYMENT_STATUSES = [
+  'pending',
+  'processing',
+  'received',
+  'in_escrow',
+  'failed',
+  'refunded',
+  'disputed',
+] as const;
+export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/** spec §2.4: at creation and, in Set B, at checkout. */
+export const PAYMENT_METHODS = ['card', 'us_bank_account', 'crypto', 'wire', 'other'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+/** spec §2.4: Set A setup sessions. */
+export const SETUP_PAYMENT_METHODS = ['card', 'us_bank_account'] as const;
+/** spec §2.4: Set A submit-for-review without a linked method. */
+export const OFFLINE_PAYMENT_METHODS = ['wire', 'check'] as const;
+export type OfflinePaymentMethod = (typeof OFFLINE_PAYMENT_METHODS)[number];
+
+/** spec §2.2: the investor may cancel only from these. */
+export const CANCELLABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature', 'pending_payment'];
+export const TERMINAL: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided', 'completed'];
+
+/** Everything the workflow knows about one subscription. Money travels as two-decimal strings. */
+export interface SubscriptionState {
+  id: string;
+  set: BehaviourSet;
+  orgId: string;
+  offeringId: string;
+  securityClassId: string;
+  trancheId: string | null;
+  investorId: string;
+  unitsSubscribed: number;
+  pricePerUnit: string;
+  totalAmount: string;
+  currency: string;
+  /** Method chosen at creation, or later by setup, checkout or submit-for-review. */
+  paymentMethod: PaymentMethod | OfflinePaymentMethod | null;
+  paymentStatus: PaymentStatus;
+  status: SubscriptionStatus;
+  accreditationStatus: string | null;
+  suitabilityConfirmed: boolean | null;
+  riskAcknowledgmentSigned: boolean | null;
+  agreementSigned: boolean;
+  signature: string | null;
+  signedAt: string | null;
+  signerIp: string | null;
+  /** Set A: the processor's session and the payment method it linked. */
+  setupSessionId: string | null;
+  paymentMethodLinked: boolean;
+  /** Set B: the latest checkout session. */
+  checkoutSessionId: string | null;
+  referenceCode: string | null;
+  sharesId: string | null;
+  sharesIssuedAt: string | null;
+  /** Why staff rejected, voided or asked for more (not shown in the spec; kept for the record). */
+  statusReason: string | null;
+  infoRequested: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Hash of the create request body, for Idempotency-Key replays. */
+  requestHash: string | null;
+  /** Bumped on every change; the projection applies a write only if it is newer. */
+  version: number;
+}
+
+/** What the create command carries into the workflow. */
+export interface NewSubscription {
+  id: string;
+  set: BehaviourSet;
+  orgId: string;
+  offeringId: string;
+  securityClassId: string;
+  trancheId: string | null;
+  investorId: string;
+  unitsSubscribed: number;
+  pricePerUnit: string;
+  totalAmount: string;
+  currency: string;
+  paymentMethod: PaymentMethod | null;
+  accreditationStatus: string | null;
+  suitabilityConfirmed: boolean | null;
+  riskAcknowledgmentSigned: boolean | null;
+  requestHash: string | null;
+  createdAt: string;
+}
+
+export const subscriptionWorkflowId = (subscriptionId: string) => `subscription-${subscriptionId}`;

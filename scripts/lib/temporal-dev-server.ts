@@ -1,0 +1,84 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../domain/search-attributes';
+
+export interface RunningTemporal {
+  address: string;
+  uiUrl: string | null;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * `temporal server start-dev` from the pinned CLI (scripts/tools.sh): SQLite in WAL mode when a
+ * file is given (durable timers survive a restart), in memory otherwise; the search attributes
+ * operators filter by are registered at start.
+ */
+export async function startTemporalDevServer(opts: {
+  binary: string;
+  port: number;
+  uiPort?: number;
+  dbFile?: string;
+  logFile?: NodeJS.WritableStream;
+}): Promise<RunningTemporal> {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn', '--namespace', 'default'];
+  args.push(...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : ['--headless']));
+  if (opts.dbFile) {
+    args.push('--db-filename', opts.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL');
+  }
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const kv of ['frontend.rps=20000', 'frontend.namespaceRPS=20000', 'history.rps=20000', 'matching.rps=20000',
+    'matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1']) {
+    args.push('--dynamic-config-value', kv);
+  }
+  const child = spawn(opts.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (opts.logFile) {
+    child.stdout!.pipe(opts.logFile);
+    child.stderr!.pipe(opts.logFile);
+  } else {
+    child.stdout!.resume();
+    child.stderr!.resume();
+  }
+  const address = `127.0.0.1:${opts.port}`;
+  await waitUntilServing(address, child);
+  return {
+    address,
+    uiUrl: opts.uiPort ? `http://localhost:${opts.uiPort}` : null,
+    process: child,
+    stop: () => stopProcess(child),
+  };
+}
+
+async function waitUntilServing(address: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`temporal dev server exited during start (code ${child.exitCode})`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: '1s' });
+      try {
+        await connection.workflowService.describeNamespace({ namespace: 'default' });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error('temporal dev server did not start within 60 s');
+}
+
+export function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite, both behaviour sets, on the real stack. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+export TEMPORAL_TEST_SERVER="$(bash scripts/tools.sh test-server)"
+if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"; fi
+npx tsc --noEmit
+exec npx tsx scripts/with-stack.ts -- npx jest "$@"

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs the pinned external tools into a per-user cache outside the clone, once.
+#   scripts/tools.sh temporal     -> prints the path of the Temporal CLI (dev server + Web UI)
+#   scripts/tools.sh test-server  -> prints the path of the time-skipping test server wrapper
+# A fresh clone on the same machine (as CI makes) reuses what an earlier run built.
+set -euo pipefail
+
+TEMPORAL_CLI_VERSION=1.5.1        # newest CLI that `go install` accepts (no replace directive)
+TEST_SERVER_VERSION=1.31.0        # io.temporal:temporal-test-server on Maven Central
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="${TRANCHE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tranche-tools}"
+mkdir -p "$cache"
+
+log() { echo "[tools] $*" >&2; }
+
+# One builder at a time per tool, so parallel callers wait instead of racing.
+with_lock() {
+  local name=$1; shift
+  exec 9>"$cache/$name.lock"
+  flock 9
+  "$@"
+  flock -u 9
+}
+
+install_temporal() {
+  local dir="$cache/temporal-cli-$TEMPORAL_CLI_VERSION"
+  if [ ! -x "$dir/temporal" ]; then
+    log "building Temporal CLI v$TEMPORAL_CLI_VERSION from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
+      go install "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION" >&2
+    mkdir -p "$dir" && mv "$tmp/temporal" "$dir/temporal" && rmdir "$tmp"
+  fi
+  echo "$dir/temporal"
+}
+
+install_test_server() {
+  local dir="$cache/temporal-test-server-$TEST_SERVER_VERSION"
+  if [ ! -x "$dir/test-server" ]; then
+    log "resolving temporal-test-server $TEST_SERVER_VERSION from Maven Central (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    sed "s/@VERSION@/$TEST_SERVER_VERSION/" "$here/tools/test-server-pom.xml" > "$tmp/pom.xml"
+    mvn -q -B -f "$tmp/pom.xml" dependency:copy-dependencies -DoutputDirectory="$tmp/lib" >&2
+    # exec, so the SDK's kill of the wrapper reaches the JVM itself.
+    cat > "$tmp/test-server" <<SH
+#!/usr/bin/env bash
+exec java -Xshare:auto -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$dir/lib/*" io.temporal.testserver.TestServer "\$@"
+SH
+    chmod +x "$tmp/test-server"
+    rm -rf "$dir" && mkdir -p "$dir" && mv "$tmp/lib" "$tmp/test-server" "$dir/" && rm -rf "$tmp"
+  fi
+  echo "$dir/test-server"
+}
+
+case "${1:-}" in
+  temporal) with_lock temporal install_temporal ;;
+  test-server) with_lock test-server install_test_server ;;
+  all) with_lock temporal install_temporal; with_lock test-server install_test_server ;;
+  *) echo "usage: $0 temporal|test-server|all" >&2; exit 2 ;;
+esac

@@ -1,0 +1,32 @@
+/**
+ * Runs a command (the test runner) with PostgreSQL and Temporal up: the ones named by
+ * DATABASE_URL / TEMPORAL_ADDRESS, or embedded ones started here and stopped afterwards.
+ *   tsx scripts/with-stack.ts -- jest ...
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startStack } from './lib/stack';
+
+async function main(): Promise<number> {
+  const command = process.argv.slice(process.argv.indexOf('--') + 1);
+  const dataDir = mkdtempSync(join(tmpdir(), 'tranche-test-'));
+  const stack = await startStack({ dataDir, database: 'tranche_test', persistent: false, temporalCli: process.env.TEMPORAL_CLI });
+  const env = { ...process.env, DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TRANCHE_TEST_DATA_DIR: dataDir };
+  const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  const code = await new Promise<number>((resolve) => child.on('exit', (c, s) => resolve(c ?? (s ? 1 : 0))));
+  await stack.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  return code;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

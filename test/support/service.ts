@@ -1,0 +1,97 @@
+import { Client as PgClient } from 'pg';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../lib/config';
+import { migrate, openOrm, type Orm } from '../../db/orm';
+import { createApp } from '../../api/app';
+import { AccessTokens } from '../../api/identity/access-tokens';
+import { kycEligibility } from '../../api/identity/kyc-eligibility';
+import { relayOnlyDispatcher } from '../../activities/event-dispatcher';
+import { createProcessor } from '../../payments';
+import { createWorker } from '../../worker/create-worker';
+import type { BehaviourSet } from '../../domain/behaviour-set';
+
+export interface TestService {
+  set: BehaviourSet;
+  config: Config;
+  baseUrl: string;
+  orm: Orm;
+  temporal: Client;
+  tokens: AccessTokens;
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** A fresh database on the test PostgreSQL server; returns its URL. */
+export async function freshDatabase(): Promise<string> {
+  const base = new URL(process.env.DATABASE_URL!);
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const client = new PgClient({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  base.pathname = `/${name}`;
+  return base.toString();
+}
+
+/**
+ * The whole service for one test file, all real: its own database and task queue on the shared
+ * PostgreSQL and Temporal, a worker running the bundled workflows, and the API on a real port.
+ */
+export async function startService(opts: { set: BehaviourSet; env?: Record<string, string> }): Promise<TestService> {
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    BEHAVIOUR_SET: opts.set,
+    DATABASE_URL: await freshDatabase(),
+    TEMPORAL_TASK_QUEUE: `test-${randomBytes(6).toString('hex')}`,
+    PORT: '0',
+    ...opts.env,
+  });
+  const orm = await openOrm(config);
+  await migrate(orm);
+  const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker = await createWorker({
+    config,
+    connection: nativeConnection,
+    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
+    deps: { orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher },
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const tokens = await AccessTokens.create({ ttlSeconds: 900 });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    set: opts.set,
+    config,
+    baseUrl: `http://127.0.0.1:${port}`,
+    orm,
+    temporal,
+    tokens,
+    worker,
+    async stop() {
+      await new Promise((resolve) => server.close(resolve));
+      server.closeAllConnections();
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+      await orm.close();
+    },
+  };
+}

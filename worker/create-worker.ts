@@ -1,0 +1,25 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Config } from '../lib/config';
+import { createActivities, type ActivityDeps } from '../activities';
+
+export interface WorkerSetup {
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>;
+  deps: ActivityDeps;
+  /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  connection?: NativeConnection;
+}
+
+/** A worker for every workflow and activity of the service. Run as many as the load needs. */
+export async function createWorker(setup: WorkerSetup): Promise<Worker> {
+  const connection = setup.connection ?? (await NativeConnection.connect({ address: setup.config.TEMPORAL_ADDRESS }));
+  return Worker.create({
+    connection,
+    namespace: setup.config.TEMPORAL_NAMESPACE,
+    taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
+    activities: createActivities(setup.deps),
+    ...(setup.workflowBundle ? { workflowBundle: setup.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    maxCachedWorkflows: 2_000,
+    shutdownGraceTime: '10s',
+  });
+}

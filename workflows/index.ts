@@ -1,0 +1,2 @@
+// Every workflow the worker runs. Workflow code is deterministic: no I/O, clock, random or env.
+export { subscriptionWorkflow } from './subscription';

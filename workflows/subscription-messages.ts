@@ -1,0 +1,63 @@
+/**
+ * The subscription workflow's messages. The API imports this module (not the workflow code) to
+ * send commands: updates for what can be refused, signals for processor notifications, a query
+ * for reads.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { OfflinePaymentMethod, PaymentMethod, SubscriptionState } from '../domain/subscription';
+import type { SubscriptionView } from '../domain/subscription-view';
+
+export interface SignAgreementInput {
+  signature: string;
+  signedAt: string;
+  ipAddress: string | null;
+}
+export interface SessionInput {
+  paymentMethod: PaymentMethod;
+  successUrl: string;
+  cancelUrl: string;
+}
+export interface SessionView {
+  session_id: string;
+  session_url: string;
+}
+export interface SubmitForReviewInput {
+  paymentMethod?: OfflinePaymentMethod;
+}
+export interface ReasonInput {
+  reason: string;
+  actorId: string;
+}
+export interface ReconcileInput {
+  amount: string;
+  actorId: string;
+}
+/** A processor's notification, already verified by the API and deduplicated by its event id. */
+export interface PaymentNotification {
+  kind: 'processing' | 'succeeded' | 'failed' | 'in_escrow' | 'refunded' | 'disputed';
+  processorEventId: string;
+  /** The checkout or setup session, or the collection the notification is about. */
+  reference: string | null;
+  amount: string | null;
+  failureReason?: string | null;
+}
+
+/** Answers once the new subscription is projected; refuses a replayed key with another body. */
+export const created = defineUpdate<SubscriptionView, [{ requestHash: string | null }]>('created');
+export const requestSignature = defineUpdate<SubscriptionView, []>('requestSignature');
+export const signAgreement = defineUpdate<SubscriptionView, [SignAgreementInput]>('signAgreement');
+export const createSetupSession = defineUpdate<SessionView, [SessionInput]>('createSetupSession');
+export const finalizeSetup = defineUpdate<SubscriptionView, []>('finalizeSetup');
+export const submitForReview = defineUpdate<SubscriptionView, [SubmitForReviewInput]>('submitForReview');
+export const createCheckoutSession = defineUpdate<SessionView, [SessionInput]>('createCheckoutSession');
+export const cancel = defineUpdate<SubscriptionView, []>('cancel');
+export const approve = defineUpdate<SubscriptionView, [{ actorId: string }]>('approve');
+export const reject = defineUpdate<SubscriptionView, [ReasonInput]>('reject');
+export const voidAgreement = defineUpdate<SubscriptionView, [ReasonInput]>('voidAgreement');
+export const requestInfo = defineUpdate<SubscriptionView, [ReasonInput]>('requestInfo');
+export const issueShares = defineUpdate<SubscriptionView, [{ actorId: string }]>('issueShares');
+export const reconcileFunds = defineUpdate<SubscriptionView, [ReconcileInput]>('reconcileFunds');
+
+export const paymentNotified = defineSignal<[PaymentNotification]>('paymentNotified');
+
+export const getSubscription = defineQuery<SubscriptionState>('getSubscription');

@@ -1,0 +1,199 @@
+/**
+ * Every transition of spec §3 as a pure function of the state: guards (used by update validators
+ * and again inside handlers) and the change each command makes, with the events it emits.
+ * No I/O and no clock: the workflow passes `now` in.
+ */
+import { CANCELLABLE, TERMINAL, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
+import { invalidTransition, refusal } from '../domain/refusal';
+import { parseMoney } from '../lib/money';
+import type { PaymentNotification, ReasonInput, SignAgreementInput, SubmitForReviewInput } from './subscription-messages';
+
+export interface PendingEvent {
+  type: string;
+  data?: Record<string, unknown>;
+}
+export interface Change {
+  state: SubscriptionState;
+  events: PendingEvent[];
+}
+
+function requireStatus(s: SubscriptionState, command: string, allowed: readonly SubscriptionStatus[]): void {
+  if (!allowed.includes(s.status)) throw invalidTransition(command, s.status, allowed);
+}
+function requireSet(s: SubscriptionState, command: string, set: 'A' | 'B'): void {
+  if (s.set !== set) throw refusal(409, 'NOT_IN_BEHAVIOUR_SET', `${command} is a Set ${set} operation`);
+}
+const change = (state: SubscriptionState, patch: Partial<SubscriptionState>, ...events: PendingEvent[]): Change => ({
+  state: { ...state, ...patch },
+  events,
+});
+
+// Decision (docs/decisions.md): draft -> pending_signature when the investor asks for the agreement.
+export const SIGNABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature'];
+// Decision: only an agreement that exists and is not yet fulfilled can be voided.
+export const VOIDABLE: readonly SubscriptionStatus[] = ['pending_payment', 'pending_review', 'approved'];
+
+export const guards = {
+  requestSignature: (s: SubscriptionState) => requireStatus(s, 'request a signature for', ['draft']),
+  sign: (s: SubscriptionState) => requireStatus(s, 'sign', SIGNABLE),
+  setupSession: (s: SubscriptionState) => {
+    requireSet(s, 'create-setup-session', 'A');
+    requireStatus(s, 'start payment setup for', ['pending_payment']);
+  },
+  finalizeSetup: (s: SubscriptionState) => {
+    requireSet(s, 'finalize-setup', 'A');
+    requireStatus(s, 'finalize payment setup for', ['pending_payment']);
+    if (!s.setupSessionId) throw refusal(409, 'SETUP_SESSION_MISSING', 'Create a setup session first');
+  },
+  submitForReview: (s: SubscriptionState, input: SubmitForReviewInput) => {
+    requireSet(s, 'submit-for-review', 'A');
+    requireStatus(s, 'submit', ['pending_payment']);
+    if (!input.paymentMethod && !s.paymentMethodLinked) {
+      throw refusal(
+        409,
+        'PAYMENT_METHOD_NOT_LINKED',
+        'Link a card or bank account (create-setup-session, then finalize-setup), or submit with paymentMethod wire or check',
+      );
+    }
+  },
+  checkoutSession: (s: SubscriptionState) => {
+    requireSet(s, 'create-checkout-session', 'B');
+    requireStatus(s, 'start checkout for', ['pending_payment']);
+    if (s.paymentStatus === 'processing' || s.paymentStatus === 'received') {
+      throw refusal(409, 'PAYMENT_IN_PROGRESS', `A payment is already ${s.paymentStatus}`);
+    }
+  },
+  cancel: (s: SubscriptionState) => {
+    if (!CANCELLABLE.includes(s.status)) {
+      throw refusal(409, 'NOT_CANCELLABLE', `A subscription that is ${s.status} cannot be cancelled`, {
+        status: s.status,
+        allowed_from: CANCELLABLE,
+      });
+    }
+  },
+  approve: (s: SubscriptionState) => requireStatus(s, 'approve', ['pending_review']),
+  reject: (s: SubscriptionState) => requireStatus(s, 'reject', ['pending_review']),
+  void: (s: SubscriptionState) => requireStatus(s, 'void', VOIDABLE),
+  requestInfo: (s: SubscriptionState) => requireStatus(s, 'request information on', ['pending_review']),
+  issueShares: (s: SubscriptionState) => {
+    requireSet(s, 'issue-shares', 'B');
+    requireStatus(s, 'issue shares for', ['approved']);
+  },
+  reconcile: (s: SubscriptionState, amount: string) => {
+    requireSet(s, 'reconcile', 'A');
+    requireStatus(s, 'reconcile funds for', ['approved']);
+    if (s.paymentMethod !== 'wire' && s.paymentMethod !== 'check') {
+      throw refusal(409, 'NOT_OFFLINE_PAYMENT', 'Only wire or check subscriptions are reconciled by staff');
+    }
+    if (parseMoney(amount) !== parseMoney(s.totalAmount)) {
+      throw refusal(422, 'AMOUNT_MISMATCH', `Received ${amount} but the subscription total is ${s.totalAmount}`, {
+        expected: s.totalAmount,
+        received: amount,
+      });
+    }
+  },
+};
+
+export const transitions = {
+  requestSignature: (s: SubscriptionState): Change => change(s, { status: 'pending_signature' }),
+
+  sign: (s: SubscriptionState, input: SignAgreementInput): Change =>
+    change(
+      s,
+      {
+        status: 'pending_payment',
+        agreementSigned: true,
+        signature: input.signature,
+        signedAt: input.signedAt,
+        signerIp: input.ipAddress,
+      },
+      { type: 'subscription.signed' },
+    ),
+
+  linkPaymentMethod: (s: SubscriptionState): Change => change(s, { paymentMethodLinked: true }),
+
+  submitForReview: (s: SubscriptionState, input: SubmitForReviewInput, referenceCode: string): Change =>
+    input.paymentMethod
+      ? change(s, { status: 'pending_review', paymentMethod: input.paymentMethod, referenceCode })
+      : change(s, { status: 'pending_review' }),
+
+  cancel: (s: SubscriptionState): Change => change(s, { status: 'cancelled' }, { type: 'subscription.cancelled' }),
+
+  approve: (s: SubscriptionState): Change => change(s, { status: 'approved' }, { type: 'subscription.approved' }),
+
+  reject: (s: SubscriptionState, input: ReasonInput): Change =>
+    change(s, { status: 'rejected', statusReason: input.reason }, {
+      type: 'subscription.rejected',
+      data: { reason: input.reason },
+    }),
+
+  void: (s: SubscriptionState, input: ReasonInput): Change =>
+    change(s, { status: 'voided', statusReason: input.reason }, {
+      type: 'subscription.voided',
+      data: { reason: input.reason },
+    }),
+
+  requestInfo: (s: SubscriptionState, input: ReasonInput): Change =>
+    change(s, { infoRequested: input.reason }, { type: 'subscription.info_requested', data: { message: input.reason } }),
+
+  issueShares: (s: SubscriptionState, sharesId: string, now: string): Change =>
+    change(
+      s,
+      { status: 'completed', sharesId, sharesIssuedAt: now },
+      { type: 'subscription.completed' },
+      {
+        type: 'shares.issued',
+        data: {
+          shares_id: sharesId,
+          subscription_id: s.id,
+          offering_id: s.offeringId,
+          security_class_id: s.securityClassId,
+          units: s.unitsSubscribed,
+          issued_at: now,
+        },
+      },
+    ),
+
+  /** Set A: funds reached escrow (collected card/ACH, or reconciled wire/check). */
+  fundsInEscrow: (s: SubscriptionState): Change =>
+    change(s, { status: 'completed', paymentStatus: 'in_escrow' }, { type: 'subscription.funded' }, {
+      type: 'subscription.completed',
+    }),
+};
+
+/**
+ * A processor notification applied to the state, or `undefined` while the subscription is not
+ * ready for it (the workflow keeps it and tries again after the next change).
+ */
+export function applyPayment(s: SubscriptionState, n: PaymentNotification): Change | undefined {
+  switch (n.kind) {
+    case 'processing':
+      return s.paymentStatus === 'pending' || s.paymentStatus === 'failed'
+        ? change(s, { paymentStatus: 'processing' })
+        : { state: s, events: [] };
+    case 'failed':
+      if (s.paymentStatus === 'received' || s.paymentStatus === 'in_escrow') return { state: s, events: [] };
+      return change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
+    case 'succeeded':
+      if (s.set === 'B') {
+        if (s.status === 'pending_payment') {
+          return change(s, { status: 'pending_review', paymentStatus: 'received', statusReason: null }, {
+            type: 'subscription.funded',
+          });
+        }
+        if (s.status === 'draft' || s.status === 'pending_signature') return undefined;
+        return s.paymentStatus === 'received' ? { state: s, events: [] } : change(s, { paymentStatus: 'received' });
+      }
+      // Set A: collection after approval captured the funds; escrow settlement follows.
+      if (s.status !== 'approved') return TERMINAL.includes(s.status) ? { state: s, events: [] } : undefined;
+      return s.paymentStatus === 'in_escrow' ? { state: s, events: [] } : change(s, { paymentStatus: 'received' });
+    case 'in_escrow':
+      if (s.set !== 'A') return { state: s, events: [] };
+      if (s.status === 'approved') return transitions.fundsInEscrow(s);
+      return TERMINAL.includes(s.status) ? { state: s, events: [] } : undefined;
+    case 'refunded':
+      return change(s, { paymentStatus: 'refunded' });
+    case 'disputed':
+      return change(s, { paymentStatus: 'disputed' });
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * One long-running workflow per subscription (spec §3). State lives in one object; every handler
+ * is a one-liner over workflows/subscription-transitions.ts. Each change is projected to
+ * PostgreSQL, with its events, before the command that caused it answers.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { UpdateDefinition } from '@temporalio/common';
+import type { Activities } from '../activities';
+import { EVENT_SOURCES, type ServiceEvent } from '../domain/events';
+import { TERMINAL, type NewSubscription, type SubscriptionState } from '../domain/subscription';
+import { toSubscriptionView, type SubscriptionView } from '../domain/subscription-view';
+import { refusal } from '../domain/refusal';
+import * as m from './subscription-messages';
+import { applyPayment, guards, transitions, type Change } from './subscription-transitions';
+import { referenceCodeFrom } from './reference-code';
+import { SubscriptionStatusKey } from '../domain/search-attributes';
+
+const { recordTransition } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '15s',
+  // The projection must land eventually: retry until it does.
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+const processor = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 },
+});
+
+/** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
+const LINGER_AFTER_TERMINAL = '90 days';
+
+export type SubscriptionWorkflowInput =
+  | { start: NewSubscription }
+  | { resume: SubscriptionState; pendingPayments: m.PaymentNotification[]; seenNotifications: string[] };
+
+export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionView> {
+  let state: SubscriptionState = 'start' in input ? initialState(input.start) : input.resume;
+  let projected = 'resume' in input;
+  const pendingPayments: m.PaymentNotification[] = 'resume' in input ? [...input.pendingPayments] : [];
+  const seen = new Set<string>('resume' in input ? input.seenNotifications : []);
+  let collecting = false;
+
+  // Commands run one at a time; the guard runs again inside, against the state it will change.
+  let queue: Promise<unknown> = Promise.resolve();
+  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = queue.then(fn);
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async function commit(ch: Change): Promise<SubscriptionView> {
+    const now = new Date().toISOString();
+    const next: SubscriptionState = { ...ch.state, version: state.version + 1, updatedAt: now };
+    const view = toSubscriptionView(next);
+    const events: ServiceEvent[] = ch.events.map((e) => ({
+      id: uuid4(),
+      type: e.type,
+      source: EVENT_SOURCES.issuance,
+      orgId: next.orgId,
+      occurredAt: now,
+      data: e.type.startsWith('subscription.') ? { ...view, ...e.data } : (e.data ?? {}),
+    }));
+    await recordTransition(next, events);
+    if (next.status !== state.status) upsertSearchAttributes([{ key: SubscriptionStatusKey, value: next.status }]);
+    state = next;
+    return view;
+  }
+
+  /** An update: the validator refuses without touching history; the handler re-checks in turn. */
+  function command<R, A extends unknown[]>(
+    def: UpdateDefinition<R, A>,
+    guard: (...args: NoInfer<A>) => void,
+    run: (...args: NoInfer<A>) => Promise<R>,
+  ): void {
+    setHandler(def, (...args: A) => exclusive(() => (guard(...args), run(...args))), {
+      validator: (...args: A) => guard(...args),
+    });
+  }
+
+  setHandler(m.getSubscription, () => state);
+  setHandler(m.paymentNotified, (n) => void (seen.has(n.processorEventId) || (seen.add(n.processorEventId), pendingPayments.push(n))));
+
+  // Not queued: it only waits for the first projection, which the main body writes.
+  const sameRequest = (i: { requestHash: string | null }) => {
+    if (i.requestHash !== state.requestHash) throw idempotencyReused();
+  };
+  setHandler(m.created, async () => (await condition(() => projected), toSubscriptionView(state)), { validator: sameRequest });
+  command(m.requestSignature, () => guards.requestSignature(state), () => commit(transitions.requestSignature(state)));
+  command(m.signAgreement, () => guards.sign(state), (i) => commit(transitions.sign(state, i)));
+  command(m.createSetupSession, () => guards.setupSession(state), (i) => startSetup(i));
+  command(m.finalizeSetup, () => guards.finalizeSetup(state), () => finalizeSetup());
+  command(m.submitForReview, (i) => guards.submitForReview(state, i), (i) =>
+    commit(transitions.submitForReview(state, i, referenceCodeFrom(uuid4()))),
+  );
+  command(m.createCheckoutSession, () => guards.checkoutSession(state), (i) => startCheckout(i));
+  command(m.cancel, () => guards.cancel(state), () => commit(transitions.cancel(state)));
+  command(m.approve, () => guards.approve(state), () => commit(transitions.approve(state)));
+  command(m.reject, () => guards.reject(state), (i) => commit(transitions.reject(state, i)));
+  command(m.voidAgreement, () => guards.void(state), (i) => commit(transitions.void(state, i)));
+  command(m.requestInfo, () => guards.requestInfo(state), (i) => commit(transitions.requestInfo(state, i)));
+  command(m.issueShares, () => guards.issueShares(state), () =>
+    commit(transitions.issueShares(state, uuid4(), new Date().toISOString())),
+  );
+  command(m.reconcileFunds, (i) => guards.reconcile(state, i.amount), () => commit(transitions.fundsInEscrow(state)));
+
+  async function startSetup(i: m.SessionInput): Promise<m.SessionView> {
+    const session = await processor.createSetupSession(sessionRequest(i));
+    await commit({ state: { ...state, paymentMethod: i.paymentMethod, setupSessionId: session.sessionId, paymentMethodLinked: false }, events: [] });
+    return { session_id: session.sessionId, session_url: session.sessionUrl };
+  }
+
+  async function finalizeSetup(): Promise<SubscriptionView> {
+    const result = await processor.getSetupResult(state.setupSessionId!);
+    if (result.status !== 'complete') {
+      throw refusal(409, 'SETUP_INCOMPLETE', `The payment setup session is ${result.status}; complete it first`);
+    }
+    return state.paymentMethodLinked ? toSubscriptionView(state) : commit(transitions.linkPaymentMethod(state));
+  }
+
+  async function startCheckout(i: m.SessionInput): Promise<m.SessionView> {
+    const session = await processor.createCheckoutSession({ ...sessionRequest(i), amount: state.totalAmount });
+    await commit({ state: { ...state, paymentMethod: i.paymentMethod, checkoutSessionId: session.sessionId }, events: [] });
+    return { session_id: session.sessionId, session_url: session.sessionUrl };
+  }
+
+  function sessionRequest(i: m.SessionInput) {
+    return { subscriptionId: state.id, investorId: state.investorId, method: i.paymentMethod, currency: state.currency, successUrl: i.successUrl, cancelUrl: i.cancelUrl };
+  }
+
+  /** Set A card/ACH: once approved, collect off-session; the outcome arrives as notifications. */
+  const needsCollection = () =>
+    state.set === 'A' && state.status === 'approved' && state.paymentMethodLinked && state.paymentStatus === 'pending' && !collecting;
+
+  async function collect(): Promise<void> {
+    collecting = true;
+    await processor.collectPayment({
+      subscriptionId: state.id,
+      setupSessionId: state.setupSessionId!,
+      amount: state.totalAmount,
+      currency: state.currency,
+      idempotencyKey: `collect-${state.id}`,
+    });
+    await commit({ state: { ...state, paymentStatus: 'processing' }, events: [] });
+  }
+
+  /** Applies every notification the state is ready for; keeps the rest for after the next change. */
+  async function drainPayments(): Promise<boolean> {
+    let progressed = false;
+    for (let i = 0; i < pendingPayments.length; ) {
+      const ch = applyPayment(state, pendingPayments[i]!);
+      if (!ch) { i++; continue; }
+      pendingPayments.splice(i, 1);
+      if (ch.state !== state || ch.events.length) await commit(ch);
+      progressed = true;
+    }
+    return progressed;
+  }
+  const readyPayment = () => pendingPayments.some((n) => applyPayment(state, n) !== undefined);
+
+  await exclusive(async () => {
+    if (!projected) await commit({ state, events: [{ type: 'subscription.created' }] }).then(() => (projected = true));
+  });
+
+  for (;;) {
+    const terminal = TERMINAL.includes(state.status);
+    const wake = () =>
+      readyPayment() || needsCollection() || workflowInfo().continueAsNewSuggested || TERMINAL.includes(state.status) !== terminal;
+    const woke = terminal ? await condition(wake, LINGER_AFTER_TERMINAL) : (await condition(wake), true);
+    if (!woke) break; // a terminal subscription left alone for the whole linger period
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof subscriptionWorkflow>({ resume: state, pendingPayments, seenNotifications: [...seen].slice(-500) });
+    }
+    await exclusive(async () => {
+      if (needsCollection()) await collect();
+      await drainPayments();
+    });
+  }
+  await condition(allHandlersFinished);
+  return toSubscriptionView(state);
+}
+
+function initialState(n: NewSubscription): SubscriptionState {
+  return {
+    ...n,
+    paymentStatus: 'pending',
+    status: 'draft',
+    agreementSigned: false,
+    signature: null,
+    signedAt: null,
+    signerIp: null,
+    setupSessionId: null,
+    paymentMethodLinked: false,
+    checkoutSessionId: null,
+    referenceCode: null,
+    sharesId: null,
+    sharesIssuedAt: null,
+    statusReason: null,
+    infoRequested: null,
+    updatedAt: n.createdAt,
+    version: 0,
+  };
+}
+
+const idempotencyReused = () =>
+  refusal(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
