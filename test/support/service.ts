@@ -70,7 +70,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
-  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: relayOnlyDispatcher });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
