@@ -7,6 +7,7 @@ set -euo pipefail
 
 TEMPORAL_CLI_VERSION=1.5.1        # newest CLI that `go install` accepts (no replace directive)
 TEST_SERVER_VERSION=1.31.0        # io.temporal:temporal-test-server on Maven Central
+COMPOSE_VERSION=2.40.3            # docker compose plugin, only to check temporal-compose.yml parses
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TRANCHE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tranche-tools}"
@@ -53,9 +54,24 @@ SH
   echo "$dir/test-server"
 }
 
+# The docker client here has no compose plugin; build it and link it where the client looks.
+install_compose() {
+  local dir="$cache/docker-compose-$COMPOSE_VERSION"
+  if [ ! -x "$dir/docker-compose" ]; then
+    log "building docker compose v$COMPOSE_VERSION from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" go install "github.com/docker/compose/v2/cmd@v$COMPOSE_VERSION" >&2
+    mkdir -p "$dir" && mv "$tmp/cmd" "$dir/docker-compose" && rmdir "$tmp"
+  fi
+  local plugins="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"
+  mkdir -p "$plugins" && ln -sf "$dir/docker-compose" "$plugins/docker-compose"
+  echo "$dir/docker-compose"
+}
+
 case "${1:-}" in
   temporal) with_lock temporal install_temporal ;;
   test-server) with_lock test-server install_test_server ;;
-  all) with_lock temporal install_temporal; with_lock test-server install_test_server ;;
-  *) echo "usage: $0 temporal|test-server|all" >&2; exit 2 ;;
+  compose) with_lock compose install_compose ;;
+  all) with_lock temporal install_temporal; with_lock test-server install_test_server; with_lock compose install_compose ;;
+  *) echo "usage: $0 temporal|test-server|compose|all" >&2; exit 2 ;;
 esac
