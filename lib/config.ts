@@ -30,11 +30,47 @@ export const ConfigSchema = z.object({
   ACCESS_TOKEN_PRIVATE_KEY: z.string().includes('PRIVATE KEY').optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
 
+  /**
+   * Identity providers whose ID tokens the exchange accepts: a JSON list of
+   * {"issuer","jwks_uri","audience","org_ids"?}; org_ids pins an issuer to those organisations.
+   */
+  OIDC_ISSUERS: z.string().default('[]').transform(parseJson).pipe(z.array(z.object({
+    issuer: z.url(),
+    jwks_uri: z.url({ protocol: /^https?$/ }),
+    audience: z.string().min(1),
+    org_ids: z.array(z.uuid()).min(1).optional(),
+  }))),
+  /** Bounds on fetching an issuer's JWKS: request timeout, cache lifetime, minimum gap between refetches. */
+  OIDC_JWKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
+  OIDC_JWKS_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
+  OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** The embedded development identity provider under /dev-idp. Default: on outside production; refused in production. */
+  DEV_IDP_ENABLED: bool.optional(),
+  /** Token exchanges allowed per window, counted per client address and per API key. */
+  EXCHANGE_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+  EXCHANGE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** HMAC-SHA256 secret the KYC/accreditation provider signs its notifications with. Unset: notifications are refused. */
+  IDENTITY_PROVIDER_WEBHOOK_SECRET: z.string().min(32).optional(),
+
   /** Plain-http webhook URLs to loopback are allowed only when this is on (local development). */
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: bool.default(false),
+  /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
+  WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes').optional(),
+  /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
+  OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
+  OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
 });
 
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = Omit<z.infer<typeof ConfigSchema>, 'DEV_IDP_ENABLED'> & { DEV_IDP_ENABLED: boolean };
+
+function parseJson(text: string, ctx: z.RefinementCtx): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+    return z.NEVER;
+  }
+}
 
 export class ConfigError extends Error {}
 
@@ -45,11 +81,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
+  if (parsed.data.NODE_ENV === 'production' && !parsed.data.WEBHOOK_SECRET_KEY) {
+    throw new ConfigError('invalid configuration:\n  WEBHOOK_SECRET_KEY: required in production, so signing secrets are encrypted under a key of your own');
+  }
   if (parsed.data.NODE_ENV === 'production' && !parsed.data.ACCESS_TOKEN_PRIVATE_KEY) {
     throw new ConfigError('invalid configuration:\n  ACCESS_TOKEN_PRIVATE_KEY: required in production, so every API instance signs with one key');
   }
+  if (parsed.data.NODE_ENV === 'production' && parsed.data.DEV_IDP_ENABLED) {
+    throw new ConfigError('invalid configuration:\n  DEV_IDP_ENABLED: the development identity provider cannot run in production');
+  }
   return Object.freeze({
     ...parsed.data,
+    DEV_IDP_ENABLED: parsed.data.DEV_IDP_ENABLED ?? parsed.data.NODE_ENV !== 'production',
     PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data.PORT}`,
   });
 }

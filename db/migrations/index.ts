@@ -2,10 +2,14 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration0001Issuance } from './0001-issuance';
 import { Migration0002Events } from './0002-events';
 import { Migration0003KycVerifications } from './0003-kyc-verifications';
+import { Migration0004Identity } from './0004-identity';
+import { Migration0005Webhooks } from './0005-webhooks';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
   { name: '0001-issuance', class: Migration0001Issuance },
   { name: '0002-events', class: Migration0002Events },
   { name: '0003-kyc-verifications', class: Migration0003KycVerifications },
+  { name: '0004-identity', class: Migration0004Identity },
+  { name: '0005-webhooks', class: Migration0005Webhooks },
 ];
