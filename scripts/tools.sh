@@ -2,11 +2,14 @@
 # Installs the pinned external tools into a per-user cache outside the clone, once.
 #   scripts/tools.sh temporal     -> prints the path of the Temporal CLI (dev server + Web UI)
 #   scripts/tools.sh test-server  -> prints the path of the time-skipping test server wrapper
+#   scripts/tools.sh stripe-mock  -> prints the path of stripe-mock (Stripe API double for tests)
+#   scripts/tools.sh chromium     -> installs Debian's chromium when missing, prints its path
 # A fresh clone on the same machine (as CI makes) reuses what an earlier run built.
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=1.5.1        # newest CLI that `go install` accepts (no replace directive)
 TEST_SERVER_VERSION=1.31.0        # io.temporal:temporal-test-server on Maven Central
+STRIPE_MOCK_VERSION=0.203.0       # github.com/stripe/stripe-mock, built from the Go module proxy
 COMPOSE_VERSION=2.40.3            # docker compose plugin, only to check temporal-compose.yml parses
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -68,10 +71,38 @@ install_compose() {
   echo "$dir/docker-compose"
 }
 
+install_stripe_mock() {
+  local dir="$cache/stripe-mock-$STRIPE_MOCK_VERSION"
+  if [ ! -x "$dir/stripe-mock" ]; then
+    log "building stripe-mock v$STRIPE_MOCK_VERSION from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
+      go install "github.com/stripe/stripe-mock@v$STRIPE_MOCK_VERSION" >&2
+    mkdir -p "$dir" && mv "$tmp/stripe-mock" "$dir/stripe-mock" && rmdir "$tmp"
+  fi
+  echo "$dir/stripe-mock"
+}
+
+# A system package, not a cached build: Debian's chromium is what the browser tests drive.
+install_chromium() {
+  local bin; bin="$(command -v chromium || true)"
+  if [ -z "$bin" ]; then
+    log "installing Debian's chromium (first time only)"
+    local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get install -y chromium >&2 || { $sudo apt-get update >&2 && $sudo apt-get install -y chromium >&2; }
+    bin="$(command -v chromium)"
+  fi
+  echo "$bin"
+}
+
 case "${1:-}" in
   temporal) with_lock temporal install_temporal ;;
   test-server) with_lock test-server install_test_server ;;
   compose) with_lock compose install_compose ;;
-  all) with_lock temporal install_temporal; with_lock test-server install_test_server; with_lock compose install_compose ;;
-  *) echo "usage: $0 temporal|test-server|compose|all" >&2; exit 2 ;;
+  stripe-mock) with_lock stripe-mock install_stripe_mock ;;
+  chromium) with_lock chromium install_chromium ;;
+  all)
+    with_lock temporal install_temporal; with_lock test-server install_test_server; with_lock compose install_compose
+    with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium ;;
+  *) echo "usage: $0 temporal|test-server|compose|stripe-mock|chromium|all" >&2; exit 2 ;;
 esac
