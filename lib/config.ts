@@ -59,6 +59,22 @@ export const ConfigSchema = z.object({
   /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
+
+  /** Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. */
+  PAYMENT_PROCESSOR: z.enum(['sandbox', 'stripe']).default('sandbox'),
+  /** HMAC secret the sandbox signs its notifications with. Unset: a fixed development secret, refused in production. */
+  SANDBOX_NOTIFICATION_SECRET: z.string().min(32).optional(),
+  /** Where the sandbox POSTs its notifications. Unset: PUBLIC_BASE_URL + /payments/sandbox/notifications. */
+  SANDBOX_NOTIFICATION_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Set A collections: the sandbox reports succeeded and in_escrow this long after collecting, when auto-settle is on. */
+  SANDBOX_AUTO_SETTLE: bool.default(true),
+  SANDBOX_SETTLEMENT_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(1500),
+  /** Stripe: secret API key, the webhook endpoint's signing secret, and a base URL override (stripe-mock). */
+  STRIPE_SECRET_KEY: z.string().startsWith('sk_').optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_').optional(),
+  STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Deadline of each Stripe API call (the SDK retries network failures within it up to twice). */
+  STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 });
 
 export type Config = Omit<z.infer<typeof ConfigSchema>, 'DEV_IDP_ENABLED'> & { DEV_IDP_ENABLED: boolean };
@@ -86,6 +102,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (parsed.data.NODE_ENV === 'production' && !parsed.data.ACCESS_TOKEN_PRIVATE_KEY) {
     throw new ConfigError('invalid configuration:\n  ACCESS_TOKEN_PRIVATE_KEY: required in production, so every API instance signs with one key');
+  }
+  if (parsed.data.PAYMENT_PROCESSOR === 'stripe' && (!parsed.data.STRIPE_SECRET_KEY || !parsed.data.STRIPE_WEBHOOK_SECRET)) {
+    throw new ConfigError('invalid configuration:\n  STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: required when PAYMENT_PROCESSOR is stripe');
+  }
+  if (parsed.data.NODE_ENV === 'production' && parsed.data.PAYMENT_PROCESSOR === 'sandbox' && !parsed.data.SANDBOX_NOTIFICATION_SECRET) {
+    throw new ConfigError('invalid configuration:\n  SANDBOX_NOTIFICATION_SECRET: required in production when the sandbox processor runs');
   }
   if (parsed.data.NODE_ENV === 'production' && parsed.data.DEV_IDP_ENABLED) {
     throw new ConfigError('invalid configuration:\n  DEV_IDP_ENABLED: the development identity provider cannot run in production');
