@@ -4,17 +4,28 @@ import { migrate, openOrm } from '../db/orm';
 import { relayOnlyDispatcher } from '../activities/event-dispatcher';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
+import { connectClient, ensureSearchAttributes } from '../lib/temporal';
 
 /** A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const orm = await openOrm(config);
   await migrate(orm);
+  await registerSearchAttributes(config);
   const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher } });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await orm.close();
   logger.info('worker stopped');
+}
+
+async function registerSearchAttributes(config: ReturnType<typeof loadConfig>): Promise<void> {
+  const client = await connectClient(config);
+  try {
+    await ensureSearchAttributes(client.connection, config.TEMPORAL_NAMESPACE);
+  } finally {
+    await client.connection.close();
+  }
 }
 
 main().catch((err) => {
