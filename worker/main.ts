@@ -4,7 +4,8 @@ import { migrate, openOrm } from '../db/orm';
 import { relayOnlyDispatcher } from '../activities/event-dispatcher';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
-import { connectClient, ensureSearchAttributes } from '../lib/temporal';
+import { Connection } from '@temporalio/client';
+import { ensureSearchAttributes } from '../lib/temporal';
 
 /** A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled. */
 async function main(): Promise<void> {
@@ -20,11 +21,11 @@ async function main(): Promise<void> {
 }
 
 async function registerSearchAttributes(config: ReturnType<typeof loadConfig>): Promise<void> {
-  const client = await connectClient(config);
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: '10s' });
   try {
-    await ensureSearchAttributes(client.connection, config.TEMPORAL_NAMESPACE);
+    await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
   } finally {
-    await client.connection.close();
+    await connection.close();
   }
 }
 
