@@ -63,8 +63,12 @@ install_compose() {
   if [ ! -x "$dir/docker-compose" ]; then
     log "building docker compose v$COMPOSE_VERSION from the Go module proxy (first time only)"
     local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
-    CGO_ENABLED=0 GOBIN="$tmp" go install "github.com/docker/compose/v2/cmd@v$COMPOSE_VERSION" >&2
-    mkdir -p "$dir" && mv "$tmp/cmd" "$dir/docker-compose" && rmdir "$tmp"
+    # Its go.mod has exclude directives, which `go install pkg@version` refuses: build it as the
+    # dependency of a throwaway module instead.
+    (cd "$tmp" && go mod init compose-build >&2 \
+      && go get "github.com/docker/compose/v2/cmd@v$COMPOSE_VERSION" >&2 \
+      && CGO_ENABLED=0 go build -o docker-compose github.com/docker/compose/v2/cmd >&2)
+    mkdir -p "$dir" && mv "$tmp/docker-compose" "$dir/docker-compose" && rm -rf "$tmp"
   fi
   local plugins="${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins"
   mkdir -p "$plugins" && ln -sf "$dir/docker-compose" "$plugins/docker-compose"
@@ -79,6 +83,10 @@ install_stripe_mock() {
     CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
       go install "github.com/stripe/stripe-mock@v$STRIPE_MOCK_VERSION" >&2
     mkdir -p "$dir" && mv "$tmp/stripe-mock" "$dir/stripe-mock" && rmdir "$tmp"
+  fi
+  # Its bundled fixtures, beside it, so tests can start it with a variant (-fixtures) of their own.
+  if [ ! -f "$dir/fixtures3.json" ]; then
+    cp "$(go env GOMODCACHE)/github.com/stripe/stripe-mock@v$STRIPE_MOCK_VERSION/embedded/openapi/fixtures3.json" "$dir/fixtures3.json"
   fi
   echo "$dir/stripe-mock"
 }
