@@ -1,13 +1,19 @@
 import type { Orm } from '../db/orm';
+import type { Config } from '../lib/config';
 import type { PaymentProcessor } from '../domain/payment-processor';
 import type { EventDispatcher } from './event-dispatcher';
 import { createPaymentActivities } from './payments';
 import { createProjectionActivities } from './subscription-projection';
+import { createFanoutActivities } from './event-fanout';
+import { createAttemptActivities } from './webhook-attempt';
+import { secretBoxFrom } from './webhook-secret-box';
 
 export interface ActivityDeps {
   orm: Orm;
   processor: PaymentProcessor;
   dispatcher: EventDispatcher;
+  /** Webhooks read the set (supported event types) and the key their secrets are sealed under. */
+  config?: WebhookConfig;
 }
 
 /** Every activity the worker registers, built from its dependencies (tests hand in real ones). */
@@ -15,7 +21,17 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createProjectionActivities(deps),
     ...createPaymentActivities(deps.processor),
+    ...createFanoutActivities({ orm: deps.orm, config: () => webhookConfig(deps) }),
+    ...createAttemptActivities({ orm: deps.orm, secrets: () => secretBoxFrom(webhookConfig(deps)) }),
   };
+}
+
+type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV'>;
+
+// Optional so workers that run no webhooks (some tests) need not pass it; the webhook activities refuse without it.
+function webhookConfig(deps: ActivityDeps): WebhookConfig {
+  if (!deps.config) throw new Error('ActivityDeps.config is required by the webhook activities');
+  return deps.config;
 }
 
 export type Activities = ReturnType<typeof createActivities>;

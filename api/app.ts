@@ -7,9 +7,10 @@ import { requestContext } from './middleware/request-context';
 import { healthRouter } from './health/router';
 import { offeringsRouter } from './issuance/offerings-router';
 import { subscriptionsRouter } from './issuance/subscriptions-router';
+import { notificationsRouter } from './notifications/router';
 
 /** Every router of the service; a feature adds its own here. */
-const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter];
+const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter];
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: true });

@@ -4,7 +4,7 @@ import { connectClient } from '../lib/temporal';
 import { migrate, openOrm } from '../db/orm';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
-import { relayOnlyDispatcher } from '../activities/event-dispatcher';
+import { temporalDispatcher } from '../activities/event-dispatcher';
 import { createApp } from './app';
 
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   await migrate(orm);
   const temporal = await connectClient(config);
   const tokens = await AccessTokens.create({ privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
-  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: relayOnlyDispatcher });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE) });
   const server = app.listen(config.PORT, config.HOST, () => logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'));
   server.requestTimeout = 90_000;
 

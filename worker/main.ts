@@ -1,11 +1,12 @@
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { migrate, openOrm } from '../db/orm';
-import { relayOnlyDispatcher } from '../activities/event-dispatcher';
+import { temporalDispatcher } from '../activities/event-dispatcher';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
 import { Connection } from '@temporalio/client';
-import { ensureSearchAttributes } from '../lib/temporal';
+import { connectClient, ensureSearchAttributes } from '../lib/temporal';
+import { startOutboxRelay } from './outbox-relay';
 
 /** A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled. */
 async function main(): Promise<void> {
@@ -13,9 +14,15 @@ async function main(): Promise<void> {
   const orm = await openOrm(config);
   await migrate(orm);
   await registerSearchAttributes(config);
-  const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher } });
+  const temporal = await connectClient(config);
+  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE);
+  const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config), dispatcher, config } });
+  // Events whose publisher died between commit and dispatch are fanned out from here (spec §6.1).
+  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  await relay.stop();
+  await temporal.connection.close();
   await orm.close();
   logger.info('worker stopped');
 }

@@ -1,2 +1,4 @@
 // Every workflow the worker runs. Workflow code is deterministic: no I/O, clock, random or env.
 export { subscriptionWorkflow } from './subscription';
+export { eventFanoutWorkflow } from './event-fanout';
+export { webhookDeliveryWorkflow } from './webhook-delivery';

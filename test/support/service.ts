@@ -9,7 +9,8 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createApp } from '../../api/app';
 import { AccessTokens } from '../../api/identity/access-tokens';
 import { kycEligibility } from '../../api/identity/kyc-eligibility';
-import { relayOnlyDispatcher } from '../../activities/event-dispatcher';
+import { temporalDispatcher } from '../../activities/event-dispatcher';
+import { startOutboxRelay } from '../../worker/outbox-relay';
 import { createProcessor } from '../../payments';
 import { createWorker } from '../../worker/create-worker';
 import type { BehaviourSet } from '../../domain/behaviour-set';
@@ -60,17 +61,19 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const orm = await openOrm(config);
   await migrate(orm);
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE);
   const worker = await createWorker({
     config,
     connection: nativeConnection,
     workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
-    deps: { orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher },
+    deps: { orm, processor: createProcessor(config), dispatcher, config },
   });
   const running = worker.run();
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
-  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: relayOnlyDispatcher });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -87,6 +90,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     async stop() {
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
+      await relay.stop();
       worker.shutdown();
       await running;
       await connection.close();

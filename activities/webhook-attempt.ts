@@ -1,0 +1,126 @@
+import type { Orm } from '../db/orm';
+import type { AttemptInput, AttemptResult } from '../workflows/webhook-messages';
+import type { SecretBox } from './webhook-secret-box';
+import { signedRequest } from './webhook-signing';
+
+/** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
+export const ATTEMPT_TIMEOUT_MS = 30_000;
+/** What an attempt record keeps of the response body. */
+export const RESPONSE_BODY_LIMIT = 4096;
+const AUTOMATIC_ATTEMPTS = 8;
+
+interface Target {
+  event_id: string;
+  event_type: string;
+  status: string;
+  endpoint_id: string;
+  url: string;
+  secret_ciphertext: string;
+  deleted_at: Date | null;
+  body: string;
+  occurred_at: Date;
+}
+
+/**
+ * One delivery attempt (spec §6.3–§6.5): the stored body, signed with the endpoint's CURRENT
+ * secret (a rotation mid-schedule signs the next attempt with the new one), POSTed with a 30 s
+ * limit; the attempt and the delivery's new status are recorded in one transaction. It throws only
+ * when the database fails; every HTTP outcome is a result.
+ */
+export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox }) {
+  let box: SecretBox | undefined;
+  return {
+    async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+      const knex = deps.orm.em.getConnection().getKnex();
+      const target: Target | undefined = await knex('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
+        .join('events as ev', 'ev.id', 'd.event_id')
+        .where('d.id', input.deliveryId)
+        .first('d.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.deleted_at', 'b.body', 'ev.occurred_at');
+      if (!target) throw new Error(`delivery ${input.deliveryId} is not recorded`);
+      if (target.deleted_at) {
+        await knex('webhook_deliveries').where({ id: input.deliveryId }).update({ next_attempt_at: null, updated_at: knex.fn.now() });
+        return { outcome: 'endpoint_deleted', responseStatus: null };
+      }
+      if (target.status === 'success') return { outcome: 'success', responseStatus: null };
+
+      const request = signedRequest((box ??= deps.secrets()).open(target.endpoint_id, target.secret_ciphertext), target.body, {
+        eventId: target.event_id,
+        eventType: target.event_type,
+        deliveryId: input.deliveryId,
+        timestamp: new Date(target.occurred_at).toISOString(),
+      });
+      const started = performance.now();
+      const response = await post(target.url, request);
+      const durationMs = Math.round(performance.now() - started);
+      const ok = response.status !== null && response.status >= 200 && response.status < 300;
+      const status = ok ? 'success' : input.number >= AUTOMATIC_ATTEMPTS ? 'exhausted' : 'failed';
+      const attemptedAt = new Date(input.attemptedAt);
+
+      await knex.transaction(async (trx) => {
+        const attempt = {
+          delivery_id: input.deliveryId,
+          number: input.number,
+          attempted_at: attemptedAt,
+          duration_ms: durationMs,
+          response_status: response.status,
+          response_body: response.body,
+          error: response.error,
+        };
+        // A replayed attempt (worker died before the workflow recorded it) overwrites its own row.
+        await trx('webhook_attempts').insert(attempt).onConflict(['delivery_id', 'number']).merge();
+        await trx('webhook_deliveries')
+          .where({ id: input.deliveryId })
+          .update({
+            status,
+            attempt_count: trx.raw('greatest(attempt_count, ?)', [input.number]),
+            last_attempt_at: attemptedAt,
+            next_attempt_at: !ok && input.nextDelayMs !== null ? new Date(attemptedAt.getTime() + durationMs + input.nextDelayMs) : null,
+            updated_at: trx.fn.now(),
+          });
+      });
+      return { outcome: ok ? 'success' : 'failed', responseStatus: response.status };
+    },
+  };
+}
+
+interface PostResult {
+  status: number | null;
+  body: string | null;
+  error: string | null;
+}
+
+/** A redirect is not followed (it counts as a non-2xx answer); the body is read up to the limit only. */
+async function post(url: string, req: { headers: Record<string, string>; body: string }): Promise<PostResult> {
+  const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+  try {
+    const res = await fetch(url, { method: 'POST', headers: req.headers, body: req.body, redirect: 'manual', signal });
+    return { status: res.status, body: await readCapped(res, RESPONSE_BODY_LIMIT), error: null };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    const reason = e.name === 'TimeoutError' ? `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    return { status: null, body: null, error: String(reason).slice(0, 500) };
+  }
+}
+
+async function readCapped(res: Response, limit: number): Promise<string | null> {
+  if (!res.body) return null;
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // A body cut off mid-way still tells the story up to that point.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return text.length ? text : null;
+}

@@ -1,0 +1,37 @@
+import type { Orm } from '../../db/orm';
+import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/entities/webhook-rows';
+import { notFound } from '../../lib/errors';
+import { applyCursor, page } from './cursor';
+import type { ListDeliveriesQuery } from './schema';
+
+/** Delivery history of an organisation (spec §2.7, §4.3), newest first. */
+export function deliveryReads(orm: Orm) {
+  const knex = () => orm.em.getConnection().getKnex();
+  return {
+    async list(orgId: string, q: ListDeliveriesQuery) {
+      const query = knex()<WebhookDeliveryRow>('webhook_deliveries').where({ org_id: orgId }).select('*').limit(q.limit + 1);
+      if (q.endpoint_id) query.where({ endpoint_id: q.endpoint_id });
+      if (q.status) query.where({ status: q.status });
+      if (q.event_type) query.where({ event_type: q.event_type });
+      applyCursor(query, 'webhook_deliveries', q.cursor);
+      return page((await query) as WebhookDeliveryRow[], q.limit);
+    },
+
+    async get(orgId: string, id: string): Promise<WebhookDeliveryRow> {
+      const row = await knex()<WebhookDeliveryRow>('webhook_deliveries').where({ org_id: orgId, id }).first();
+      if (!row) throw notFound('Webhook delivery');
+      return row as WebhookDeliveryRow;
+    },
+
+    async attempts(deliveryId: string): Promise<WebhookAttemptRow[]> {
+      return knex()<WebhookAttemptRow>('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('number');
+    },
+
+    async endpointDeleted(endpointId: string): Promise<boolean> {
+      const row = await knex()('webhook_endpoints').where({ id: endpointId }).first('deleted_at');
+      return !row || row.deleted_at !== null;
+    },
+  };
+}
+
+export type DeliveryReads = ReturnType<typeof deliveryReads>;

@@ -1,0 +1,51 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { WebhookDeliveryRow } from '../../db/entities/webhook-rows';
+import { conflict } from '../../lib/errors';
+import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../../workflows/webhook-messages';
+import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
+import type { DeliveryReads } from './delivery-reads';
+
+/**
+ * Manual retry (spec §4.3, §2.7): a `failed` delivery attempts now and its schedule goes on; an
+ * `exhausted` one gets one more attempt, numbered after the last, in a new run of the same
+ * delivery workflow (same event_id and delivery id); `success` is refused.
+ */
+export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryReads }, delivery: WebhookDeliveryRow): Promise<void> {
+  refuseUnlessRetryable(delivery);
+  if (await deps.reads.endpointDeleted(delivery.endpoint_id)) {
+    throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
+  }
+  const handle = deps.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+  if (delivery.status === 'failed') {
+    try {
+      return await handle.signal(retryNow);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // The schedule ended meanwhile (a success or the 8th failure): decide again on what it left.
+      delivery = await deps.reads.get(delivery.org_id, delivery.id);
+      refuseUnlessRetryable(delivery);
+    }
+  }
+  const input: DeliveryInput =
+    delivery.status === 'exhausted'
+      ? { deliveryId: delivery.id, attemptsMade: delivery.attempt_count, once: true }
+      : { deliveryId: delivery.id, attemptsMade: delivery.attempt_count }; // a schedule whose run is gone goes on
+  try {
+    await deps.temporal.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      taskQueue: deps.taskQueue,
+      workflowId: deliveryWorkflowId(delivery.id),
+      args: [input],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    // A run is still open (closing after its last attempt, or another retry): it takes the request.
+    await handle.signal(retryNow);
+  }
+}
+
+function refuseUnlessRetryable(d: WebhookDeliveryRow): void {
+  if (d.status === 'success') throw conflict('DELIVERY_SUCCEEDED', 'This delivery already succeeded; there is nothing to retry');
+  if (d.status === 'pending') throw conflict('DELIVERY_PENDING', 'The first attempt of this delivery has not happened yet');
+}

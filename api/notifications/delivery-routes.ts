@@ -1,0 +1,31 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import { deliveryReads } from './delivery-reads';
+import { retryDelivery } from './delivery-retry';
+import { attemptView, deliveryView } from './views';
+import { DeliveryParams, ListDeliveriesQuery } from './schema';
+import { ok } from './reply';
+
+/** spec §4.3 delivery history and manual retry; status codes and bodies in docs/decisions.md. */
+export function deliveryRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps): void {
+  const reads = deliveryReads(deps.orm);
+  const one = `${base}/:delivery_id`;
+
+  router.get(base, staff, validate({ query: ListDeliveriesQuery }, async (ctx, { query }) => {
+    const { items, next_cursor } = await reads.list(ctx.state.principal.orgId, query);
+    ok(ctx, { items: items.map(deliveryView), next_cursor });
+  }));
+
+  router.get(one, staff, validate({ params: DeliveryParams }, async (ctx, { params }) => {
+    const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
+    ok(ctx, { ...deliveryView(delivery), attempts: (await reads.attempts(delivery.id)).map(attemptView) });
+  }));
+
+  router.post(`${one}/retry`, staff, validate({ params: DeliveryParams }, async (ctx, { params }) => {
+    const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
+    await retryDelivery({ temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, reads }, delivery);
+    ok(ctx, deliveryView(delivery), 202);
+  }));
+}

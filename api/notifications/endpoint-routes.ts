@@ -1,0 +1,93 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import type { SecretBox } from '../../activities/webhook-secret-box';
+import { publishEvents } from '../../activities/event-publisher';
+import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
+import { newId, uuidFromName } from '../../lib/ids';
+import { logger } from '../../lib/logger';
+import { endpointDeleted, deliveryWorkflowId } from '../../workflows/webhook-messages';
+import { endpointStore } from './endpoint-store';
+import { checkEventTypes } from './event-type-policy';
+import { checkWebhookUrl } from './url-policy';
+import { endpointView } from './views';
+import { EndpointParams, ListEndpointsQuery, RegisterEndpointBody, SetEventTypesBody, UpdateEndpointBody } from './schema';
+import { ok } from './reply';
+
+/** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions.md (Webhooks). */
+export function endpointRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps & { secrets: SecretBox }): void {
+  const store = endpointStore(deps.orm, deps.secrets);
+  const set = deps.config.BEHAVIOUR_SET;
+  const url = (raw: string) => checkWebhookUrl(raw, deps.config.WEBHOOK_ALLOW_INSECURE_LOOPBACK);
+  const one = `${base}/:id`;
+
+  router.post(base, staff, validate({ body: RegisterEndpointBody }, async (ctx, { body }) => {
+    const input = { url: url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes) };
+    const { row, secret } = await store.create(ctx.state.principal.orgId, input);
+    ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
+  }));
+
+  router.get(base, staff, validate({ query: ListEndpointsQuery }, async (ctx, { query }) => {
+    const { items, next_cursor } = await store.list(ctx.state.principal.orgId, query);
+    ok(ctx, { items: items.map(endpointView), next_cursor });
+  }));
+
+  router.get(one, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+    ok(ctx, endpointView(await store.get(ctx.state.principal.orgId, params.id)));
+  }));
+
+  router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody }, async (ctx, { params, body }) => {
+    const patch = { ...(body.url !== undefined && { url: url(body.url) }), ...(body.description !== undefined && { description: body.description }) };
+    ok(ctx, endpointView(await store.update(ctx.state.principal.orgId, params.id, patch)));
+  }));
+
+  router.delete(one, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+    const pending = await store.remove(ctx.state.principal.orgId, params.id);
+    await stopDeliveries(deps, pending);
+    ctx.status = 204;
+  }));
+
+  router.post(`${one}/rotate-secret`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+    const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
+    ok(ctx, { ...endpointView(row), signing_secret: secret });
+  }));
+
+  router.get(`${one}/subscriptions`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+    ok(ctx, { eventTypes: (await store.get(ctx.state.principal.orgId, params.id)).event_types });
+  }));
+
+  router.put(`${one}/subscriptions`, staff, validate({ params: EndpointParams, body: SetEventTypesBody }, async (ctx, { params, body }) => {
+    const row = await store.setEventTypes(ctx.state.principal.orgId, params.id, checkEventTypes(set, body.eventTypes));
+    ok(ctx, { eventTypes: row.event_types });
+  }));
+
+  // spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event.
+  router.post(`${one}/test`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+    const endpoint = await store.get(ctx.state.principal.orgId, params.id);
+    const event: ServiceEvent = {
+      id: newId(),
+      type: TEST_PING,
+      source: EVENT_SOURCES.notifications,
+      orgId: endpoint.org_id,
+      occurredAt: new Date().toISOString(),
+      data: { endpoint_id: endpoint.id, message: 'This is a test event sent from the webhook settings.' },
+    };
+    await publishEvents(deps, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
+    ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: uuidFromName(event.id, endpoint.id) }, 202);
+  }));
+}
+
+/** Ends the deleted endpoint's scheduled deliveries now; an attempt also checks, so a miss is harmless. */
+async function stopDeliveries(deps: ApiDeps, deliveryIds: string[]): Promise<void> {
+  for (let i = 0; i < deliveryIds.length; i += 50) {
+    await Promise.all(
+      deliveryIds.slice(i, i + 50).map((id) =>
+        deps.temporal.workflow
+          .getHandle(deliveryWorkflowId(id))
+          .signal(endpointDeleted)
+          .catch((err) => logger.debug({ err, deliveryId: id }, 'delivery already ended')),
+      ),
+    );
+  }
+}

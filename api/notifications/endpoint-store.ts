@@ -1,0 +1,70 @@
+import type { Orm } from '../../db/orm';
+import type { WebhookEndpointRow } from '../../db/entities/webhook-rows';
+import { newId } from '../../lib/ids';
+import { notFound } from '../../lib/errors';
+import { newSigningSecret, type SecretBox } from '../../activities/webhook-secret-box';
+import { applyCursor, page } from './cursor';
+
+/** Webhook endpoints of an organisation; every read and write is scoped by the caller's org. */
+export function endpointStore(orm: Orm, secrets: SecretBox) {
+  const knex = () => orm.em.getConnection().getKnex();
+  const live = (orgId: string) => knex()<WebhookEndpointRow>('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at');
+
+  async function get(orgId: string, id: string): Promise<WebhookEndpointRow> {
+    const row = await live(orgId).where({ id }).first();
+    if (!row) throw notFound('Webhook endpoint');
+    return row;
+  }
+
+  async function update(orgId: string, id: string, patch: Partial<WebhookEndpointRow>): Promise<WebhookEndpointRow> {
+    const [row] = await live(orgId).where({ id }).update({ ...patch, updated_at: new Date() }).returning('*');
+    if (!row) throw notFound('Webhook endpoint');
+    return row as WebhookEndpointRow;
+  }
+
+  return {
+    get,
+
+    /** The secret is returned to the caller once and stored sealed (spec §2.6, §8). */
+    async create(orgId: string, input: { url: string; description: string; eventTypes: string[] }) {
+      const id = newId();
+      const secret = newSigningSecret();
+      const [row] = await knex()('webhook_endpoints')
+        .insert({ id, org_id: orgId, url: input.url, description: input.description, event_types: input.eventTypes, secret_ciphertext: secrets.seal(id, secret) })
+        .returning('*');
+      return { row: row as WebhookEndpointRow, secret };
+    },
+
+    async list(orgId: string, q: { limit: number; cursor?: string }) {
+      const query = live(orgId).select('*').limit(q.limit + 1);
+      applyCursor(query, 'webhook_endpoints', q.cursor);
+      return page((await query) as WebhookEndpointRow[], q.limit);
+    },
+
+    update: (orgId: string, id: string, patch: { url?: string; description?: string }) => update(orgId, id, patch),
+
+    setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
+
+    /** The next attempt of every pending delivery is signed with the new secret (spec §4.3). */
+    async rotate(orgId: string, id: string) {
+      const secret = newSigningSecret();
+      const row = await update(orgId, id, { secret_ciphertext: secrets.seal(id, secret) });
+      return { row, secret };
+    },
+
+    /**
+     * Soft delete: delivery history stays readable. Returns the deliveries that may still have
+     * attempts scheduled, so the caller can stop them at once (attempts also check the endpoint).
+     */
+    async remove(orgId: string, id: string): Promise<string[]> {
+      return knex().transaction(async (trx) => {
+        const n = await trx('webhook_endpoints').where({ org_id: orgId, id }).whereNull('deleted_at').update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() });
+        if (n === 0) throw notFound('Webhook endpoint');
+        await trx('webhook_deliveries').where({ endpoint_id: id }).whereIn('status', ['pending', 'failed']).update({ next_attempt_at: null });
+        return trx('webhook_deliveries').where({ endpoint_id: id }).whereIn('status', ['pending', 'failed']).pluck('id');
+      });
+    },
+  };
+}
+
+export type EndpointStore = ReturnType<typeof endpointStore>;

@@ -1,0 +1,26 @@
+import Router from '@koa/router';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate } from '../middleware/validate';
+import { ok } from './reply';
+import { secretBoxFrom } from '../../activities/webhook-secret-box';
+import { supportedEventTypes } from '../../domain/events';
+import { NOTIFICATION_PATHS } from './paths';
+import { endpointRoutes } from './endpoint-routes';
+import { deliveryRoutes } from './delivery-routes';
+
+/**
+ * spec §4.3 under /notifications. The set decides the path segments (paths.ts) and the event
+ * types; staff and admins of the token's organisation manage its endpoints (docs/decisions.md).
+ */
+export function notificationsRouter(deps: ApiDeps): Router {
+  const router = new Router({ prefix: '/notifications' });
+  const set = deps.config.BEHAVIOUR_SET;
+  const paths = NOTIFICATION_PATHS[set];
+  const staff = auth(deps.tokens, 'staff', 'admin');
+
+  router.get('/event-types', auth(deps.tokens), validate({}, (ctx) => ok(ctx, { eventTypes: supportedEventTypes(set) })));
+  endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config) });
+  deliveryRoutes(router, paths.deliveries, staff, deps);
+  return router;
+}

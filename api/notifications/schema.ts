@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../../db/entities/webhook-rows';
+
+export const EndpointParams = z.object({ id: z.uuid() });
+export const DeliveryParams = z.object({ delivery_id: z.uuid() });
+
+// The scheme and host policy (https; http to loopback when allowed) is url-policy.ts's: a 400.
+const url = z.url().max(2048);
+const description = z.string().trim().max(1000);
+/** Subscribed types, checked against the set's list in event-type-policy.ts; "*" means all. */
+const eventTypes = z.array(z.string().min(1).max(100)).min(1).max(100);
+
+/** spec §4.3 register body. */
+export const RegisterEndpointBody = z.strictObject({
+  url,
+  description: description.default(''),
+  eventTypes,
+});
+export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
+
+/** spec §4.3 update body: url and/or description. */
+export const UpdateEndpointBody = z
+  .strictObject({ url: url.optional(), description: description.optional() })
+  .refine((b) => b.url !== undefined || b.description !== undefined, 'give url and/or description');
+export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
+
+export const SetEventTypesBody = z.strictObject({ eventTypes });
+
+const limit = z.coerce.number().int().min(1).max(100).default(50);
+const cursor = z.string().max(200).optional();
+
+export const ListEndpointsQuery = z.strictObject({ limit, cursor });
+
+/** spec §4.3 delivery list; `event_type` is our name for the event-type filter (docs/decisions.md). */
+export const ListDeliveriesQuery = z.strictObject({
+  endpoint_id: z.uuid().optional(),
+  status: z.enum(DELIVERY_STATUSES as [string, ...string[]]).optional(),
+  event_type: z.string().min(1).max(100).optional(),
+  limit,
+  cursor,
+});
+export type ListDeliveriesQuery = z.infer<typeof ListDeliveriesQuery>;
