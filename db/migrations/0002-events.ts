@@ -6,6 +6,8 @@ export class Migration0002Events extends Migration {
     this.addSql(`
       create table events (
         id uuid primary key,
+        -- Publication order: events written in one transaction keep the order they were appended in.
+        seq bigint generated always as identity unique,
         org_id uuid not null,
         type text not null,
         source text not null,

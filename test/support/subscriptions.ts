@@ -49,7 +49,7 @@ export async function lifecycleWorld(svc: TestService) {
     async events(subscriptionId: string): Promise<{ id: string; type: string; data: any; source: string }[]> {
       return svc.orm.em
         .getConnection()
-        .execute(`select id, type, data, source from events where data->>'id' = ? or data->>'subscription_id' = ? order by occurred_at, created_at`, [subscriptionId, subscriptionId]);
+        .execute(`select id, type, data, source from events where data->>'id' = ? or data->>'subscription_id' = ? order by seq`, [subscriptionId, subscriptionId]);
     },
   };
   return world;
