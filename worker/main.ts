@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   await registerSearchAttributes(config);
   const temporal = await connectClient(config);
   const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE);
-  const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config), dispatcher, config } });
+  const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config } });
   // Events whose publisher died between commit and dispatch are fanned out from here (spec §6.1).
   const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');

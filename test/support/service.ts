@@ -12,6 +12,7 @@ import { kycEligibility } from '../../api/identity/kyc-eligibility';
 import { temporalDispatcher } from '../../activities/event-dispatcher';
 import { startOutboxRelay } from '../../worker/outbox-relay';
 import { createProcessor } from '../../payments';
+import { freePort } from '../../scripts/lib/free-port';
 import { createWorker } from '../../worker/create-worker';
 import type { BehaviourSet } from '../../domain/behaviour-set';
 
@@ -55,11 +56,13 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     BEHAVIOUR_SET: opts.set,
     DATABASE_URL: await freshDatabase(),
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(6).toString('hex')}`,
-    PORT: '0',
+    // A known port, so the URLs the service hands out (payment sessions, callbacks) reach it.
+    ...(await ownAddress()),
     ...opts.env,
   });
   const orm = await openOrm(config);
   await migrate(orm);
+  const processor = createProcessor(config, { orm });
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
@@ -68,14 +71,14 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     config,
     connection: nativeConnection,
     workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
-    deps: { orm, processor: createProcessor(config), dispatcher, config },
+    deps: { orm, processor, dispatcher, config },
   });
   const running = worker.run();
   const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(config.PORT, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
 
@@ -95,7 +98,13 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
       await running;
       await connection.close();
       await nativeConnection.close();
+      processor.close?.();
       await orm.close();
     },
   };
+}
+
+async function ownAddress(): Promise<{ PORT: string; PUBLIC_BASE_URL: string }> {
+  const port = await freePort();
+  return { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
 }

@@ -1,0 +1,23 @@
+import type { Orm } from '../db/orm';
+import { PaymentReferenceSchema } from '../db/entities/payment-reference';
+
+/**
+ * Which subscription a processor object belongs to, for notifications about objects that carry
+ * none of our metadata (a Stripe refund names only its charge's PaymentIntent).
+ */
+export function paymentReferences(orm: Orm, processor: string) {
+  return {
+    async remember(reference: string, subscriptionId: string): Promise<void> {
+      await orm.em.getConnection().getKnex()('payment_references')
+        .insert({ processor, reference, subscription_id: subscriptionId })
+        .onConflict(['processor', 'reference'])
+        .ignore();
+    },
+    async subscriptionOf(reference: string): Promise<string | null> {
+      const row = await orm.em.fork().findOne(PaymentReferenceSchema, { processor, reference });
+      return row?.subscriptionId ?? null;
+    },
+  };
+}
+
+export type PaymentReferences = ReturnType<typeof paymentReferences>;

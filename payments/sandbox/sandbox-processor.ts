@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Orm } from '../../db/orm';
+import { SandboxCollectionSchema, SandboxSessionSchema } from '../../db/entities/payment-sandbox';
+import type { Config } from '../../lib/config';
+import { logger } from '../../lib/logger';
+import { parseMoney } from '../../lib/money';
+import type { Collection, CollectionRequest, PaymentProcessor, Session, SessionRequest, SetupResult } from '../../domain/payment-processor';
+import { SandboxNotifier } from './notifier';
+import { sandboxLedger, type SandboxLedger } from './sandbox-ledger';
+import { sandboxSecret } from './signature';
+
+/** An abandoned session page stops accepting a choice after this long, like a processor's. */
+const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+export type SandboxProcessor = PaymentProcessor & { readonly ledger: SandboxLedger; readonly notifier: SandboxNotifier; close(): void };
+
+export const sandboxNotificationUrl = (config: Pick<Config, 'SANDBOX_NOTIFICATION_URL' | 'PUBLIC_BASE_URL'>) =>
+  config.SANDBOX_NOTIFICATION_URL ?? `${config.PUBLIC_BASE_URL!.replace(/\/$/, '')}/payments/sandbox/notifications`;
+
+/**
+ * The built-in processor: sessions live in PostgreSQL and are completed by a person on pages the
+ * service serves (api/payments/sandbox-pages-router.ts); outcomes come back as signed HTTP
+ * notifications, as from a real processor. Set A collections settle after a delay, or when an
+ * operator says so (api/payments/sandbox-operator-router.ts).
+ */
+export function createSandboxProcessor(
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'SANDBOX_NOTIFICATION_SECRET' | 'SANDBOX_NOTIFICATION_URL' | 'SANDBOX_AUTO_SETTLE' | 'SANDBOX_SETTLEMENT_DELAY_MS'>,
+  orm: Orm,
+): SandboxProcessor {
+  const notifier = new SandboxNotifier(orm, sandboxNotificationUrl(config), sandboxSecret(config));
+  const ledger = sandboxLedger(orm, notifier);
+  const base = config.PUBLIC_BASE_URL!.replace(/\/$/, '');
+  const settlements = new Set<NodeJS.Timeout>();
+
+  async function openSession(mode: 'setup' | 'payment', req: SessionRequest): Promise<Session> {
+    const id = randomUUID();
+    const now = new Date();
+    await orm.em.fork().insert(SandboxSessionSchema, {
+      id,
+      mode,
+      subscriptionId: req.subscriptionId,
+      investorId: req.investorId,
+      method: req.method,
+      amountCents: mode === 'payment' ? parseMoney(req.amount!).toString() : null,
+      currency: req.currency,
+      successUrl: req.successUrl,
+      cancelUrl: req.cancelUrl,
+      status: 'open',
+      paymentMethodRef: null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_LIFETIME_MS),
+      completedAt: null,
+    });
+    return { sessionId: id, sessionUrl: `${base}/sandbox/${mode === 'setup' ? 'setup' : 'checkout'}/${id}` };
+  }
+
+  function scheduleSettlement(collectionId: string): void {
+    if (!config.SANDBOX_AUTO_SETTLE) return;
+    const timer = setTimeout(() => {
+      settlements.delete(timer);
+      ledger.settleCollection(collectionId).catch((err) => logger.warn({ err, collectionId }, 'sandbox settlement failed'));
+    }, config.SANDBOX_SETTLEMENT_DELAY_MS);
+    timer.unref();
+    settlements.add(timer);
+  }
+
+  return {
+    name: 'sandbox',
+    ledger,
+    notifier,
+
+    createSetupSession: (req) => openSession('setup', req),
+
+    createCheckoutSession(req) {
+      if (!req.amount) throw new Error('a checkout session needs an amount');
+      return openSession('payment', req);
+    },
+
+    async getSetupResult(sessionId: string): Promise<SetupResult> {
+      const s = await orm.em.fork().findOne(SandboxSessionSchema, { id: sessionId, mode: 'setup' });
+      if (s?.status === 'complete') return { status: 'complete', paymentMethodRef: s.paymentMethodRef };
+      if (s?.status === 'open' && s.expiresAt > new Date()) return { status: 'open', paymentMethodRef: null };
+      return { status: 'expired', paymentMethodRef: null };
+    },
+
+    /** Idempotent by the request's key: a retried activity finds its first collection. */
+    async collect(req: CollectionRequest): Promise<Collection> {
+      const em = orm.em.fork();
+      const existing = await em.findOne(SandboxCollectionSchema, { idempotencyKey: req.idempotencyKey });
+      if (existing) return { collectionId: existing.id };
+      const setup = await em.findOne(SandboxSessionSchema, { id: req.setupSessionId, mode: 'setup', status: 'complete' });
+      if (!setup) throw new Error(`setup session ${req.setupSessionId} has no linked payment method`);
+      const id = randomUUID();
+      const now = new Date();
+      try {
+        await em.insert(SandboxCollectionSchema, {
+          id,
+          idempotencyKey: req.idempotencyKey,
+          subscriptionId: req.subscriptionId,
+          setupSessionId: setup.id,
+          amountCents: parseMoney(req.amount).toString(),
+          currency: req.currency,
+          status: 'processing',
+          createdAt: now,
+          updatedAt: now,
+        });
+      } catch (err) {
+        if (!(err instanceof UniqueConstraintViolationException)) throw err;
+        const winner = await orm.em.fork().findOneOrFail(SandboxCollectionSchema, { idempotencyKey: req.idempotencyKey });
+        return { collectionId: winner.id };
+      }
+      const c = await em.findOneOrFail(SandboxCollectionSchema, { id });
+      await notifier.emit('payment.processing', { subscription_id: c.subscriptionId, reference: id, amount: req.amount, currency: c.currency });
+      scheduleSettlement(id);
+      return { collectionId: id };
+    },
+
+    close() {
+      for (const t of settlements) clearTimeout(t);
+      settlements.clear();
+      notifier.close();
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import type Stripe from 'stripe';
+import type { Collection, CollectionRequest, PaymentProcessor, Session, SessionRequest, SetupResult } from '../../domain/payment-processor';
+import type { PaymentMethod } from '../../domain/subscription';
+import { parseMoney } from '../../lib/money';
+import type { PaymentReferences } from '../payment-references';
+
+/** spec §2.4 methods as Stripe payment method types; `other` lets Stripe offer what the account has enabled. */
+const METHOD_TYPES: Record<PaymentMethod, Stripe.Checkout.SessionCreateParams.PaymentMethodType[] | undefined> = {
+  card: ['card'],
+  us_bank_account: ['us_bank_account'],
+  crypto: ['crypto'],
+  wire: ['customer_balance'],
+  other: undefined,
+};
+
+/** Stripe takes integer minor units; lib/money's cents are exact, and Stripe's own cap is far below 2^53. */
+export function minorUnits(amount: string): number {
+  const cents = parseMoney(amount);
+  if (cents > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`amount too large for Stripe: ${amount}`);
+  return Number(cents);
+}
+
+const idOf = (v: string | { id: string } | null | undefined): string | null => (v == null ? null : typeof v === 'string' ? v : v.id);
+
+/**
+ * Stripe behind the port: Checkout Sessions in setup mode (Set A, the SetupIntent links a method
+ * to a Customer) and payment mode (Set B), and an off-session PaymentIntent that collects after
+ * approval. Outcomes arrive as webhooks (payments/stripe/stripe-events.ts).
+ */
+export function createStripeProcessor(stripe: Stripe, references: PaymentReferences): PaymentProcessor {
+  const metadata = (req: { subscriptionId: string }) => ({ subscription_id: req.subscriptionId });
+
+  async function remembered(session: Stripe.Checkout.Session, req: SessionRequest): Promise<Session> {
+    await references.remember(session.id, req.subscriptionId);
+    if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a URL`);
+    return { sessionId: session.id, sessionUrl: session.url };
+  }
+
+  return {
+    name: 'stripe',
+
+    async createSetupSession(req: SessionRequest): Promise<Session> {
+      // Off-session charges need the method attached to a Customer; setup mode attaches it.
+      const customer = await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } });
+      const session = await stripe.checkout.sessions.create({
+        mode: 'setup',
+        customer: customer.id,
+        currency: req.currency.toLowerCase(),
+        payment_method_types: METHOD_TYPES[req.method],
+        client_reference_id: req.subscriptionId,
+        success_url: req.successUrl,
+        cancel_url: req.cancelUrl,
+        metadata: metadata(req),
+        setup_intent_data: { metadata: metadata(req) },
+      });
+      return remembered(session, req);
+    },
+
+    async getSetupResult(sessionId: string): Promise<SetupResult> {
+      const session = await stripe.checkout.sessions.retrieve(sessionId, { expand: ['setup_intent'] });
+      const intent = session.setup_intent as Stripe.SetupIntent | string | null;
+      const paymentMethodRef = intent && typeof intent !== 'string' ? idOf(intent.payment_method) : null;
+      const status = session.status === 'complete' && paymentMethodRef ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
+      return { status, paymentMethodRef: status === 'complete' ? paymentMethodRef : null };
+    },
+
+    async createCheckoutSession(req: SessionRequest): Promise<Session> {
+      if (!req.amount) throw new Error('a checkout session needs an amount');
+      const wire = req.method === 'wire';
+      const customer = wire ? (await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } })).id : undefined;
+      const session = await stripe.checkout.sessions.create({
+        mode: 'payment',
+        customer,
+        payment_method_types: METHOD_TYPES[req.method],
+        ...(wire ? { payment_method_options: { customer_balance: { funding_type: 'bank_transfer', bank_transfer: { type: 'us_bank_transfer' } } } } : {}),
+        line_items: [{
+          quantity: 1,
+          price_data: { currency: req.currency.toLowerCase(), unit_amount: minorUnits(req.amount), product_data: { name: `Subscription ${req.subscriptionId}` } },
+        }],
+        client_reference_id: req.subscriptionId,
+        success_url: req.successUrl,
+        cancel_url: req.cancelUrl,
+        metadata: metadata(req),
+        payment_intent_data: { metadata: metadata(req) },
+      });
+      return remembered(session, req);
+    },
+
+    async collect(req: CollectionRequest): Promise<Collection> {
+      const session = await stripe.checkout.sessions.retrieve(req.setupSessionId, { expand: ['setup_intent'] });
+      const intent = session.setup_intent as Stripe.SetupIntent | null;
+      const paymentMethod = intent ? idOf(intent.payment_method) : null;
+      const customer = idOf(session.customer) ?? (intent ? idOf(intent.customer) : null);
+      if (!paymentMethod || !customer) throw new Error(`setup session ${req.setupSessionId} has no linked payment method`);
+      try {
+        const pi = await stripe.paymentIntents.create(
+          {
+            amount: minorUnits(req.amount),
+            currency: req.currency.toLowerCase(),
+            customer,
+            payment_method: paymentMethod,
+            off_session: true,
+            confirm: true,
+            metadata: { ...metadata(req), purpose: 'collection' },
+          },
+          { idempotencyKey: req.idempotencyKey },
+        );
+        await references.remember(pi.id, req.subscriptionId);
+        return { collectionId: pi.id };
+      } catch (err) {
+        // A decline still made a PaymentIntent; its failure arrives as payment_intent.payment_failed.
+        const declined = (err as { type?: string; payment_intent?: { id: string } }).payment_intent;
+        if ((err as { type?: string }).type === 'StripeCardError' && declined) {
+          await references.remember(declined.id, req.subscriptionId);
+          return { collectionId: declined.id };
+        }
+        throw err;
+      }
+    },
+  };
+}
