@@ -90,6 +90,38 @@ function parseJson(text: string, ctx: z.RefinementCtx): unknown {
 
 export class ConfigError extends Error {}
 
+type Parsed = z.infer<typeof ConfigSchema>;
+const production = (c: Parsed) => c.NODE_ENV === 'production';
+
+/** Rules across variables; every broken one is reported at once. */
+const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed) => boolean }[] = [
+  {
+    variable: 'WEBHOOK_SECRET_KEY',
+    message: 'required in production, so signing secrets are encrypted under a key of your own',
+    broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY,
+  },
+  {
+    variable: 'ACCESS_TOKEN_PRIVATE_KEY',
+    message: 'required in production, so every API instance signs with one key',
+    broken: (c) => production(c) && !c.ACCESS_TOKEN_PRIVATE_KEY,
+  },
+  {
+    variable: 'STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET',
+    message: 'required when PAYMENT_PROCESSOR is stripe',
+    broken: (c) => c.PAYMENT_PROCESSOR === 'stripe' && (!c.STRIPE_SECRET_KEY || !c.STRIPE_WEBHOOK_SECRET),
+  },
+  {
+    variable: 'SANDBOX_NOTIFICATION_SECRET',
+    message: 'required in production when the sandbox processor runs',
+    broken: (c) => production(c) && c.PAYMENT_PROCESSOR === 'sandbox' && !c.SANDBOX_NOTIFICATION_SECRET,
+  },
+  {
+    variable: 'DEV_IDP_ENABLED',
+    message: 'the development identity provider cannot run in production',
+    broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
+  },
+];
+
 /** Parses the environment; throws a ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = ConfigSchema.safeParse(env);
@@ -97,21 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
-  if (parsed.data.NODE_ENV === 'production' && !parsed.data.WEBHOOK_SECRET_KEY) {
-    throw new ConfigError('invalid configuration:\n  WEBHOOK_SECRET_KEY: required in production, so signing secrets are encrypted under a key of your own');
-  }
-  if (parsed.data.NODE_ENV === 'production' && !parsed.data.ACCESS_TOKEN_PRIVATE_KEY) {
-    throw new ConfigError('invalid configuration:\n  ACCESS_TOKEN_PRIVATE_KEY: required in production, so every API instance signs with one key');
-  }
-  if (parsed.data.PAYMENT_PROCESSOR === 'stripe' && (!parsed.data.STRIPE_SECRET_KEY || !parsed.data.STRIPE_WEBHOOK_SECRET)) {
-    throw new ConfigError('invalid configuration:\n  STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: required when PAYMENT_PROCESSOR is stripe');
-  }
-  if (parsed.data.NODE_ENV === 'production' && parsed.data.PAYMENT_PROCESSOR === 'sandbox' && !parsed.data.SANDBOX_NOTIFICATION_SECRET) {
-    throw new ConfigError('invalid configuration:\n  SANDBOX_NOTIFICATION_SECRET: required in production when the sandbox processor runs');
-  }
-  if (parsed.data.NODE_ENV === 'production' && parsed.data.DEV_IDP_ENABLED) {
-    throw new ConfigError('invalid configuration:\n  DEV_IDP_ENABLED: the development identity provider cannot run in production');
-  }
+  const broken = CROSS_FIELD_RULES.filter((r) => r.broken(parsed.data)).map((r) => `  ${r.variable}: ${r.message}`);
+  if (broken.length) throw new ConfigError(`invalid configuration:\n${broken.join('\n')}`);
   return Object.freeze({
     ...parsed.data,
     DEV_IDP_ENABLED: parsed.data.DEV_IDP_ENABLED ?? parsed.data.NODE_ENV !== 'production',
