@@ -8,9 +8,10 @@ import { healthRouter } from './health/router';
 import { offeringsRouter } from './issuance/offerings-router';
 import { subscriptionsRouter } from './issuance/subscriptions-router';
 import { notificationsRouter } from './notifications/router';
+import { paymentsRouter } from './payments/router';
 
 /** Every router of the service; a feature adds its own here. */
-const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter];
+const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter];
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: true });

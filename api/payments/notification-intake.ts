@@ -1,0 +1,37 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Orm } from '../../db/orm';
+import { PaymentNotificationSchema } from '../../db/entities/payment-notification';
+import { logger } from '../../lib/logger';
+import type { InboundEvent } from '../../payments/inbound-event';
+import { paymentNotified } from '../../workflows/subscription-messages';
+import type { SubscriptionClient } from '../issuance/subscription-client';
+
+export type IntakeOutcome = 'signalled' | 'ignored' | 'duplicate';
+
+/**
+ * Takes a verified processor event once: a second delivery of the same event id is acknowledged
+ * and changes nothing. The id is recorded only after the workflow has the signal, so a failure in
+ * between makes the processor retry; the workflow also drops a notification id it has seen.
+ */
+export function notificationIntake(orm: Orm, workflows: SubscriptionClient) {
+  return async function take(processor: string, event: InboundEvent): Promise<IntakeOutcome> {
+    const seen = await orm.em.fork().findOne(PaymentNotificationSchema, { processor, eventId: event.id });
+    if (seen) return 'duplicate';
+
+    let outcome: 'signalled' | 'ignored' = 'ignored';
+    if (event.subscriptionId && event.notifications.length) {
+      try {
+        for (const n of event.notifications) await workflows.signal(event.subscriptionId, paymentNotified, n);
+        outcome = 'signalled';
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        logger.warn({ processor, eventId: event.id, subscriptionId: event.subscriptionId }, 'payment notification for an unknown subscription');
+      }
+    }
+    await orm.em.getConnection().getKnex()('payment_notifications')
+      .insert({ processor, event_id: event.id, event_type: event.type, subscription_id: event.subscriptionId, outcome })
+      .onConflict(['processor', 'event_id'])
+      .ignore();
+    return outcome;
+  };
+}

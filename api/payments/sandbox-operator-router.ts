@@ -1,0 +1,64 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { conflict } from '../../lib/errors';
+import { formatMoney } from '../../lib/money';
+import type { SandboxCollection } from '../../db/entities/payment-sandbox';
+import type { SandboxProcessor } from '../../payments/sandbox/sandbox-processor';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate, type Ctx } from '../middleware/validate';
+
+const CollectionParams = z.object({ collection_id: z.uuid() });
+/** A paid checkout session's id or a settled collection's id. */
+const ReferenceParams = z.object({ reference: z.uuid() });
+const CollectionsQuery = z.strictObject({ subscription_id: z.uuid() });
+const FailBody = z.strictObject({ reason: z.string().trim().min(1).max(200).default('insufficient_funds') });
+
+const view = (c: SandboxCollection) => ({
+  id: c.id,
+  subscription_id: c.subscriptionId,
+  amount: formatMoney(BigInt(c.amountCents)),
+  currency: c.currency,
+  status: c.status,
+  created_at: c.createdAt.toISOString(),
+});
+
+const ok = (ctx: Ctx, data: unknown) => {
+  ctx.body = { success: true, data };
+};
+
+/**
+ * The sandbox's operator console, the part of a processor's dashboard tests and demos need:
+ * settle or fail a Set A collection (when auto-settle is off or slow), refund or dispute a payment,
+ * resend notifications not yet delivered. Staff only.
+ */
+export function sandboxOperatorRouter(deps: ApiDeps, sandbox: SandboxProcessor): Router {
+  const router = new Router({ prefix: '/payments/sandbox/operator' });
+  const staff = auth(deps.tokens, 'staff', 'admin');
+  const { ledger } = sandbox;
+  const done = (changed: boolean, what: string) => {
+    if (!changed) throw conflict('SANDBOX_STATE', `The ${what} is not in a state that allows this`);
+  };
+
+  router.get('/collections', staff, validate({ query: CollectionsQuery }, async (ctx, input) => {
+    ok(ctx, (await ledger.collectionsOf(input.query.subscription_id)).map(view));
+  }));
+  router.post('/collections/:collection_id/settle', staff, validate({ params: CollectionParams }, async (ctx, input) => {
+    done(await ledger.settleCollection(input.params.collection_id), 'collection');
+    ok(ctx, view((await ledger.collection(input.params.collection_id))!));
+  }));
+  router.post('/collections/:collection_id/fail', staff, validate({ params: CollectionParams, body: FailBody }, async (ctx, input) => {
+    done(await ledger.failCollection(input.params.collection_id, input.body.reason), 'collection');
+    ok(ctx, view((await ledger.collection(input.params.collection_id))!));
+  }));
+  for (const how of ['refund', 'dispute'] as const) {
+    router.post(`/payments/:reference/${how}`, staff, validate({ params: ReferenceParams }, async (ctx, input) => {
+      done(await ledger.reverse(input.params.reference, how === 'refund' ? 'refunded' : 'disputed'), 'payment');
+      ok(ctx, { reference: input.params.reference, status: how === 'refund' ? 'refunded' : 'disputed' });
+    }));
+  }
+  router.post('/notifications/redeliver', staff, async (ctx) => {
+    ok(ctx as unknown as Ctx, { redelivered: await sandbox.notifier.redeliver() });
+  });
+  return router;
+}
