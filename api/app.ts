@@ -5,13 +5,14 @@ import type { ApiDeps } from './deps';
 import { errorEnvelope } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { healthRouter } from './health/router';
+import { identityRouter } from './identity/router';
 import { offeringsRouter } from './issuance/offerings-router';
 import { subscriptionsRouter } from './issuance/subscriptions-router';
 import { notificationsRouter } from './notifications/router';
 import { paymentsRouter } from './payments/router';
 
 /** Every router of the service; a feature adds its own here. */
-const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter];
+const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter];
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: true });

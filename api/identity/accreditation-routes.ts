@@ -1,0 +1,53 @@
+import type Router from '@koa/router';
+import type { Principal } from '../../domain/principal';
+import { notFound } from '../../lib/errors';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate } from '../middleware/validate';
+import type { accreditations } from './accreditations';
+import { commitIdentityChange } from './identity-change';
+import { ok } from './respond';
+import { AccreditationDecisionBody, AccreditationDocumentBody, CreateAccreditationBody, RecordParams, SubjectQuery } from './schema';
+
+const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
+const owner = (p: Principal) => ({ orgId: p.orgId, userId: p.userId });
+
+/** Investors create, document and submit their accreditation; staff read and decide within their organisation. */
+export function accreditationRoutes(router: Router, deps: ApiDeps, records: ReturnType<typeof accreditations>): void {
+  const investor = auth(deps.tokens, 'investor');
+  const staff = auth(deps.tokens, 'staff', 'admin');
+  const anyone = auth(deps.tokens);
+
+  router.post('/identity/accreditations', investor, validate({ body: CreateAccreditationBody }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    ok(ctx, await commitIdentityChange(deps, owner(p), (em) => records.create(em, owner(p), input.body.method)), 201);
+  }));
+
+  router.get('/identity/accreditations', anyone, validate({ query: SubjectQuery }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
+    ok(ctx, await records.list(deps.orm.em.fork(), p.orgId, userId));
+  }));
+
+  router.get('/identity/accreditations/:id', anyone, validate({ params: RecordParams }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    const a = await records.get(deps.orm.em.fork(), input.params.id, p.orgId);
+    if (!isStaff(p) && a.userId !== p.userId) throw notFound('Accreditation');
+    ok(ctx, records.view(a));
+  }));
+
+  router.post('/identity/accreditations/:id/documents', investor, validate({ params: RecordParams, body: AccreditationDocumentBody }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    ok(ctx, await commitIdentityChange(deps, null, (em) => records.addDocument(em, input.params.id, owner(p), input.body)), 201);
+  }));
+
+  router.post('/identity/accreditations/:id/submit', investor, validate({ params: RecordParams }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    ok(ctx, await commitIdentityChange(deps, null, (em) => records.submit(em, input.params.id, owner(p))));
+  }));
+
+  router.post('/identity/accreditations/:id/decisions', staff, validate({ params: RecordParams, body: AccreditationDecisionBody }, async (ctx, input) => {
+    const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
+    ok(ctx, await commitIdentityChange(deps, null, (em) => records.decide(em, target, input.body.action, 'staff', input.body.reason)));
+  }));
+}

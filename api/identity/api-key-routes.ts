@@ -1,0 +1,28 @@
+import type Router from '@koa/router';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate } from '../middleware/validate';
+import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from './api-keys';
+import { ok } from './respond';
+import { ApiKeyParams, CreateApiKeyBody } from './schema';
+
+/** An administrator manages their organisation's API keys; the plain key is shown once, on creation. */
+export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
+  const admin = auth(deps.tokens, 'admin');
+
+  router.post('/identity/api-keys', admin, validate({ body: CreateApiKeyBody }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    const { key, record } = await createApiKey(deps.orm.em.fork(), { orgId: p.orgId, name: input.body.name, createdBy: p.userId });
+    ctx.set('Cache-Control', 'no-store');
+    ok(ctx, { ...toApiKeyView(record), key }, 201);
+  }));
+
+  router.get('/identity/api-keys', admin, async (ctx) => {
+    ok(ctx, (await listApiKeys(deps.orm.em.fork(), ctx.state.principal.orgId)).map(toApiKeyView));
+  });
+
+  router.delete('/identity/api-keys/:key_id', admin, validate({ params: ApiKeyParams }, async (ctx, input) => {
+    await revokeApiKey(deps.orm.em.fork(), ctx.state.principal.orgId, input.params.key_id);
+    ctx.status = 204;
+  }));
+}

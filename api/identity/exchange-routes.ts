@@ -1,0 +1,30 @@
+import type Router from '@koa/router';
+import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import { parseApiKey } from './api-keys';
+import { ok } from './respond';
+import { ExchangeBody } from './schema';
+import type { tokenExchange } from './token-exchange';
+
+/** spec §4.2 token exchange, and the JWKS other services verify our access tokens with. */
+export function exchangeRoutes(router: Router, deps: ApiDeps, exchange: ReturnType<typeof tokenExchange>): void {
+  router.post(
+    '/identity/auth/exchange',
+    async (ctx, next) => {
+      const apiKey = ctx.get('x-api-key') || undefined;
+      exchange.throttle(ctx.ip, apiKey);
+      // Key problems are answered before body problems: without a key nothing else matters.
+      parseApiKey(apiKey);
+      await next();
+    },
+    validate({ body: ExchangeBody }, async (ctx, input) => {
+      ok(ctx, await exchange.exchange(ctx.get('x-api-key'), input.body.token));
+      ctx.set('Cache-Control', 'no-store');
+    }),
+  );
+
+  router.get('/identity/.well-known/jwks.json', (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = deps.tokens.jwks();
+  });
+}

@@ -1,0 +1,38 @@
+import type Router from '@koa/router';
+import type { Principal } from '../../domain/principal';
+import { notFound } from '../../lib/errors';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate } from '../middleware/validate';
+import { commitIdentityChange } from './identity-change';
+import type { KycModel } from './kyc-model';
+import { ok } from './respond';
+import { kycDecisionBody, RecordParams, SubjectQuery } from './schema';
+
+const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
+
+/** Investors start their own KYC; staff read and decide the KYC records of their organisation. */
+export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void {
+  const investor = auth(deps.tokens, 'investor');
+  const staff = auth(deps.tokens, 'staff', 'admin');
+  const anyone = auth(deps.tokens);
+
+  router.post('/identity/kyc', investor, async (ctx) => {
+    const { orgId, userId } = ctx.state.principal as Principal;
+    ok(ctx, await commitIdentityChange(deps, { orgId, userId }, (em) => model.start(em, orgId, userId)), 201);
+  });
+
+  router.get('/identity/kyc', anyone, validate({ query: SubjectQuery }, async (ctx, input) => {
+    const p = ctx.state.principal;
+    // Investors read only their own record, whatever user_id they pass.
+    const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
+    const record = await model.current(deps.orm.em.fork(), p.orgId, userId);
+    if (!record) throw notFound('KYC record');
+    ok(ctx, record);
+  }));
+
+  router.post('/identity/kyc/:id/decisions', staff, validate({ params: RecordParams, body: kycDecisionBody(model.actions) }, async (ctx, input) => {
+    const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
+    ok(ctx, await commitIdentityChange(deps, null, (em) => model.apply(em, target, input.body.action, 'staff', input.body.reason)));
+  }));
+}

@@ -1,0 +1,33 @@
+import type Router from '@koa/router';
+import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import type { accreditations } from './accreditations';
+import { commitIdentityChange } from './identity-change';
+import type { KycModel } from './kyc-model';
+import { verifyProviderSignature } from './provider-signature';
+import { ok } from './respond';
+import { providerNotification } from './schema';
+
+/**
+ * The verification provider's notifications (HMAC-signed, see provider-signature.ts). They move
+ * KYC and accreditation records exactly as staff decisions do, through the same models.
+ */
+export function providerRoutes(router: Router, deps: ApiDeps, models: { kyc: KycModel; accreditation: ReturnType<typeof accreditations> }): void {
+  router.post(
+    '/identity/provider/notifications',
+    async (ctx, next) => {
+      const rawBody = (ctx.request as { rawBody?: string }).rawBody ?? '';
+      verifyProviderSignature(deps.config.IDENTITY_PROVIDER_WEBHOOK_SECRET, { timestamp: ctx.get('x-provider-timestamp'), signature: ctx.get('x-provider-signature') }, rawBody);
+      await next();
+    },
+    validate({ body: providerNotification(models.kyc.actions) }, async (ctx, input) => {
+      const n = input.body;
+      const result = await commitIdentityChange(deps, null, (em) =>
+        n.kind === 'kyc'
+          ? models.kyc.apply(em, { id: n.id }, n.action, 'provider', n.reason)
+          : models.accreditation.decide(em, { id: n.id }, n.action, 'provider', n.reason),
+      );
+      ok(ctx, result);
+    }),
+  );
+}

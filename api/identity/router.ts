@@ -1,0 +1,34 @@
+import Router from '@koa/router';
+import { RateLimiter } from '../../lib/rate-limit';
+import type { ApiDeps } from '../deps';
+import { accreditationFlow } from './accreditation-flow';
+import { accreditationRoutes } from './accreditation-routes';
+import { accreditations } from './accreditations';
+import { apiKeyRoutes } from './api-key-routes';
+import { DevIdp } from './dev-idp';
+import { devIdpRoutes } from './dev-idp-routes';
+import { configuredIssuers, IdTokenVerifier } from './id-token-verifier';
+import { exchangeRoutes } from './exchange-routes';
+import { kycModel } from './kyc-model';
+import { kycRoutes } from './kyc-routes';
+import { providerRoutes } from './provider-routes';
+import { tokenExchange } from './token-exchange';
+
+/** Everything under /identity (spec §4.2, §5, identity side of §6), and /dev-idp when enabled. */
+export function identityRouter(deps: ApiDeps): Router {
+  const router = new Router();
+  const { config } = deps;
+  const devIdp = config.DEV_IDP_ENABLED ? new DevIdp(config.PUBLIC_BASE_URL!) : null;
+  const verifier = new IdTokenVerifier([...configuredIssuers(config), ...(devIdp ? [devIdp.trustedIssuer()] : [])]);
+  const limiter = new RateLimiter(config.EXCHANGE_RATE_LIMIT, config.EXCHANGE_RATE_WINDOW_SECONDS * 1000);
+  const kyc = kycModel(config.BEHAVIOUR_SET);
+  const accreditation = accreditations(accreditationFlow(config.BEHAVIOUR_SET));
+
+  exchangeRoutes(router, deps, tokenExchange({ orm: deps.orm, tokens: deps.tokens, verifier, limiter, kyc: deps.kyc }));
+  apiKeyRoutes(router, deps);
+  kycRoutes(router, deps, kyc);
+  accreditationRoutes(router, deps, accreditation);
+  providerRoutes(router, deps, { kyc, accreditation });
+  if (devIdp) devIdpRoutes(router, deps, devIdp);
+  return router;
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { ROLES } from '../../domain/principal';
+import { ACCREDITATION_DECISIONS } from './accreditation-flow';
+
+export const ExchangeBody = z.object({
+  /** The identity provider's ID token (a compact JWS). */
+  token: z.string().min(1).max(16_384),
+});
+export type ExchangeBody = z.infer<typeof ExchangeBody>;
+
+export const CreateApiKeyBody = z.object({
+  /** What the key is for, shown in lists (the key itself is shown once). */
+  name: z.string().trim().min(1).max(100),
+});
+export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>;
+
+export const ApiKeyParams = z.object({ key_id: z.uuid() });
+export const RecordParams = z.object({ id: z.uuid() });
+
+/** Staff may look at another user of their organisation; investors always see their own. */
+export const SubjectQuery = z.object({ user_id: z.string().min(1).max(255).optional() });
+
+const reason = z.string().trim().min(1).max(1000).optional();
+
+export const kycDecisionBody = (actions: readonly [string, ...string[]]) => z.object({ action: z.enum(actions), reason });
+
+export const CreateAccreditationBody = z.object({
+  /** The ground the investor claims accreditation on. */
+  method: z.enum(['income', 'net_worth', 'professional_certification', 'entity', 'other']),
+});
+export type CreateAccreditationBody = z.infer<typeof CreateAccreditationBody>;
+
+export const AccreditationDocumentBody = z.object({
+  file_name: z.string().trim().min(1).max(255),
+  content_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as application/pdf'),
+  /** Hex SHA-256 of the file as handed to the verification provider, to tie the record to the file. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters'),
+});
+export type AccreditationDocumentBody = z.infer<typeof AccreditationDocumentBody>;
+
+export const AccreditationDecisionBody = z.object({ action: z.enum(ACCREDITATION_DECISIONS), reason });
+
+/** A verification provider's notification: which record, and what happened to it. */
+export const providerNotification = (kycActions: readonly [string, ...string[]]) =>
+  z.discriminatedUnion('kind', [
+    // Set A: the attempt id; Set B: the session id.
+    z.object({ kind: z.literal('kyc'), id: z.uuid(), action: z.enum(kycActions), reason }),
+    z.object({ kind: z.literal('accreditation'), id: z.uuid(), action: z.enum(ACCREDITATION_DECISIONS), reason }),
+  ]);
+
+export const DevMintBody = z.object({
+  user_id: z.string().trim().min(1).max(255),
+  org_id: z.uuid(),
+  roles: z.array(z.enum(ROLES)).min(1),
+  /** Also create an API key for the organisation (off when the caller already has one). */
+  api_key: z.boolean().default(true),
+});
