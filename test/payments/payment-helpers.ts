@@ -1,0 +1,95 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
+import { http } from '../support/http';
+import type { TestService } from '../support/service';
+import { sandboxSecret, signSandboxBody, SANDBOX_SIGNATURE_HEADER } from '../../payments/sandbox/signature';
+import type { SandboxEventData, SandboxEventType } from '../../payments/sandbox/events';
+
+export interface World {
+  api: ReturnType<typeof http>;
+  staff: Actor;
+  investor: Actor;
+  offering: { offeringId: string; securityClassId: string };
+}
+
+/** Staff, a KYC-approved investor and an open offering at 12.50 a unit. */
+export async function world(svc: TestService): Promise<World> {
+  const api = http(svc.baseUrl);
+  const org = newOrg();
+  const staff = await actor(svc, org, ['staff']);
+  const investor = await actor(svc, org, ['investor'], { kycCompleted: true });
+  await approveKyc(svc, investor);
+  const offering = await openOffering(svc, staff, '12.50');
+  return { api, staff, investor, offering };
+}
+
+/** A subscription of `units` units, created and signed: pending_payment. */
+export async function signedSubscription(w: World, units = 4): Promise<string> {
+  const created = await w.api.post(`/issuance/offerings/${w.offering.offeringId}/subscriptions`, w.investor.token, {
+    securityClassId: w.offering.securityClassId,
+    unitsSubscribed: units,
+  });
+  if (created.status !== 201) throw new Error(`create: ${JSON.stringify(created.body)}`);
+  const id = created.body.data.id as string;
+  const signed = await w.api.post(`/issuance/subscriptions/${id}/sign-agreement`, w.investor.token, {
+    signature: 'Ada Investor',
+    signedAt: new Date().toISOString(),
+  });
+  if (signed.status !== 200) throw new Error(`sign: ${JSON.stringify(signed.body)}`);
+  return id;
+}
+
+export async function subscription(w: World, id: string): Promise<Record<string, any>> {
+  const res = await w.api.get(`/issuance/subscriptions/${id}`, w.investor.token);
+  if (res.status !== 200) throw new Error(`get: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+/** Polls the subscription through the API until it matches, or fails with the last one seen. */
+export async function eventually(w: World, id: string, expected: Record<string, unknown>, timeoutMs = 20_000): Promise<Record<string, any>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Record<string, any> = {};
+  while (Date.now() < deadline) {
+    last = await subscription(w, id);
+    if (Object.entries(expected).every(([k, v]) => last[k] === v)) return last;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  expect(last).toMatchObject(expected);
+  return last;
+}
+
+/** Lets a signal reach the workflow and a change (if any) reach the projection. */
+export const settle = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
+
+/** A sandbox notification signed with the service's sandbox secret, as the sandbox itself sends one. */
+export async function postSandboxEvent(svc: TestService, id: string, type: SandboxEventType | string, data: SandboxEventData, signature?: string) {
+  const body = JSON.stringify({ id, type, created: new Date().toISOString(), data });
+  const res = await fetch(`${svc.baseUrl}/payments/sandbox/notifications`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signature ?? signSandboxBody(sandboxSecret(svc.config), body) },
+    body,
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+export async function processedNotifications(svc: TestService, processor: string): Promise<{ event_id: string; outcome: string; subscription_id: string | null }[]> {
+  return svc.orm.em.getConnection().execute('select event_id, outcome, subscription_id from payment_notifications where processor = ? order by received_at', [processor]);
+}
+
+/** The investor's own site: where a processor sends the browser after a session. */
+export async function returnSite(): Promise<{ url: string; hits: string[]; close(): Promise<void> }> {
+  const hits: string[] = [];
+  const server: Server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1 data-testid="back">Back at the investor site: ${req.url}</h1>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
