@@ -18,7 +18,7 @@ export interface HookPlan {
   delayMs?: number;
 }
 
-/** The consumer process of receiver.mjs and a client for its control API. */
+/** The consumer process of consumer-process.mjs and a client for its control API. */
 export class Receiver {
   private constructor(
     private readonly child: ChildProcess,
@@ -26,7 +26,7 @@ export class Receiver {
   ) {}
 
   static async start(): Promise<Receiver> {
-    const child = spawn(process.execPath, [join(__dirname, 'receiver.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(__dirname, 'consumer-process.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`receiver exited (${code})`)));
