@@ -1,0 +1,48 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { freePort } from '../../scripts/lib/free-port';
+import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+
+export const MOCK_CUSTOMER = 'cus_tranche_investor';
+export const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
+
+/**
+ * stripe-mock (scripts/tools.sh stripe-mock) on a free port. It is stateless and answers from
+ * fixtures; ours differ from the bundled ones in one way: a Checkout Session reads back as an
+ * investor would leave it, complete, its SetupIntent holding a card on a Customer.
+ */
+export async function startStripeMock(): Promise<{ url: string; stop(): Promise<void> }> {
+  const bin = execFileSync('bash', [join(__dirname, '../../scripts/tools.sh'), 'stripe-mock'], { encoding: 'utf8', timeout: 600_000 }).trim();
+  const fixtures = JSON.parse(readFileSync(join(dirname(bin), 'fixtures3.json'), 'utf8'));
+  const r = fixtures.resources;
+  r['checkout.session'] = { ...r['checkout.session'], status: 'complete', customer: MOCK_CUSTOMER, setup_intent: 'seti_tranche_setup' };
+  r['setup_intent'] = { ...r['setup_intent'], status: 'succeeded', customer: MOCK_CUSTOMER, payment_method: MOCK_PAYMENT_METHOD };
+  const dir = mkdtempSync(join(tmpdir(), 'stripe-mock-'));
+  const file = join(dir, 'fixtures.json');
+  writeFileSync(file, JSON.stringify(fixtures));
+
+  const port = await freePort();
+  const child = spawn(bin, ['-http-addr', `127.0.0.1:${port}`, '-fixtures', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.resume();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const res = await fetch(`${url}/v1/customers`, { headers: { authorization: 'Bearer sk_test_ready' }, signal: AbortSignal.timeout(1000) });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('stripe-mock did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    async stop() {
+      await stopProcess(child, 5000);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
