@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 export TEMPORAL_TEST_SERVER="$(bash scripts/tools.sh test-server)"
+export CHROMIUM_PATH="$(bash scripts/tools.sh chromium)"
 bash scripts/tools.sh compose > /dev/null
 if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"; fi
 npx tsc --noEmit
