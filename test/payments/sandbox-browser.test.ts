@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { startService, type TestService } from '../support/service';
+import { eventually, returnSite, signedSubscription, world, type World } from './payment-helpers';
+
+// Debian's chromium (scripts/tools.sh chromium); scripts/test.sh exports its path.
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+/** A person in a real browser on the sandbox's hosted checkout page (Set B). */
+describe('Set B sandbox checkout in headless Chromium', () => {
+  let svc: TestService;
+  let w: World;
+  let site: Awaited<ReturnType<typeof returnSite>>;
+  let browser: BrowserContext;
+  let profile: string;
+
+  beforeAll(async () => {
+    const executablePath = process.env.CHROMIUM_PATH;
+    if (!executablePath) throw new Error('CHROMIUM_PATH is not set: run the tests with scripts/test.sh');
+    svc = await startService({ set: 'B' });
+    w = await world(svc);
+    site = await returnSite();
+    profile = mkdtempSync(join(tmpdir(), 'tranche-chromium-'));
+    browser = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await svc?.stop();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  async function checkoutUrl(id: string): Promise<string> {
+    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
+      paymentMethod: 'card',
+      successUrl: `${site.url}/paid?subscription=${id}`,
+      cancelUrl: `${site.url}/cancelled?subscription=${id}`,
+    });
+    expect(res.status).toBe(200);
+    return res.body.data.session_url;
+  }
+
+  it('pays on the hosted page, lands back on the investor site, and the subscription moves to pending_review', async () => {
+    const id = await signedSubscription(w, 4);
+    const page = await browser.newPage();
+    await page.goto(await checkoutUrl(id));
+    expect(await page.getByTestId('amount').textContent()).toBe('50.00 USD');
+    await page.getByTestId('pay').click();
+    await page.waitForURL(`${site.url}/paid?subscription=${id}`, { timeout: 30_000 });
+    expect(await page.getByTestId('back').textContent()).toContain('/paid');
+    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+
+    // Back to the same session page: it is closed now.
+    await page.goBack();
+    await page.reload();
+    expect(await page.getByTestId('closed').textContent()).toContain('complete');
+    await page.close();
+  }, 90_000);
+
+  it('declines, returns to the cancel URL with payment failed, then pays on a new session', async () => {
+    const id = await signedSubscription(w, 2);
+    const page = await browser.newPage();
+    await page.goto(await checkoutUrl(id));
+    await page.getByTestId('decline').click();
+    await page.waitForURL(`${site.url}/cancelled?subscription=${id}`, { timeout: 30_000 });
+    await eventually(w, id, { status: 'pending_payment', payment_status: 'failed' });
+
+    await page.goto(await checkoutUrl(id));
+    await page.getByTestId('pay').click();
+    await page.waitForURL(`${site.url}/paid?subscription=${id}`, { timeout: 30_000 });
+    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await page.close();
+  }, 90_000);
+});
