@@ -12,7 +12,7 @@ export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_
     clientUrl: config.DATABASE_URL,
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList, transactional: true, allOrNothing: true },
+    migrations: { migrationsList, transactional: true, allOrNothing: true, silent: true },
     pool: { min: 0, max: config.DATABASE_POOL_MAX, idleTimeoutMillis: 30_000 },
     driverOptions: { connection: { statement_timeout: 15_000, connectionTimeoutMillis: 5_000 } },
     // Discovery is explicit (EntitySchema), so no reflection and no metadata cache on disk.

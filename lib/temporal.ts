@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 
@@ -14,7 +15,6 @@ export async function connectClient(config: Pick<Config, 'TEMPORAL_ADDRESS' | 'T
  * that already exists is left alone.
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
-  const { temporal } = await import('@temporalio/proto');
   const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   let missing = Object.keys(SEARCH_ATTRIBUTE_TYPES);
   try {
