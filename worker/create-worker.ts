@@ -1,11 +1,12 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import { createActivities, type ActivityDeps } from '../activities';
+import { bundleWorkflows } from './bundle-workflows';
 
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>;
   deps: ActivityDeps;
-  /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start. */
+  /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start, in a thread. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   connection?: NativeConnection;
 }
@@ -18,7 +19,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(setup.deps),
-    ...(setup.workflowBundle ? { workflowBundle: setup.workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+    workflowBundle: setup.workflowBundle ?? { code: await bundleWorkflows() },
     maxCachedWorkflows: 2_000,
     shutdownGraceTime: '10s',
   });

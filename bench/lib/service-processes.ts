@@ -1,0 +1,38 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+
+const root = join(__dirname, '..', '..');
+
+/** A worker and an API as separate processes (as deployed), so each can be measured alone. */
+export async function startServiceProcesses(env: Record<string, string>, port: number) {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const common = { ...process.env, ...env, LOG_LEVEL: 'warn', ACCESS_TOKEN_PRIVATE_KEY: pem, PORT: String(port) };
+  const start = (file: string): ChildProcess =>
+    spawn(process.execPath, ['--import', 'tsx', join(root, file)], { env: common, stdio: ['ignore', 'ignore', 'inherit'] });
+  const worker = start('worker/main.ts');
+  await new Promise((r) => setTimeout(r, 4000)); // the worker migrates first
+  const api = start('api/main.ts');
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const ok = await fetch(`${baseUrl}/ready`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return {
+    baseUrl,
+    accessTokenKeyPem: pem,
+    workerPid: worker.pid!,
+    apiPid: api.pid!,
+    stop: () => Promise.all([stopProcess(api), stopProcess(worker)]),
+  };
+}
+
+/** Resident set size of a process, in MiB (Linux). */
+export function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
