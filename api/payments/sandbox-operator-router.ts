@@ -1,10 +1,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { conflict } from '../../lib/errors';
+import { conflict, notFound } from '../../lib/errors';
 import { formatMoney } from '../../lib/money';
 import type { SandboxCollection } from '../../db/entities/payment-sandbox';
 import type { SandboxProcessor } from '../../payments/sandbox/sandbox-processor';
 import type { ApiDeps } from '../deps';
+import { subscriptionReads } from '../issuance/subscription-reads';
 import { auth } from '../middleware/auth';
 import { validate, type Ctx } from '../middleware/validate';
 
@@ -36,23 +37,34 @@ export function sandboxOperatorRouter(deps: ApiDeps, sandbox: SandboxProcessor):
   const router = new Router({ prefix: '/payments/sandbox/operator' });
   const staff = auth(deps.tokens, 'staff', 'admin');
   const { ledger } = sandbox;
+  const reads = subscriptionReads(deps.orm);
+  // Staff act only on payments of their own organisation's subscriptions.
+  const own = async (ctx: Ctx, reference: string) => {
+    const subscriptionId = await ledger.subscriptionOf(reference);
+    if (!subscriptionId) throw notFound('Payment');
+    await reads.visible(subscriptionId, ctx.state.principal);
+  };
   const done = (changed: boolean, what: string) => {
     if (!changed) throw conflict('SANDBOX_STATE', `The ${what} is not in a state that allows this`);
   };
 
   router.get('/collections', staff, validate({ query: CollectionsQuery }, async (ctx, input) => {
+    await reads.visible(input.query.subscription_id, ctx.state.principal);
     ok(ctx, (await ledger.collectionsOf(input.query.subscription_id)).map(view));
   }));
   router.post('/collections/:collection_id/settle', staff, validate({ params: CollectionParams }, async (ctx, input) => {
+    await own(ctx, input.params.collection_id);
     done(await ledger.settleCollection(input.params.collection_id), 'collection');
     ok(ctx, view((await ledger.collection(input.params.collection_id))!));
   }));
   router.post('/collections/:collection_id/fail', staff, validate({ params: CollectionParams, body: FailBody }, async (ctx, input) => {
+    await own(ctx, input.params.collection_id);
     done(await ledger.failCollection(input.params.collection_id, input.body.reason), 'collection');
     ok(ctx, view((await ledger.collection(input.params.collection_id))!));
   }));
   for (const how of ['refund', 'dispute'] as const) {
     router.post(`/payments/:reference/${how}`, staff, validate({ params: ReferenceParams }, async (ctx, input) => {
+      await own(ctx, input.params.reference);
       done(await ledger.reverse(input.params.reference, how === 'refund' ? 'refunded' : 'disputed'), 'payment');
       ok(ctx, { reference: input.params.reference, status: how === 'refund' ? 'refunded' : 'disputed' });
     }));

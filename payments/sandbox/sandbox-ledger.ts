@@ -45,6 +45,13 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
     collection: (id: string) => em().findOne(SandboxCollectionSchema, { id }),
     collectionsOf: (subscriptionId: string) => em().find(SandboxCollectionSchema, { subscriptionId }, { orderBy: { createdAt: 'asc' } }),
 
+    /** The subscription a session or collection id belongs to, or null when it is neither. */
+    async subscriptionOf(reference: string): Promise<string | null> {
+      const s = await em().findOne(SandboxSessionSchema, { id: reference });
+      if (s) return s.subscriptionId;
+      return (await em().findOne(SandboxCollectionSchema, { id: reference }))?.subscriptionId ?? null;
+    },
+
     /**
      * The person's choice on a session page. Returns null when the session is no longer open
      * (already finished, or expired): the page says so instead of acting twice.

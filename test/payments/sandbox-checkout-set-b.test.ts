@@ -1,3 +1,4 @@
+import { actor, newOrg } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { eventually, postSandboxEvent, processedNotifications, settle, signedSubscription, subscription, world, type World } from './payment-helpers';
 
@@ -152,5 +153,10 @@ describe('Set B with the sandbox processor', () => {
 
     // An investor cannot use the operator console.
     expect((await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, w.investor.token)).status).toBe(403);
+    // Staff of another organisation do not see this payment at all.
+    const stranger = await actor(svc, newOrg(), ['staff']);
+    expect((await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, stranger.token)).status).toBe(404);
+    await settle(500);
+    expect(await subscription(w, disputedId)).toMatchObject({ payment_status: 'disputed' });
   });
 });

@@ -13,12 +13,14 @@ export const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
  * fixtures; ours differ from the bundled ones in one way: a Checkout Session reads back as an
  * investor would leave it, complete, its SetupIntent holding a card on a Customer.
  */
-export async function startStripeMock(): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startStripeMock(opts: { completedSessions?: boolean } = {}): Promise<{ url: string; stop(): Promise<void> }> {
   const bin = execFileSync('bash', [join(__dirname, '../../scripts/tools.sh'), 'stripe-mock'], { encoding: 'utf8', timeout: 600_000 }).trim();
   const fixtures = JSON.parse(readFileSync(join(dirname(bin), 'fixtures3.json'), 'utf8'));
   const r = fixtures.resources;
-  r['checkout.session'] = { ...r['checkout.session'], status: 'complete', customer: MOCK_CUSTOMER, setup_intent: 'seti_tranche_setup' };
-  r['setup_intent'] = { ...r['setup_intent'], status: 'succeeded', customer: MOCK_CUSTOMER, payment_method: MOCK_PAYMENT_METHOD };
+  if (opts.completedSessions !== false) {
+    r['checkout.session'] = { ...r['checkout.session'], status: 'complete', customer: MOCK_CUSTOMER, setup_intent: 'seti_tranche_setup' };
+    r['setup_intent'] = { ...r['setup_intent'], status: 'succeeded', customer: MOCK_CUSTOMER, payment_method: MOCK_PAYMENT_METHOD };
+  }
   const dir = mkdtempSync(join(tmpdir(), 'stripe-mock-'));
   const file = join(dir, 'fixtures.json');
   writeFileSync(file, JSON.stringify(fixtures));

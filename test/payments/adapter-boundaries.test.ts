@@ -1,0 +1,91 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, loadConfig } from '../../lib/config';
+import { migrate, openOrm, type Orm } from '../../db/orm';
+import { paymentReferences } from '../../payments/payment-references';
+import { signSandboxBody, verifySandboxSignature } from '../../payments/sandbox/signature';
+import { stripeClient } from '../../payments/stripe/stripe-client';
+import { createStripeProcessor, minorUnits } from '../../payments/stripe/stripe-processor';
+import { freshDatabase } from '../support/service';
+import { startStripeMock } from './stripe-mock';
+
+describe('sandbox notification signatures', () => {
+  const secret = 'a-sandbox-secret-of-at-least-32-characters';
+  const body = '{"id":"evt_1","type":"payment.succeeded"}';
+
+  it('verifies its own signature and refuses a changed body, another secret, a stale timestamp or garbage', () => {
+    const header = signSandboxBody(secret, body);
+    expect(verifySandboxSignature(secret, body, header)).toBe(true);
+    expect(verifySandboxSignature(secret, body.replace('succeeded', 'failed'), header)).toBe(false);
+    expect(verifySandboxSignature('another-secret-of-at-least-32-characters', body, header)).toBe(false);
+    const sixMinutesAgo = Date.now() - 6 * 60 * 1000;
+    expect(verifySandboxSignature(secret, body, signSandboxBody(secret, body, sixMinutesAgo))).toBe(false);
+    expect(verifySandboxSignature(secret, body, '')).toBe(false);
+    expect(verifySandboxSignature(secret, body, 't=abc,v1=zz')).toBe(false);
+  });
+});
+
+describe('payment configuration', () => {
+  const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db' };
+
+  it('runs the sandbox by default and refuses Stripe without its keys', () => {
+    expect(loadConfig(base).PAYMENT_PROCESSOR).toBe('sandbox');
+    expect(() => loadConfig({ ...base, PAYMENT_PROCESSOR: 'stripe' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, PAYMENT_PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x' })).toThrow(/STRIPE_WEBHOOK_SECRET/);
+  });
+
+  it('refuses the sandbox in production without a notification secret of its own', () => {
+    const production = { ...base, NODE_ENV: 'production', ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----x', WEBHOOK_SECRET_KEY: Buffer.alloc(32).toString('base64') };
+    expect(() => loadConfig(production)).toThrow(/SANDBOX_NOTIFICATION_SECRET/);
+  });
+});
+
+describe('money to Stripe', () => {
+  it('crosses as exact integer minor units, never through a float', () => {
+    expect(minorUnits('50.00')).toBe(5000);
+    expect(minorUnits('0.1')).toBe(10);
+    expect(minorUnits('1234567.89')).toBe(123456789);
+    expect(() => minorUnits('1.005')).toThrow(RangeError);
+  });
+});
+
+describe('the Stripe adapter at its edges', () => {
+  let mock: Awaited<ReturnType<typeof startStripeMock>>;
+  let orm: Orm;
+
+  beforeAll(async () => {
+    mock = await startStripeMock({ completedSessions: false });
+    orm = await openOrm({ DATABASE_URL: await freshDatabase(), DATABASE_POOL_MAX: 2 });
+    await migrate(orm);
+  }, 600_000);
+  afterAll(async () => {
+    await orm?.close();
+    await mock?.stop();
+  });
+
+  it('reads a setup session the investor has not finished as open, with no payment method', async () => {
+    const stripe = stripeClient({ STRIPE_SECRET_KEY: 'sk_test_edges', STRIPE_API_URL: mock.url, STRIPE_TIMEOUT_MS: 5000 });
+    const processor = createStripeProcessor(stripe, paymentReferences(orm, 'stripe'));
+    const subscriptionId = '7d0f3a52-3f7e-4c36-9d43-0c4f5f1d2a10';
+    const session = await processor.createSetupSession({ subscriptionId, investorId: 'user-1', method: 'card', currency: 'USD', successUrl: 'https://i.example/s', cancelUrl: 'https://i.example/c' });
+    expect(session.sessionId).toMatch(/^cs_/);
+    expect(await paymentReferences(orm, 'stripe').subscriptionOf(session.sessionId)).toBe(subscriptionId);
+    expect(await processor.getSetupResult(session.sessionId)).toEqual({ status: 'open', paymentMethodRef: null });
+  });
+
+  it('gives up on a Stripe that never answers within the configured timeout', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((s) => void sockets.push(s)); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const stripe = stripeClient({ STRIPE_SECRET_KEY: 'sk_test_edges', STRIPE_API_URL: `http://127.0.0.1:${port}`, STRIPE_TIMEOUT_MS: 300 });
+      const started = Date.now();
+      await expect(stripe.customers.create({})).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(10_000); // three attempts of 300 ms plus the SDK's backoff
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  }, 30_000);
+});
