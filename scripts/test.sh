@@ -8,4 +8,5 @@ export CHROMIUM_PATH="$(bash scripts/tools.sh chromium)"
 bash scripts/tools.sh compose > /dev/null
 if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"; fi
 npx tsc --noEmit
+npx eslint .
 exec npx tsx scripts/with-stack.ts -- npx jest "$@"
