@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { AccessTokens } from '../../api/identity/access-tokens';
 import { actor, approveKyc, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
@@ -56,6 +57,16 @@ describe('token exchange (spec §4.2, §5)', () => {
     const res = await exchange(svc, key, await idp.sign({ sub: 'bob' }));
     const list = await http(svc.baseUrl).get('/issuance/subscriptions', res.body.data.access_token);
     expect(list.status).toBe(200);
+  });
+
+  it('refuses, on /issuance and /notifications, a bearer token not signed by this service', async () => {
+    const foreign = await (await AccessTokens.create({ ttlSeconds: 900 })).sign({ userId: 'mallory', orgId: org, roles: ['admin'], kycCompleted: true });
+    const idToken = await idp.sign({ sub: 'mallory', roles: ['admin'] });
+    for (const bearer of [foreign, idToken]) {
+      for (const path of ['/issuance/subscriptions', '/notifications/event-types']) {
+        await expectError(http(svc.baseUrl).get(path, bearer), 401, 'INVALID_TOKEN');
+      }
+    }
   });
 
   it('keeps only the service roles from the roles claim, and makes a user without any an investor', async () => {
