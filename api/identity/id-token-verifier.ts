@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { forbidden, unauthenticated, unavailable, type AppError } from '../../lib/errors';
 import type { Config } from '../../lib/config';
+import { logger } from '../../lib/logger';
 import { ROLES, type Role } from '../../domain/principal';
 
 /** An identity provider whose ID tokens the exchange trusts (config OIDC_ISSUERS, or the dev IdP). */
@@ -58,7 +59,7 @@ export class IdTokenVerifier {
         requiredClaims: ['sub', 'exp', 'iat'],
       }));
     } catch (err) {
-      throw verificationFailure(err);
+      throw verificationFailure(err, trusted.issuer);
     }
     if (trusted.orgIds && !trusted.orgIds.includes(keyOrgId)) {
       throw forbidden('This identity provider is not trusted for the organisation of the API key', 'ISSUER_NOT_ALLOWED_FOR_ORG');
@@ -98,7 +99,7 @@ function rolesFrom(claim: unknown): Role[] {
   return roles.length ? roles : ['investor'];
 }
 
-function verificationFailure(err: unknown): AppError {
+function verificationFailure(err: unknown, issuer: string): AppError {
   const { code, claim } = err as { code?: string; claim?: string };
   switch (code) {
     case 'ERR_JWT_EXPIRED':
@@ -119,6 +120,7 @@ function verificationFailure(err: unknown): AppError {
       return unauthenticated('The ID token is not a valid JWT', 'ID_TOKEN_MALFORMED');
     default:
       // Timeouts, unreachable or broken JWKS endpoints: the token may be fine, the provider is not.
+      logger.warn({ issuer, code, reason: (err as Error).message }, 'identity provider JWKS unavailable');
       return unavailable("The identity provider's signing keys could not be fetched; try again");
   }
 }
