@@ -19,29 +19,31 @@ interface CaseAction {
   by: Mover[];
   /** The current attempt's move; `optional` skips it when the attempt is already closed. */
   attempt: { from: KycAttemptStatus[]; to: KycAttemptStatus; event: string; optional?: boolean };
-  case?: { to: KycCaseStatus; event: string };
+  /** The case's move; without one, the case must be pending. */
+  case?: { from: KycCaseStatus[]; to: KycCaseStatus; event: string };
 }
 
-/** Set A: what each action does to the current attempt and the case. The case must be pending. */
+/** Set A: what each action does to the current attempt and the case. */
 const ACTIONS: Record<string, CaseAction> = {
   action_required: { by: ['provider', 'staff'], attempt: { from: ['pending', 'needs_review'], to: 'action_required', event: 'kyc.attempt.action_required' } },
   needs_review: { by: ['provider', 'staff'], attempt: { from: ['pending', 'action_required'], to: 'needs_review', event: 'kyc.attempt.needs_review' } },
   approve: {
     by: ['provider', 'staff'],
     attempt: { from: OPEN, to: 'approved', event: 'kyc.attempt.approved' },
-    case: { to: 'approved', event: 'kyc.case.approved' },
+    case: { from: ['pending'], to: 'approved', event: 'kyc.case.approved' },
   },
   // The provider's verdict on one attempt; staff then reject the case or ask for a resubmission.
   reject_attempt: { by: ['provider', 'staff'], attempt: { from: OPEN, to: 'rejected', event: 'kyc.attempt.rejected' } },
   reject: {
     by: ['staff'],
     attempt: { from: OPEN, to: 'rejected', event: 'kyc.attempt.rejected', optional: true },
-    case: { to: 'rejected', event: 'kyc.case.rejected' },
+    // Also when a requested resubmission never came.
+    case: { from: ['pending', 'resubmission_requested'], to: 'rejected', event: 'kyc.case.rejected' },
   },
   request_resubmission: {
     by: ['staff'],
     attempt: { from: OPEN, to: 'rejected', event: 'kyc.attempt.rejected', optional: true },
-    case: { to: 'resubmission_requested', event: 'kyc.case.resubmission_requested' },
+    case: { from: ['pending'], to: 'resubmission_requested', event: 'kyc.case.resubmission_requested' },
   },
 };
 
@@ -92,7 +94,7 @@ export const kycCases: KycModel = {
     const attemptDone = a.status === spec.attempt.to || (spec.attempt.optional && !OPEN.includes(a.status));
     // A notification the provider sends twice changes nothing the second time.
     if (attemptDone && (!spec.case || c.status === spec.case.to)) return { result: view(c, a), events: [] };
-    if (c.status !== 'pending') throw conflict('KYC_TRANSITION_NOT_ALLOWED', `The KYC case is ${c.status}`);
+    if (!(spec.case?.from ?? ['pending']).includes(c.status)) throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} a KYC case that is ${c.status}`);
     const now = new Date();
     const events = [];
     if (OPEN.includes(a.status) || !spec.attempt.optional) {

@@ -182,6 +182,20 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
       }
     });
 
+    if (set === 'A') {
+      it('lets staff reject a case whose requested resubmission never came, and keeps it closed', async () => {
+        const ivan = await actor(svc, org, ['investor']);
+        const kyc = expectOk(await api.post('/identity/kyc', ivan.token), 201);
+        expect(await decide('kyc', kyc.kyc_case_id, 'request_resubmission')).toMatchObject({ status: 'resubmission_requested', attempt_status: 'rejected' });
+        expect(await decide('kyc', kyc.kyc_case_id, 'reject')).toMatchObject({ status: 'rejected' });
+        const again = await api.post('/identity/kyc', ivan.token);
+        expect([again.status, again.body.error.code]).toEqual([409, 'KYC_REJECTED']);
+        const late = await api.post(`/identity/kyc/${kyc.kyc_case_id}/decisions`, staff.token, { action: 'approve' });
+        expect([late.status, late.body.error.code]).toEqual([409, 'KYC_TRANSITION_NOT_ALLOWED']);
+        expect(await gateRow(ivan)).toBe('rejected');
+      });
+    }
+
     it("keeps an investor out of another investor's accreditation", async () => {
       const [gina, hank] = [await actor(svc, org, ['investor']), await actor(svc, org, ['investor'])];
       const a = expectOk(await api.post('/identity/accreditations', gina.token, { method: 'income' }), 201);
