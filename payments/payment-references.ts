@@ -13,6 +13,11 @@ export function paymentReferences(orm: Orm, processor: string) {
         .onConflict(['processor', 'reference'])
         .ignore();
     },
+    /** The references of one subscription that start with `prefix` (e.g. Stripe's `cs_` sessions). */
+    async ofSubscription(subscriptionId: string, prefix: string): Promise<string[]> {
+      const rows = await orm.em.fork().find(PaymentReferenceSchema, { processor, subscriptionId, reference: { $like: `${prefix}%` } });
+      return rows.map((r) => r.reference);
+    },
     async subscriptionOf(reference: string): Promise<string | null> {
       const row = await orm.em.fork().findOne(PaymentReferenceSchema, { processor, reference });
       return row?.subscriptionId ?? null;

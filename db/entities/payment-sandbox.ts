@@ -1,7 +1,8 @@
 import { EntitySchema } from '@mikro-orm/core';
 
 /** The built-in sandbox processor's records (payments/sandbox). Amounts are integer cents. */
-export type SandboxSessionStatus = 'open' | 'complete' | 'cancelled' | 'declined' | 'refunded' | 'disputed';
+/** superseded: the investor opened a newer session for the same subscription. */
+export type SandboxSessionStatus = 'open' | 'complete' | 'cancelled' | 'declined' | 'superseded' | 'refunded' | 'disputed';
 
 export interface SandboxSession {
   id: string;

@@ -36,7 +36,10 @@ export function createSandboxProcessor(
   async function openSession(mode: 'setup' | 'payment', req: SessionRequest): Promise<Session> {
     const id = randomUUID();
     const now = new Date();
-    await orm.em.fork().insert(SandboxSessionSchema, {
+    const em = orm.em.fork();
+    // One open session per subscription: an older page left open cannot take a second payment.
+    await em.nativeUpdate(SandboxSessionSchema, { subscriptionId: req.subscriptionId, mode, status: 'open' }, { status: 'superseded' });
+    await em.insert(SandboxSessionSchema, {
       id,
       mode,
       subscriptionId: req.subscriptionId,

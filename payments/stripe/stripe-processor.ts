@@ -36,6 +36,18 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
     return { sessionId: session.id, sessionUrl: session.url };
   }
 
+  /** A retry opens a new session; the earlier ones must not take a second payment. */
+  async function expireEarlierSessions(subscriptionId: string): Promise<void> {
+    for (const id of await references.ofSubscription(subscriptionId, 'cs_')) {
+      try {
+        await stripe.checkout.sessions.expire(id);
+      } catch (err) {
+        // Already complete or expired: Stripe refuses, and that is the state we want.
+        if ((err as { type?: string }).type !== 'StripeInvalidRequestError') throw err;
+      }
+    }
+  }
+
   return {
     name: 'stripe',
 
@@ -66,6 +78,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
 
     async createCheckoutSession(req: SessionRequest): Promise<Session> {
       if (!req.amount) throw new Error('a checkout session needs an amount');
+      await expireEarlierSessions(req.subscriptionId);
       const wire = req.method === 'wire';
       const customer = wire ? (await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } })).id : undefined;
       const session = await stripe.checkout.sessions.create({

@@ -58,6 +58,18 @@ describe('Set B with the sandbox processor', () => {
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
+  it('closes an older checkout page once a newer session is opened, so it cannot take a second payment', async () => {
+    const id = await signedSubscription(w, 2);
+    const older = await checkout(id);
+    const newer = await checkout(id);
+    expect((await choose(older.session_url, 'complete')).status).toBe(409);
+    expect((await fetch(older.session_url)).status).toBe(410);
+    await settle(500);
+    expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
+    expect(await choose(newer.session_url, 'complete')).toEqual({ status: 303, location: SUCCESS });
+    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+  });
+
   it('changes nothing when the investor cancels on the checkout page', async () => {
     const id = await signedSubscription(w, 2);
     const session = await checkout(id);
