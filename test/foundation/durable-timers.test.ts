@@ -7,7 +7,7 @@ import { createActivities } from '../../activities';
 import { relayOnlyDispatcher } from '../../activities/event-dispatcher';
 import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
-import { cancel, getSubscription } from '../../workflows/subscription-messages';
+import { cancel, getSubscription, requestSignature, signAgreement } from '../../workflows/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { freshDatabase } from '../support/service';
@@ -18,7 +18,12 @@ describe('durable timers under time skipping', () => {
   let orm: Orm;
   let worker: Worker;
   let running: Promise<void>;
+  let activities: ReturnType<typeof createActivities>;
   const taskQueue = `ts-${randomUUID()}`;
+  // No workflow cache, hence no sticky queue: the time-skipping server does not hand a stopped
+  // worker's sticky tasks back to the shared queue, while a real cluster would after 5 s.
+  const newWorker = () =>
+    Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, activities, maxCachedWorkflows: 0 });
 
   beforeAll(async () => {
     env = await timeSkippingEnv();
@@ -26,12 +31,8 @@ describe('durable timers under time skipping', () => {
     const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: await freshDatabase() });
     orm = await openOrm(config);
     await migrate(orm);
-    worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
-      activities: createActivities({ orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher }),
-    });
+    activities = createActivities({ orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher });
+    worker = await newWorker();
     running = worker.run();
   }, 120_000);
 
@@ -42,14 +43,38 @@ describe('durable timers under time skipping', () => {
     await env?.teardown();
   });
 
+  const newSubscription = (): NewSubscription => ({
+    id: randomUUID(), set: 'A', orgId: randomUUID(), offeringId: randomUUID(), securityClassId: randomUUID(), trancheId: null,
+    investorId: 'investor-1', unitsSubscribed: 2, pricePerUnit: '10.00', totalAmount: '20.00', currency: 'USD',
+    paymentMethod: null, accreditationStatus: null, suitabilityConfirmed: null, riskAcknowledgmentSigned: null,
+    requestHash: null, createdAt: new Date().toISOString(),
+  });
+
+  it('carries a subscription on after its worker was stopped for a day', async () => {
+    const start = newSubscription();
+    const handle = await env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+      workflowId: subscriptionWorkflowId(start.id),
+      taskQueue,
+      args: [{ start }],
+    });
+    expect((await handle.executeUpdate(requestSignature)).status).toBe('pending_signature');
+
+    worker.shutdown();
+    await running;
+    await env.sleep('1 day');
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+
+    worker = await newWorker();
+    running = worker.run();
+    const signed = await handle.executeUpdate(signAgreement, { args: [{ signature: 'A. Investor', signedAt: '2026-11-22T09:00:00Z', ipAddress: null }] });
+    expect(signed).toMatchObject({ status: 'pending_payment', subscription_agreement_signed: true });
+    const [row] = await orm.em.getConnection().execute('select status, version from subscriptions where id = ?', [start.id]);
+    expect(row).toEqual({ status: 'pending_payment', version: 3 });
+  });
+
   it('keeps a cancelled subscription open for 90 days of late payment notices, then ends it, in seconds of real time', async () => {
-    const id = randomUUID();
-    const start: NewSubscription = {
-      id, set: 'A', orgId: randomUUID(), offeringId: randomUUID(), securityClassId: randomUUID(), trancheId: null,
-      investorId: 'investor-1', unitsSubscribed: 2, pricePerUnit: '10.00', totalAmount: '20.00', currency: 'USD',
-      paymentMethod: null, accreditationStatus: null, suitabilityConfirmed: null, riskAcknowledgmentSigned: null,
-      requestHash: null, createdAt: new Date().toISOString(),
-    };
+    const start = newSubscription();
+    const id = start.id;
     const handle = await env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
       workflowId: subscriptionWorkflowId(id),
       taskQueue,
