@@ -84,25 +84,25 @@ export interface SubscriptionState {
   version: number;
 }
 
-/** What the create command carries into the workflow. */
-export interface NewSubscription {
-  id: string;
-  set: BehaviourSet;
-  orgId: string;
-  offeringId: string;
-  securityClassId: string;
-  trancheId: string | null;
-  investorId: string;
-  unitsSubscribed: number;
-  pricePerUnit: string;
-  totalAmount: string;
-  currency: string;
-  paymentMethod: PaymentMethod | null;
-  accreditationStatus: string | null;
-  suitabilityConfirmed: boolean | null;
-  riskAcknowledgmentSigned: boolean | null;
-  requestHash: string | null;
-  createdAt: string;
-}
+/** What the create command carries into the workflow; the workflow derives the rest. */
+export type NewSubscription = Pick<
+  SubscriptionState,
+  | 'id'
+  | 'set'
+  | 'orgId'
+  | 'offeringId'
+  | 'securityClassId'
+  | 'trancheId'
+  | 'investorId'
+  | 'unitsSubscribed'
+  | 'pricePerUnit'
+  | 'totalAmount'
+  | 'currency'
+  | 'accreditationStatus'
+  | 'suitabilityConfirmed'
+  | 'riskAcknowledgmentSigned'
+  | 'requestHash'
+  | 'createdAt'
+> & { paymentMethod: PaymentMethod | null };
 
 export const subscriptionWorkflowId = (subscriptionId: string) => `subscription-${subscriptionId}`;
