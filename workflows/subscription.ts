@@ -30,9 +30,16 @@ const { recordTransition } = proxyLocalActivities<Activities>({
   // The projection must land eventually: retry until it does.
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' },
 });
+// Investor commands wait on these, so they give up soon and the command reports it.
 const processor = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 },
+});
+// Collection after approval waits for nobody: ride out a processor outage (the idempotency key
+// keeps retries to one charge); only a non-retryable refusal ends it.
+const collector = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },
 });
 
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
@@ -142,14 +149,19 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   async function collect(): Promise<void> {
     collecting = true;
-    await processor.collectPayment({
-      subscriptionId: state.id,
-      setupSessionId: state.setupSessionId!,
-      amount: state.totalAmount,
-      currency: state.currency,
-      idempotencyKey: `collect-${state.id}`,
-    });
-    await commit({ state: { ...state, paymentStatus: 'processing' }, events: [] });
+    try {
+      await collector.collectPayment({
+        subscriptionId: state.id,
+        setupSessionId: state.setupSessionId!,
+        amount: state.totalAmount,
+        currency: state.currency,
+        idempotencyKey: `collect-${state.id}`,
+      });
+      await commit({ state: { ...state, paymentStatus: 'processing' }, events: [] });
+    } catch (err) {
+      // Only a refusal reaches here (outages are retried): record it; the workflow itself goes on.
+      await commit({ state: { ...state, paymentStatus: 'failed', statusReason: `collection refused: ${(err as Error).message}` }, events: [] });
+    }
   }
 
   /** Applies every notification the state is ready for; keeps the rest for after the next change. */
