@@ -10,6 +10,7 @@ import { offeringsRouter } from './issuance/offerings-router';
 import { subscriptionsRouter } from './issuance/subscriptions-router';
 import { notificationsRouter } from './notifications/router';
 import { paymentsRouter } from './payments/router';
+import { openApiRouter } from './openapi/router';
 
 /** Every router of the service; a feature adds its own here. */
 const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter];
@@ -19,8 +20,9 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(errorEnvelope());
   app.use(requestContext(deps.orm));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '100kb', encoding: 'utf-8' }));
-  for (const build of routers) {
-    const router = build(deps);
+  const built = routers.map((build) => build(deps));
+  // The document describes the routers above, so it is built from them and is not itself in it.
+  for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0' })]) {
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   }
   return app;

@@ -7,9 +7,12 @@ export interface AuthState {
   principal: Principal;
 }
 
+/** Left on the middleware auth() returns (the roles it accepts), so api/openapi can document security and 401/403. */
+export const AUTH_ROLES = Symbol('tranche.authRoles');
+
 /** Requires a valid bearer access token (spec §5.1) and, when given, one of the roles. */
 export function auth(tokens: AccessTokens, ...anyOf: Role[]): Middleware {
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     const header = ctx.get('authorization');
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated(header ? 'Use Authorization: Bearer <access token>' : undefined);
@@ -20,4 +23,5 @@ export function auth(tokens: AccessTokens, ...anyOf: Role[]): Middleware {
     (ctx.state as AuthState).principal = principal;
     await next();
   };
+  return Object.assign(middleware, { [AUTH_ROLES]: anyOf });
 }

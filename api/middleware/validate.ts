@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { validationFailed } from '../../lib/errors';
 import type { AuthState } from './auth';
 
-interface Schemas {
+export interface Schemas {
   body?: z.ZodType;
   params?: z.ZodType;
   query?: z.ZodType;
@@ -12,12 +12,15 @@ interface Schemas {
 export type Input<S extends Schemas> = { [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
 export type Ctx = RouterContext<AuthState>;
 
+/** Where validate() leaves its schemas on the middleware it returns, so api/openapi documents exactly what is checked. */
+export const ROUTE_SCHEMAS = Symbol('tranche.routeSchemas');
+
 /**
  * Validates path, query and body with zod, then runs the handler with the typed input.
  * Every problem found is reported at once, in the error envelope's details.
  */
 export function validate<S extends Schemas>(schemas: S, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Middleware {
-  return async (ctx) => {
+  const middleware: Middleware = async (ctx) => {
     const sources = { params: (ctx as unknown as Ctx).params ?? {}, query: ctx.query, body: (ctx.request as { body?: unknown }).body ?? {} };
     const input: Record<string, unknown> = {};
     const issues: { in: string; path: string; message: string }[] = [];
@@ -31,4 +34,5 @@ export function validate<S extends Schemas>(schemas: S, handler: (ctx: Ctx, inpu
     if (issues.length) throw validationFailed(issues);
     await handler(ctx as unknown as Ctx, input as Input<S>);
   };
+  return Object.assign(middleware, { [ROUTE_SCHEMAS]: schemas as Schemas });
 }

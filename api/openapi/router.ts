@@ -1,0 +1,51 @@
+import Router from '@koa/router';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { buildOpenApi } from './document';
+
+/** The only swagger-ui-dist files the page needs; anything else under /docs is a 404. */
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Tranche API</title>
+<link rel="icon" href="/docs/favicon-32x32.png"><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="docs"></div><script src="/docs/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body></html>`;
+
+// A file, not an inline script, so the page works under a strict Content-Security-Policy.
+const INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#docs', deepLinking: true, persistAuthorization: false });`;
+
+/**
+ * GET /openapi.json (built once from the routers the app serves) and GET /docs, a Swagger UI page
+ * whose assets come from the swagger-ui-dist package and are served by this process: no CDN.
+ */
+export function openApiRouter(routers: Router[], info: { title: string; version: string; description?: string }): Router {
+  const router = new Router();
+  let document: unknown;
+  const assetDir = dirname(require.resolve('swagger-ui-dist/package.json'));
+
+  router.get('/openapi.json', (ctx) => {
+    document ??= buildOpenApi(routers, info);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = document;
+  });
+  router.get('/docs', (ctx) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = PAGE;
+  });
+  router.get('/docs/init.js', (ctx) => {
+    ctx.type = 'application/javascript; charset=utf-8';
+    ctx.body = INIT;
+  });
+  router.get('/docs/:asset', async (ctx) => {
+    const type = ASSETS[ctx.params.asset!];
+    if (!type) return; // falls through to the envelope's 404
+    ctx.type = type;
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.body = await readFile(join(assetDir, ctx.params.asset!));
+  });
+  return router;
+}
