@@ -1,21 +1,31 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { Collection, CollectionRequest, PaymentProcessor, Session, SessionRequest, SetupResult } from '../domain/payment-processor';
+import { PaymentRefused, type Collection, type CollectionRequest, type PaymentProcessor, type Session, type SessionRequest, type SetupResult } from '../domain/payment-processor';
+
+/** A refusal for good stops the activity's retries; everything else is retried as an outage. */
+async function finalOnRefusal<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof PaymentRefused) throw ApplicationFailure.nonRetryable(err.message, err.code);
+    throw err;
+  }
+}
 
 /** The subscription workflow's calls to the payment processor, as activities. */
 export function createPaymentActivities(processor: PaymentProcessor) {
   return {
     async createSetupSession(req: SessionRequest): Promise<Session> {
-      return processor.createSetupSession(req);
+      return finalOnRefusal(() => processor.createSetupSession(req));
     },
     async getSetupResult(sessionId: string): Promise<SetupResult> {
-      return processor.getSetupResult(sessionId);
+      return finalOnRefusal(() => processor.getSetupResult(sessionId));
     },
     async createCheckoutSession(req: SessionRequest): Promise<Session> {
-      return processor.createCheckoutSession(req);
+      return finalOnRefusal(() => processor.createCheckoutSession(req));
     },
     async collectPayment(req: CollectionRequest): Promise<Collection> {
       if (!req.setupSessionId) throw ApplicationFailure.nonRetryable('no linked payment method', 'NO_PAYMENT_METHOD');
-      return processor.collect(req);
+      return finalOnRefusal(() => processor.collect(req));
     },
   };
 }

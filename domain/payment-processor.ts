@@ -35,6 +35,17 @@ export interface Collection {
   collectionId: string;
 }
 
+/**
+ * The processor refused for good: retrying the same call cannot help (an invalid request, no
+ * linked payment method). Anything else an adapter throws is taken as transient and retried.
+ */
+export class PaymentRefused extends Error {
+  override name = 'PaymentRefused';
+  constructor(readonly code: string, message: string) {
+    super(message);
+  }
+}
+
 export interface PaymentProcessor {
   readonly name: string;
   createSetupSession(req: SessionRequest): Promise<Session>;

@@ -5,7 +5,7 @@ import { SandboxCollectionSchema, SandboxSessionSchema } from '../../db/entities
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/logger';
 import { parseMoney } from '../../lib/money';
-import type { Collection, CollectionRequest, PaymentProcessor, Session, SessionRequest, SetupResult } from '../../domain/payment-processor';
+import { PaymentRefused, type Collection, type CollectionRequest, type PaymentProcessor, type Session, type SessionRequest, type SetupResult } from '../../domain/payment-processor';
 import { SandboxNotifier } from './notifier';
 import { sandboxLedger, type SandboxLedger } from './sandbox-ledger';
 import { sandboxSecret } from './signature';
@@ -76,7 +76,7 @@ export function createSandboxProcessor(
     createSetupSession: (req) => openSession('setup', req),
 
     createCheckoutSession(req) {
-      if (!req.amount) throw new Error('a checkout session needs an amount');
+      if (!req.amount) throw new PaymentRefused('AMOUNT_REQUIRED', 'a checkout session needs an amount');
       return openSession('payment', req);
     },
 
@@ -93,7 +93,7 @@ export function createSandboxProcessor(
       const existing = await em.findOne(SandboxCollectionSchema, { idempotencyKey: req.idempotencyKey });
       if (existing) return { collectionId: existing.id };
       const setup = await em.findOne(SandboxSessionSchema, { id: req.setupSessionId, mode: 'setup', status: 'complete' });
-      if (!setup) throw new Error(`setup session ${req.setupSessionId} has no linked payment method`);
+      if (!setup) throw new PaymentRefused('NO_PAYMENT_METHOD', `setup session ${req.setupSessionId} has no linked payment method`);
       const id = randomUUID();
       const now = new Date();
       try {

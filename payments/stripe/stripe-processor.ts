@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import type { Collection, CollectionRequest, PaymentProcessor, Session, SessionRequest, SetupResult } from '../../domain/payment-processor';
+import { PaymentRefused, type Collection, type CollectionRequest, type PaymentProcessor, type Session, type SessionRequest, type SetupResult } from '../../domain/payment-processor';
 import type { PaymentMethod } from '../../domain/subscription';
 import { parseMoney } from '../../lib/money';
 import type { PaymentReferences } from '../payment-references';
@@ -48,7 +48,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
     }
   }
 
-  return {
+  const calls: PaymentProcessor = {
     name: 'stripe',
 
     async createSetupSession(req: SessionRequest): Promise<Session> {
@@ -77,7 +77,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
     },
 
     async createCheckoutSession(req: SessionRequest): Promise<Session> {
-      if (!req.amount) throw new Error('a checkout session needs an amount');
+      if (!req.amount) throw new PaymentRefused('AMOUNT_REQUIRED', 'a checkout session needs an amount');
       await expireEarlierSessions(req.subscriptionId);
       const wire = req.method === 'wire';
       const customer = wire ? (await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } })).id : undefined;
@@ -104,7 +104,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       const intent = session.setup_intent as Stripe.SetupIntent | null;
       const paymentMethod = intent ? idOf(intent.payment_method) : null;
       const customer = idOf(session.customer) ?? (intent ? idOf(intent.customer) : null);
-      if (!paymentMethod || !customer) throw new Error(`setup session ${req.setupSessionId} has no linked payment method`);
+      if (!paymentMethod || !customer) throw new PaymentRefused('NO_PAYMENT_METHOD', `setup session ${req.setupSessionId} has no linked payment method`);
       try {
         const pi = await stripe.paymentIntents.create(
           {
@@ -131,4 +131,29 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       }
     },
   };
+
+  return {
+    name: calls.name,
+    createSetupSession: (req) => refusalsFinal(() => calls.createSetupSession(req)),
+    getSetupResult: (id) => refusalsFinal(() => calls.getSetupResult(id)),
+    createCheckoutSession: (req) => refusalsFinal(() => calls.createCheckoutSession(req)),
+    collect: (req) => refusalsFinal(() => calls.collect(req)),
+  };
+}
+
+/**
+ * Stripe's 4xx answers to a request that was wrong (bad parameters, a reused idempotency key, a
+ * card refused before any PaymentIntent) fail the same way every time: refusals, not outages.
+ * Connection, rate-limit, authentication and 5xx errors stay retryable.
+ */
+async function refusalsFinal<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    const e = err as { type?: string; code?: string; message?: string };
+    if (e.type === 'StripeInvalidRequestError' || e.type === 'StripeIdempotencyError' || e.type === 'StripeCardError') {
+      throw new PaymentRefused(e.code ? `STRIPE_${e.code.toUpperCase()}` : 'STRIPE_REFUSED', e.message ?? 'Stripe refused the request');
+    }
+    throw err;
+  }
 }

@@ -1,5 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { ApplicationFailure } from '@temporalio/common';
+import { createPaymentActivities } from '../../activities/payments';
+import { PaymentRefused } from '../../domain/payment-processor';
 import { ConfigError, loadConfig } from '../../lib/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { paymentReferences } from '../../payments/payment-references';
@@ -71,6 +74,17 @@ describe('the Stripe adapter at its edges', () => {
     expect(session.sessionId).toMatch(/^cs_/);
     expect(await paymentReferences(orm, 'stripe').subscriptionOf(session.sessionId)).toBe(subscriptionId);
     expect(await processor.getSetupResult(session.sessionId)).toEqual({ status: 'open', paymentMethodRef: null });
+  });
+
+  it('refuses for good to collect without a linked payment method, and the activity does not retry it', async () => {
+    const stripe = stripeClient({ STRIPE_SECRET_KEY: 'sk_test_edges', STRIPE_API_URL: mock.url, STRIPE_TIMEOUT_MS: 5000 });
+    const processor = createStripeProcessor(stripe, paymentReferences(orm, 'stripe'));
+    const req = { subscriptionId: '7d0f3a52-3f7e-4c36-9d43-0c4f5f1d2a10', setupSessionId: 'cs_test_unfinished', amount: '50.00', currency: 'USD', idempotencyKey: 'collect-edges' };
+    await expect(processor.collect(req)).rejects.toMatchObject({ name: 'PaymentRefused', code: 'NO_PAYMENT_METHOD' });
+    await expect(processor.collect(req)).rejects.toBeInstanceOf(PaymentRefused);
+    const failure = await createPaymentActivities(processor).collectPayment(req).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'NO_PAYMENT_METHOD', nonRetryable: true });
   });
 
   it('gives up on a Stripe that never answers within the configured timeout', async () => {
