@@ -68,6 +68,8 @@ export interface SubscriptionState {
   /** Set A: the processor's session and the payment method it linked. */
   setupSessionId: string | null;
   paymentMethodLinked: boolean;
+  /** Set A: how many times staff asked to collect again; part of the processor's idempotency key. */
+  collectionAttempts: number;
   /** Set B: the latest checkout session. */
   checkoutSessionId: string | null;
   referenceCode: string | null;

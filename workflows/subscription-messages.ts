@@ -56,6 +56,7 @@ export const reject = defineUpdate<SubscriptionView, [ReasonInput]>('reject');
 export const voidAgreement = defineUpdate<SubscriptionView, [ReasonInput]>('voidAgreement');
 export const requestInfo = defineUpdate<SubscriptionView, [ReasonInput]>('requestInfo');
 export const issueShares = defineUpdate<SubscriptionView, [{ actorId: string }]>('issueShares');
+export const retryCollection = defineUpdate<SubscriptionView, [{ actorId: string }]>('retryCollection');
 export const reconcileFunds = defineUpdate<SubscriptionView, [ReconcileInput]>('reconcileFunds');
 
 export const paymentNotified = defineSignal<[PaymentNotification]>('paymentNotified');

@@ -3,7 +3,7 @@
  * and again inside handlers) and the change each command makes, with the events it emits.
  * No I/O and no clock: the workflow passes `now` in.
  */
-import { CANCELLABLE, TERMINAL, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
+import { CANCELLABLE, TERMINAL, type PaymentStatus, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { parseMoney } from '../lib/money';
 import type { PaymentNotification, ReasonInput, SignAgreementInput, SubmitForReviewInput } from './subscription-messages';
@@ -78,6 +78,13 @@ export const guards = {
   issueShares: (s: SubscriptionState) => {
     requireSet(s, 'issue-shares', 'B');
     requireStatus(s, 'issue shares for', ['approved']);
+  },
+  retryCollection: (s: SubscriptionState) => {
+    requireSet(s, 'retry-collection', 'A');
+    requireStatus(s, 'retry collection for', ['approved']);
+    if (!s.paymentMethodLinked || s.paymentStatus !== 'failed') {
+      throw refusal(409, 'NOTHING_TO_RETRY', 'Only a failed collection from a linked payment method can be retried');
+    }
   },
   reconcile: (s: SubscriptionState, amount: string) => {
     requireSet(s, 'reconcile', 'A');
@@ -154,6 +161,10 @@ export const transitions = {
       },
     ),
 
+  /** Set A: staff ask for the failed collection again (perhaps after the investor fixed their card). */
+  retryCollection: (s: SubscriptionState): Change =>
+    change(s, { paymentStatus: 'pending', statusReason: null, collectionAttempts: (s.collectionAttempts ?? 0) + 1 }),
+
   /** Set A: funds reached escrow (collected card/ACH, or reconciled wire/check). */
   fundsInEscrow: (s: SubscriptionState): Change =>
     change(s, { status: 'completed', paymentStatus: 'in_escrow' }, { type: 'subscription.funded' }, {
@@ -161,39 +172,39 @@ export const transitions = {
     }),
 };
 
+/** Money has moved: a late `failed` or `succeeded` changes nothing, a refund or dispute may follow. */
+const CAPTURED: readonly PaymentStatus[] = ['received', 'in_escrow', 'refunded', 'disputed'];
+const unchanged = (s: SubscriptionState): Change => ({ state: s, events: [] });
+
 /**
  * A processor notification applied to the state, or `undefined` while the subscription is not
- * ready for it (the workflow keeps it and tries again after the next change).
+ * ready for it (the workflow keeps it and tries again after the next change). Notifications can
+ * arrive twice and out of order; none may undo a later fact.
  */
 export function applyPayment(s: SubscriptionState, n: PaymentNotification): Change | undefined {
   switch (n.kind) {
     case 'processing':
-      return s.paymentStatus === 'pending' || s.paymentStatus === 'failed'
-        ? change(s, { paymentStatus: 'processing' })
-        : { state: s, events: [] };
+      return s.paymentStatus === 'pending' || s.paymentStatus === 'failed' ? change(s, { paymentStatus: 'processing' }) : unchanged(s);
     case 'failed':
-      if (s.paymentStatus === 'received' || s.paymentStatus === 'in_escrow') return { state: s, events: [] };
-      return change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
+      return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
     case 'succeeded':
       if (s.set === 'B') {
         if (s.status === 'pending_payment') {
-          return change(s, { status: 'pending_review', paymentStatus: 'received', statusReason: null }, {
-            type: 'subscription.funded',
-          });
+          return change(s, { status: 'pending_review', paymentStatus: 'received', statusReason: null }, { type: 'subscription.funded' });
         }
         if (s.status === 'draft' || s.status === 'pending_signature') return undefined;
-        return s.paymentStatus === 'received' ? { state: s, events: [] } : change(s, { paymentStatus: 'received' });
+        return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'received' });
       }
       // Set A: collection after approval captured the funds; escrow settlement follows.
-      if (s.status !== 'approved') return TERMINAL.includes(s.status) ? { state: s, events: [] } : undefined;
-      return s.paymentStatus === 'in_escrow' ? { state: s, events: [] } : change(s, { paymentStatus: 'received' });
+      if (s.status !== 'approved') return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
+      return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'received' });
     case 'in_escrow':
-      if (s.set !== 'A') return { state: s, events: [] };
+      if (s.set !== 'A' || s.paymentStatus === 'refunded' || s.paymentStatus === 'disputed') return unchanged(s);
       if (s.status === 'approved') return transitions.fundsInEscrow(s);
-      return TERMINAL.includes(s.status) ? { state: s, events: [] } : undefined;
+      return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
     case 'refunded':
-      return change(s, { paymentStatus: 'refunded' });
     case 'disputed':
-      return change(s, { paymentStatus: 'disputed' });
+      // A refund or dispute needs a payment to be about: wait for it.
+      return CAPTURED.includes(s.paymentStatus) ? change(s, { paymentStatus: n.kind }) : undefined;
   }
 }

@@ -4,6 +4,8 @@
  * PostgreSQL, with its events, before the command that caused it answers.
  */
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -54,7 +56,6 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   let projected = 'resume' in input;
   const pendingPayments: m.PaymentNotification[] = 'resume' in input ? [...input.pendingPayments] : [];
   const seen = new Set<string>('resume' in input ? input.seenNotifications : []);
-  let collecting = false;
 
   // Commands run one at a time; the guard runs again inside, against the state it will change.
   let queue: Promise<unknown> = Promise.resolve();
@@ -117,16 +118,17 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   command(m.issueShares, () => guards.issueShares(state), () =>
     commit(transitions.issueShares(state, uuid4(), new Date().toISOString())),
   );
+  command(m.retryCollection, () => guards.retryCollection(state), () => commit(transitions.retryCollection(state)));
   command(m.reconcileFunds, (i) => guards.reconcile(state, i.amount), () => commit(transitions.fundsInEscrow(state)));
 
   async function startSetup(i: m.SessionInput): Promise<m.SessionView> {
-    const session = await processor.createSetupSession(sessionRequest(i));
+    const session = await processor.createSetupSession(sessionRequest(i)).catch(asRefusal);
     await commit({ state: { ...state, paymentMethod: i.paymentMethod, setupSessionId: session.sessionId, paymentMethodLinked: false }, events: [] });
     return { session_id: session.sessionId, session_url: session.sessionUrl };
   }
 
   async function finalizeSetup(): Promise<SubscriptionView> {
-    const result = await processor.getSetupResult(state.setupSessionId!);
+    const result = await processor.getSetupResult(state.setupSessionId!).catch(asRefusal);
     if (result.status !== 'complete') {
       throw refusal(409, 'SETUP_INCOMPLETE', `The payment setup session is ${result.status}; complete it first`);
     }
@@ -134,7 +136,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   }
 
   async function startCheckout(i: m.SessionInput): Promise<m.SessionView> {
-    const session = await processor.createCheckoutSession({ ...sessionRequest(i), amount: state.totalAmount });
+    const session = await processor.createCheckoutSession({ ...sessionRequest(i), amount: state.totalAmount }).catch(asRefusal);
     await commit({ state: { ...state, paymentMethod: i.paymentMethod, checkoutSessionId: session.sessionId }, events: [] });
     return { session_id: session.sessionId, session_url: session.sessionUrl };
   }
@@ -145,17 +147,16 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   /** Set A card/ACH: once approved, collect off-session; the outcome arrives as notifications. */
   const needsCollection = () =>
-    state.set === 'A' && state.status === 'approved' && state.paymentMethodLinked && state.paymentStatus === 'pending' && !collecting;
+    state.set === 'A' && state.status === 'approved' && state.paymentMethodLinked && state.paymentStatus === 'pending';
 
   async function collect(): Promise<void> {
-    collecting = true;
     try {
       await collector.collectPayment({
         subscriptionId: state.id,
         setupSessionId: state.setupSessionId!,
         amount: state.totalAmount,
         currency: state.currency,
-        idempotencyKey: `collect-${state.id}`,
+        idempotencyKey: `collect-${state.id}-${state.collectionAttempts ?? 0}`,
       });
       await commit({ state: { ...state, paymentStatus: 'processing' }, events: [] });
     } catch (err) {
@@ -201,6 +202,15 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   return toSubscriptionView(state);
 }
 
+/** A processor's refusal reaches the investor as 422 with its code; an outage stays an upstream failure. */
+function asRefusal(err: unknown): never {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.nonRetryable) {
+    throw refusal(422, cause.type ?? 'PAYMENT_REFUSED', cause.message);
+  }
+  throw err;
+}
+
 function initialState(n: NewSubscription): SubscriptionState {
   return {
     ...n,
@@ -212,6 +222,7 @@ function initialState(n: NewSubscription): SubscriptionState {
     signerIp: null,
     setupSessionId: null,
     paymentMethodLinked: false,
+    collectionAttempts: 0,
     checkoutSessionId: null,
     referenceCode: null,
     sharesId: null,

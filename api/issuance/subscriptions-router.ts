@@ -100,6 +100,8 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     router.post('/subscriptions/:subscription_id/issue-shares', staff, validate({ params: SubscriptionParams },
       command(m.issueShares, (ctx) => [{ actorId: ctx.state.principal.userId }])));
   } else {
+    router.post('/subscriptions/:subscription_id/retry-collection', staff, validate({ params: SubscriptionParams },
+      command(m.retryCollection, (ctx) => [{ actorId: ctx.state.principal.userId }])));
     // Set A wire/check: staff match received funds to a subscription by its reference code.
     router.post('/reconciliations', staff, validate({ body: ReconcileBody }, async (ctx, input) => {
       const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);

@@ -89,6 +89,18 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     await eventually(w, id, { status: 'approved', payment_status: 'failed' });
     // The operator cannot settle a failed collection.
     expect((await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token)).status).toBe(409);
+
+    // Staff ask again: a second collection, under a new idempotency key, reaches escrow.
+    expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.investor.token)).status).toBe(403);
+    const retried = await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token);
+    expect(retried.status).toBe(200);
+    await eventually(w, id, { status: 'approved', payment_status: 'processing' });
+    const again = await collections(id);
+    expect(again).toHaveLength(2);
+    const fresh = again.find((c) => c.id !== collection!.id)!;
+    expect((await w.api.post(`/payments/sandbox/operator/collections/${fresh.id}/settle`, w.staff.token)).status).toBe(200);
+    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token)).status).toBe(409);
   });
 
   it('reconciles a wire subscription by reference code, refusing an amount that does not match', async () => {
