@@ -4,12 +4,14 @@
 #   scripts/tools.sh test-server  -> prints the path of the time-skipping test server wrapper
 #   scripts/tools.sh stripe-mock  -> prints the path of stripe-mock (Stripe API double for tests)
 #   scripts/tools.sh chromium     -> installs Debian's chromium when missing, prints its path
+#   scripts/tools.sh schemathesis -> prints the path of the schemathesis CLI (`st`), in its own venv
 # A fresh clone on the same machine (as CI makes) reuses what an earlier run built.
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=1.5.1        # newest CLI that `go install` accepts (no replace directive)
 TEST_SERVER_VERSION=1.31.0        # io.temporal:temporal-test-server on Maven Central
 STRIPE_MOCK_VERSION=0.203.0       # github.com/stripe/stripe-mock, built from the Go module proxy
+SCHEMATHESIS_VERSION=4.32.5      # PyPI; property-based fuzzing of the OpenAPI document
 COMPOSE_VERSION=2.40.3            # docker compose plugin, only to check temporal-compose.yml parses
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -103,14 +105,29 @@ install_chromium() {
   echo "$bin"
 }
 
+# A venv of its own so its Python dependencies never meet the system's.
+install_schemathesis() {
+  local dir="$cache/schemathesis-$SCHEMATHESIS_VERSION"
+  if [ ! -x "$dir/bin/st" ]; then
+    log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI (first time only)"
+    rm -rf "$dir"
+    # Built in place: a venv records its own path in its scripts, so it cannot be moved after.
+    python3 -m venv "$dir" >&2 && "$dir/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2 \
+      || { rm -rf "$dir"; exit 1; }
+  fi
+  echo "$dir/bin/st"
+}
+
 case "${1:-}" in
   temporal) with_lock temporal install_temporal ;;
   test-server) with_lock test-server install_test_server ;;
   compose) with_lock compose install_compose ;;
   stripe-mock) with_lock stripe-mock install_stripe_mock ;;
   chromium) with_lock chromium install_chromium ;;
+  schemathesis) with_lock schemathesis install_schemathesis ;;
   all)
     with_lock temporal install_temporal; with_lock test-server install_test_server; with_lock compose install_compose
-    with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium ;;
-  *) echo "usage: $0 temporal|test-server|compose|stripe-mock|chromium|all" >&2; exit 2 ;;
+    with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium
+    with_lock schemathesis install_schemathesis ;;
+  *) echo "usage: $0 temporal|test-server|compose|stripe-mock|chromium|schemathesis|all" >&2; exit 2 ;;
 esac

@@ -39,6 +39,9 @@ export function toAppError(err: unknown): AppError {
     return new AppError(502, 'UPSTREAM_FAILED', 'A downstream service did not complete the command; try again');
   }
   const status = (err as { status?: number; expose?: boolean }).status;
+  // The router refuses a method a path lacks (405) or that no route has at all (501, e.g. TRACE):
+  // both are the caller's mistake, so both are a 405, not a server error.
+  if (status === 405 || status === 501) return new AppError(405, 'METHOD_NOT_ALLOWED', 'This path does not accept this method');
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large');
     if (status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');

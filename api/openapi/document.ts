@@ -52,8 +52,10 @@ function operation(method: string, rawPath: string, schemas: Schemas | undefined
 
   const errors = new Set<number>();
   if (roles) [401, 403, 404].forEach((s) => errors.add(s));
-  if (schemas?.params) errors.add(404);
+  if (rawPath.includes(':')) errors.add(404);
   if (schemas) errors.add(422);
+  // A query can parse and still be refused by the handler (a cursor that does not decode).
+  if (schemas?.query) errors.add(400);
   // The body parser runs before any route, so every body-carrying method can meet its refusals.
   if (['post', 'put', 'patch'].includes(method)) [400, 413, 415].forEach((s) => errors.add(s));
   // Writes without auth() check a signature or an API key of their own.
@@ -65,7 +67,10 @@ function operation(method: string, rawPath: string, schemas: Schemas | undefined
   for (const status of successStatuses(method)) {
     responses[status] = status === '204' ? { description: 'Done; no body' } : enveloped ? jsonResponse('Success', '#/components/schemas/SuccessEnvelope') : { description: 'Success' };
   }
-  for (const status of [...errors].sort((a, b) => a - b)) responses[String(status)] = jsonResponse(ERROR_REASONS[status]!, '#/components/schemas/ErrorEnvelope');
+  for (const status of [...errors].sort((a, b) => a - b)) {
+    // A route outside validate()/auth() may answer its refusals its own way (the sandbox's HTML pages).
+    responses[String(status)] = enveloped ? jsonResponse(ERROR_REASONS[status]!, '#/components/schemas/ErrorEnvelope') : { description: ERROR_REASONS[status]! };
+  }
   op.responses = responses;
   return op;
 }
