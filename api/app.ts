@@ -3,6 +3,8 @@ import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import type { ApiDeps } from './deps';
 import { errorEnvelope } from './middleware/errors';
+import { httpMetrics, metricsEndpoint } from './middleware/metrics';
+import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
@@ -17,9 +19,13 @@ const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, s
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: true });
+  const { config } = deps;
+  app.use(httpMetrics());
   app.use(errorEnvelope());
+  app.use(metricsEndpoint());
   app.use(requestContext(deps.orm));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '100kb', encoding: 'utf-8' }));
+  app.use(writeRateLimit(deps.tokens, config.WRITE_RATE_LIMIT, config.WRITE_RATE_WINDOW_SECONDS));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.
   for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0' })]) {

@@ -54,11 +54,28 @@ export const ConfigSchema = z.object({
 
   /** Plain-http webhook URLs to loopback are allowed only when this is on (local development). */
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: bool.default(false),
+  /**
+   * Webhook URLs may resolve to private (RFC 1918), CGNAT, link-local or unique-local addresses only
+   * when this is on (an on-premises receiver); cloud metadata addresses stay refused (lib/ssrf-guard.ts).
+   */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
   WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes').optional(),
   /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
+
+  /** Largest JSON request body accepted, in kilobytes; a larger one is answered 413 PAYLOAD_TOO_LARGE. */
+  BODY_LIMIT_KB: z.coerce.number().int().min(1).max(10_240).default(100),
+  /** Writes (POST/PUT/PATCH/DELETE) allowed per window, counted per access-token subject, else per client address. */
+  WRITE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
+  WRITE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** Worker: port of the Temporal SDK's own Prometheus exporter (/metrics). Unset: not exported. */
+  TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Worker: port serving the service's own metrics (webhook deliveries, attempts, latency). Unset: not served. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Address the worker's metrics ports bind to. */
+  METRICS_HOST: z.string().default('127.0.0.1'),
 
   /** Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. */
   PAYMENT_PROCESSOR: z.enum(['sandbox', 'stripe']).default('sandbox'),

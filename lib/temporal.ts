@@ -2,11 +2,12 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
+import { workflowCommandLog } from './workflow-command-log';
 
 /** One client connection per process; Temporal calls carry their own deadlines. */
 export async function connectClient(config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>): Promise<Client> {
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: '10s' });
-  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [workflowCommandLog()] } });
 }
 
 /**

@@ -7,10 +7,12 @@ import { createWorker } from './create-worker';
 import { Connection } from '@temporalio/client';
 import { connectClient, ensureSearchAttributes } from '../lib/temporal';
 import { startOutboxRelay } from './outbox-relay';
+import { startWorkerMetrics } from './metrics-server';
 
 /** A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  const metrics = startWorkerMetrics(config);
   const orm = await openOrm(config);
   await migrate(orm);
   await registerSearchAttributes(config);
@@ -24,6 +26,7 @@ async function main(): Promise<void> {
   await relay.stop();
   await temporal.connection.close();
   await orm.close();
+  metrics?.close();
   logger.info('worker stopped');
 }
 

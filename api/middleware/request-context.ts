@@ -3,6 +3,7 @@ import { RequestContext } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
 import type { Orm } from '../../db/orm';
 import { logger } from '../../lib/logger';
+import { withRequestId } from '../../lib/request-scope';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -15,7 +16,7 @@ export function requestContext(orm: Orm): Middleware {
     ctx.set('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
     try {
-      await RequestContext.create(orm.em, next);
+      await withRequestId(requestId, () => RequestContext.create(orm.em, next));
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');

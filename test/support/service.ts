@@ -58,6 +58,8 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     TEMPORAL_TASK_QUEUE: `test-${randomBytes(6).toString('hex')}`,
     // A known port, so the URLs the service hands out (payment sessions, callbacks) reach it.
     ...(await ownAddress()),
+    // One test user sends many writes in a burst; tests of the write limit set their own.
+    WRITE_RATE_LIMIT: '1000000',
     ...opts.env,
   });
   const orm = await openOrm(config);

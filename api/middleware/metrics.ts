@@ -1,0 +1,32 @@
+import type { Middleware } from 'koa';
+import { httpDuration, httpRequests, scrape } from '../../lib/metrics';
+
+/**
+ * Counts and times every request by its route template (`/issuance/subscriptions/:subscription_id`),
+ * never its raw path, so ids cannot blow up the number of series. Runs outermost, so the status it
+ * records is the one the error envelope finally answered with.
+ */
+export function httpMetrics(): Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const labels = { method: ctx.method, route: typeof matched === 'string' ? matched : 'unmatched', status: String(ctx.status) };
+      httpRequests.inc(labels);
+      httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+}
+
+/** GET /metrics: this process's registry in the Prometheus text format. */
+export function metricsEndpoint(): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path !== '/metrics' || ctx.method !== 'GET') return next();
+    const { contentType, body } = await scrape();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = contentType;
+    ctx.body = body;
+  };
+}

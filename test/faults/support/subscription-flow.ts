@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
+import { Client, Connection } from '@temporalio/client';
+import { AccessTokens } from '../../../api/identity/access-tokens';
+import { subscriptionWorkflowId } from '../../../domain/subscription';
+import { getSubscription } from '../../../workflows/subscription-messages';
+import { http } from '../../support/http';
+
+/** The events a Set A wire subscription publishes from creation to completion, in order. */
+export const WIRE_FLOW_EVENTS = ['subscription.created', 'subscription.signed', 'subscription.approved', 'subscription.funded', 'subscription.completed'];
+
+/**
+ * A Set A world driven over HTTP against a service run as processes: staff, a KYC-approved investor
+ * (recorded straight in the database, as the provider would), an offering at 100.00 a unit.
+ */
+export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databaseUrl: string }) {
+  const tokens = await AccessTokens.create({ privateKeyPem: opts.pem, ttlSeconds: 3600 });
+  const org = randomUUID();
+  const staff = await tokens.sign({ userId: 'staff-1', orgId: org, roles: ['staff'], kycCompleted: false });
+  const investor = await tokens.sign({ userId: 'investor-1', orgId: org, roles: ['investor'], kycCompleted: true });
+  await sql(opts.databaseUrl, `insert into kyc_verifications (org_id, user_id, status) values ($1, 'investor-1', 'approved')`, [org]);
+  const api = http(opts.baseUrl);
+  const offering = await expectOk(api.post('/issuance/offerings', staff, { name: 'Faults', currency: 'USD' }), 201);
+  const cls = await expectOk(api.post(`/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '100.00' }), 201);
+  const sub = (id: string, op: string, token: string, body: unknown = {}) => api.post(`/issuance/subscriptions/${id}/${op}`, token, body);
+
+  return {
+    tokens: { staff, investor },
+    /** draft -> pending_signature -> pending_payment -> pending_review (wire). */
+    async toReview(): Promise<{ id: string; reference_code: string }> {
+      const s = await expectOk(api.post(`/issuance/offerings/${offering.id}/subscriptions`, investor, { securityClassId: cls.id, unitsSubscribed: 5 }), 201);
+      await expectOk(sub(s.id, 'request-signature', investor));
+      await expectOk(sub(s.id, 'sign-agreement', investor, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' }));
+      return expectOk(sub(s.id, 'submit-for-review', investor, { paymentMethod: 'wire' }));
+    },
+    approve: (id: string) => expectOk(sub(id, 'approve', staff)),
+    reconcile: (referenceCode: string) => expectOk(api.post('/issuance/reconciliations', staff, { referenceCode, amount: '500.00' })),
+    get: (id: string) => expectOk(api.get(`/issuance/subscriptions/${id}`, investor)),
+  };
+}
+
+/** Retries a command that may meet a restarting dependency; gives up after `timeoutMs`. */
+export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      return await fn();
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  throw new Error(`${what}: still failing after ${timeoutMs} ms: ${String((last as Error)?.message ?? last)}`);
+}
+
+export interface Verdict {
+  status: string;
+  projectionEqualsWorkflow: boolean;
+  eventCounts: Record<string, number>;
+}
+
+/**
+ * What a fault test checks after recovery, for one subscription: its status, whether the projection
+ * (subscriptions.state) equals the workflow's own getSubscription, and how often each event is in
+ * the outbox. The projection is written by an activity after each transition, so it is given time.
+ */
+export async function verdict(opts: { databaseUrl: string; temporalAddress: string }, id: string, timeoutMs = 60_000): Promise<Verdict> {
+  const connection = await Connection.connect({ address: opts.temporalAddress, connectTimeout: '10s' });
+  try {
+    const client = new Client({ connection });
+    const deadline = Date.now() + timeoutMs;
+    let workflow: unknown;
+    let projection: unknown;
+    do {
+      workflow = await client.workflow.getHandle(subscriptionWorkflowId(id)).query(getSubscription);
+      projection = (await sql(opts.databaseUrl, 'select state from subscriptions where id = $1', [id]))[0]?.state;
+      if (JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection))) break;
+      await new Promise((r) => setTimeout(r, 500));
+    } while (Date.now() < deadline);
+    const rows = await sql(opts.databaseUrl, `select type, count(*)::int as n from events where data->>'id' = $1 or data->>'subscription_id' = $1 group by type`, [id]);
+    return {
+      status: (workflow as { status: string }).status,
+      projectionEqualsWorkflow: JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection)),
+      eventCounts: Object.fromEntries(rows.map((r) => [r.type as string, r.n as number])),
+    };
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Key order differs between a JS object and jsonb; compare as sorted JSON. */
+function normalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalise);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, normalise(v)]));
+  return value;
+}
+
+export async function sql(databaseUrl: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new PgClient({ connectionString: databaseUrl, connectionTimeoutMillis: 5000, query_timeout: 10_000 });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function expectOk(call: Promise<{ status: number; body: any }>, status = 200): Promise<any> {
+  const res = await call;
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
