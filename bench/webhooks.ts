@@ -31,6 +31,8 @@ const FANOUTS = [1, 10, 100];
 const PACED_RATE = 50; // events per second (issue 4)
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 30);
 const PUBLISHERS = 32;
+// BENCH_PERSISTENT=0 runs the dev server in memory: no durable timers across restarts, for comparison only.
+const PERSISTENT = process.env.BENCH_PERSISTENT !== '0';
 const root = join(__dirname, '..');
 
 // The consumer: verifies `sha256=` HMAC over the raw body, answers 200, notes each event's first arrival.
@@ -59,7 +61,7 @@ interface SinkStats { count: number; bad: number; first: Record<string, number> 
 async function main(): Promise<void> {
   const temporalCli = process.env.TEMPORAL_CLI ?? execFileSync('bash', [join(root, 'scripts/tools.sh'), 'temporal']).toString().trim();
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
-  const stack = await startStack({ dataDir, database: 'tranche', persistent: true, temporalCli });
+  const stack = await startStack({ dataDir, database: 'tranche', persistent: PERSISTENT, temporalCli });
   const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: 'bench-webhooks', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
   const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
@@ -145,7 +147,7 @@ async function main(): Promise<void> {
     const results = {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      server: 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18 (fsync off)',
+      server: `temporal server start-dev (CLI 1.5.1, server 1.29.1), ${PERSISTENT ? 'SQLite file, journal_mode=WAL, synchronous=NORMAL' : 'SQLite in memory'}; embedded PostgreSQL 18 (fsync off)`,
       shape: 'one fan-out workflow per event, one delivery workflow per (event, endpoint), each attempt a local activity; worker as its own process',
       throughput,
       paced,
@@ -158,8 +160,9 @@ async function main(): Promise<void> {
       },
     };
     mkdirSync(join(root, 'bench/results'), { recursive: true });
-    writeFileSync(join(root, 'bench/results/webhooks.json'), `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(join(root, 'bench/results/webhooks.md'), markdown(results));
+    const name = PERSISTENT ? 'webhooks' : 'webhooks-in-memory';
+    writeFileSync(join(root, `bench/results/${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(root, `bench/results/${name}.md`), markdown(results));
     console.log(JSON.stringify(results, null, 2));
   } finally {
     await connection.close();
