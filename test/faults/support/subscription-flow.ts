@@ -58,6 +58,8 @@ export interface Verdict {
   status: string;
   projectionEqualsWorkflow: boolean;
   eventCounts: Record<string, number>;
+  /** When they differ: each differing field, as the workflow and the projection hold it. */
+  differences?: Record<string, { workflow: unknown; projection: unknown }>;
 }
 
 /**
@@ -79,14 +81,25 @@ export async function verdict(opts: { databaseUrl: string; temporalAddress: stri
       await new Promise((r) => setTimeout(r, 500));
     } while (Date.now() < deadline);
     const rows = await sql(opts.databaseUrl, `select type, count(*)::int as n from events where data->>'id' = $1 or data->>'subscription_id' = $1 group by type`, [id]);
+    const equal = JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection));
     return {
       status: (workflow as { status: string }).status,
-      projectionEqualsWorkflow: JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection)),
+      projectionEqualsWorkflow: equal,
       eventCounts: Object.fromEntries(rows.map((r) => [r.type as string, r.n as number])),
+      ...(equal ? {} : { differences: differences(workflow, projection) }),
     };
   } finally {
     await connection.close();
   }
+}
+
+function differences(workflow: unknown, projection: unknown): Record<string, { workflow: unknown; projection: unknown }> {
+  const w = (workflow ?? {}) as Record<string, unknown>;
+  const p = (projection ?? {}) as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(w), ...Object.keys(p)])];
+  return Object.fromEntries(
+    keys.filter((k) => JSON.stringify(normalise(w[k])) !== JSON.stringify(normalise(p[k]))).map((k) => [k, { workflow: w[k], projection: p[k] }]),
+  );
 }
 
 /** Key order differs between a JS object and jsonb; compare as sorted JSON. */

@@ -1,0 +1,62 @@
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../scripts/lib/free-port';
+import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
+import { freshDatabase } from '../support/service';
+import { startServicePair, type ServicePair } from './support/service-pair';
+import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
+
+/**
+ * The Temporal dev server (SQLite file persistence) restarted while commands are in flight.
+ * Expected: worker and API reconnect by themselves; every subscription completes; projections
+ * equal workflow state; each event is in the outbox exactly once.
+ */
+describe('the Temporal server restarted mid-flow', () => {
+  let pair: ServicePair;
+  let temporal: RunningTemporal;
+  let databaseUrl: string;
+  let temporalAddress: string;
+  const dir = mkdtempSync(join(tmpdir(), 'fault-temporal-'));
+  const start = (port: number) =>
+    startTemporalDevServer({ binary: process.env.TEMPORAL_CLI!, port, dbFile: join(dir, 'temporal.db'), logFile: createWriteStream(join(dir, 'temporal.log'), { flags: 'a' }) });
+
+  beforeAll(async () => {
+    temporal = await start(await freePort());
+    temporalAddress = temporal.address;
+    databaseUrl = await freshDatabase();
+    pair = await startServicePair({ databaseUrl, temporalAddress });
+  }, 300_000);
+  afterAll(async () => {
+    await pair?.stop();
+    await temporal?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('finishes every subscription once the server is back, with no event lost or doubled', async () => {
+    const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
+    const subs = [await world.toReview(), await world.toReview()];
+    const approved = await world.approve(subs[0]!.id);
+    expect(approved.status).toBe('approved');
+
+    const inFlight = [world.reconcile(subs[0]!.reference_code), world.approve(subs[1]!.id)].map((p) => p.catch((err: Error) => err));
+    await new Promise((r) => setTimeout(r, 100));
+    const port = Number(temporalAddress.split(':')[1]);
+    await temporal.stop();
+    await new Promise((r) => setTimeout(r, 3000));
+    temporal = await start(port);
+    await Promise.all(inFlight);
+
+    for (const s of subs) {
+      await eventually('approve', async () => ((await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined));
+      await eventually('reconcile', async () => ((await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined));
+    }
+    const verdicts = await Promise.all(subs.map((s) => verdict({ databaseUrl, temporalAddress }, s.id)));
+    for (const v of verdicts) {
+      expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
+    }
+    // The same processes carried on: nobody restarted the worker or the API.
+    expect(pair.workers.map((w) => w.child.exitCode)).toEqual([null]);
+    expect(pair.api.child.exitCode).toBeNull();
+  }, 300_000);
+});
