@@ -10,18 +10,19 @@ import { renderEventBody, type EnvelopeSource } from './webhook-signing';
  * delivery per matching endpoint (idempotent: the delivery id is derived from event and
  * endpoint), and mark the event dispatched. From here on Temporal owns the event.
  */
-export function createFanoutActivities(deps: { orm: Orm; config: () => { BEHAVIOUR_SET: BehaviourSet } }) {
+export function createFanoutActivities(deps: { orm: Orm; config: () => { BEHAVIOUR_SET: BehaviourSet; WEBHOOK_FIRST_ATTEMPT_IN_FANOUT?: boolean } }) {
   let supportedTypes: Set<string> | undefined;
   const supported = () => (supportedTypes ??= new Set(supportedEventTypes(deps.config().BEHAVIOUR_SET)));
   return {
-    async planFanout(eventId: string): Promise<{ deliveryIds: string[] }> {
+    async planFanout(eventId: string): Promise<FanoutPlan> {
       const knex = deps.orm.em.getConnection().getKnex();
+      const firstAttemptInFanout = deps.config().WEBHOOK_FIRST_ATTEMPT_IN_FANOUT ?? false;
       return knex.transaction(async (trx) => {
         const event: (EnvelopeSource & { dispatched_at: Date | null }) | undefined = await trx('events')
           .where({ id: eventId })
           .forUpdate()
           .first('id', 'type', 'source', 'org_id', 'occurred_at', 'data', 'dispatched_at');
-        if (!event) return { deliveryIds: [] };
+        if (!event) return { deliveryIds: [], firstAttemptInFanout };
         // spec §6.1: internal-only and other-set types are dropped silently.
         const endpointIds = supported().has(event.type) ? await matchingEndpoints(trx, event) : [];
         if (endpointIds.length) {
@@ -36,10 +37,16 @@ export function createFanoutActivities(deps: { orm: Orm; config: () => { BEHAVIO
           await trx('webhook_deliveries').insert(rows).onConflict('id').ignore();
         }
         if (!event.dispatched_at) await trx('events').where({ id: eventId }).update({ dispatched_at: trx.fn.now() });
-        return { deliveryIds: endpointIds.map((endpointId) => uuidFromName(event.id, endpointId)) };
+        return { deliveryIds: endpointIds.map((endpointId) => uuidFromName(event.id, endpointId)), firstAttemptInFanout };
       });
     },
   };
+}
+
+export interface FanoutPlan {
+  deliveryIds: string[];
+  /** Read here, so the workflow sees the setting through its history (deterministic on replay). */
+  firstAttemptInFanout: boolean;
 }
 
 /** The event's explicit target (test.ping), else every live endpoint of the org subscribed to its type. */

@@ -26,7 +26,7 @@ export function createActivities(deps: ActivityDeps) {
   };
 }
 
-type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV'>;
+type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV'> & Partial<Pick<Config, 'WEBHOOK_FIRST_ATTEMPT_IN_FANOUT'>>;
 
 // Optional so workers that run no webhooks (some tests) need not pass it; the webhook activities refuse without it.
 function webhookConfig(deps: ActivityDeps): WebhookConfig {

@@ -64,6 +64,11 @@ export const ConfigSchema = z.object({
   /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
+  /**
+   * Make each delivery's first attempt inside the event's fan-out workflow and start a delivery
+   * workflow only for those that fail: far fewer workflows per event (docs/decisions.md, bench/results).
+   */
+  WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: bool.default(false),
 
   /** Largest JSON request body accepted, in kilobytes; a larger one is answered 413 PAYLOAD_TOO_LARGE. */
   BODY_LIMIT_KB: z.coerce.number().int().min(1).max(10_240).default(100),

@@ -18,7 +18,7 @@ const { attemptDelivery } = proxyLocalActivities<Activities>({
 });
 
 export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m.DeliveryOutcome> {
-  let retryRequested = false;
+  let retryRequested = input.attemptNow ?? false;
   let deleted = false;
   setHandler(m.retryNow, () => void (retryRequested = true));
   setHandler(m.endpointDeleted, () => void (deleted = true));

@@ -20,6 +20,8 @@ export interface DeliveryInput {
   attemptsMade?: number;
   /** One attempt only (manual retry of an exhausted delivery), then end. */
   once?: boolean;
+  /** Make the next attempt at once (a manual retry that found no run waiting), then follow the schedule. */
+  attemptNow?: boolean;
 }
 
 export type DeliveryOutcome = 'success' | 'failed' | 'exhausted' | 'endpoint_deleted';

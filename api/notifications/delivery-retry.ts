@@ -30,7 +30,7 @@ export async function retryDelivery(deps: { temporal: Client; taskQueue: string;
   const input: DeliveryInput =
     delivery.status === 'exhausted'
       ? { deliveryId: delivery.id, attemptsMade: delivery.attempt_count, once: true }
-      : { deliveryId: delivery.id, attemptsMade: delivery.attempt_count }; // a schedule whose run is gone goes on
+      : { deliveryId: delivery.id, attemptsMade: delivery.attempt_count, attemptNow: true }; // no run waiting: attempt now, then the schedule
   try {
     await deps.temporal.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
       taskQueue: deps.taskQueue,

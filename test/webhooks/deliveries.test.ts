@@ -9,7 +9,12 @@ import { startService, type TestService } from '../support/service';
 import { eventually, Receiver } from './support/receiver';
 import { PATHS, registerHook } from './support/hooks';
 
-describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack (spec §6)', (set) => {
+// The third run makes first attempts inside the fan-out (WEBHOOK_FIRST_ATTEMPT_IN_FANOUT): same behaviour.
+describe.each([
+  ['A', 'false'],
+  ['B', 'false'],
+  ['B', 'true'],
+] as const)('Set %s, first attempt in fan-out %s: signed deliveries on the real stack (spec §6)', (set, firstAttemptInFanout) => {
   let svc: TestService;
   let api: ReturnType<typeof http>;
   let receiver: Receiver;
@@ -20,7 +25,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   const ping = async (endpointId: string) => (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: firstAttemptInFanout } }), Receiver.start()]);
     api = http(svc.baseUrl);
     staff = await actor(svc, newOrg(), ['staff']);
   });
@@ -143,8 +148,9 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const endpoint = await registerHook(svc, receiver, staff, h, ['*'], { defaultStatus: 503 });
     const { delivery_id } = await ping(endpoint.id);
     await statusIs(delivery_id, 'failed');
-    expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id));
+    await eventually(() => handle.describe().then(() => true, () => undefined), 10_000, 'delivery workflow started');
+    expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     expect(await handle.result()).toBe('endpoint_deleted');
     const after = await delivery(delivery_id);
     expect(after).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null });
