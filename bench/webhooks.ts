@@ -11,7 +11,7 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
@@ -33,6 +33,9 @@ const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 30);
 const PUBLISHERS = 32;
 // BENCH_PERSISTENT=0 runs the dev server in memory: no durable timers across restarts, for comparison only.
 const PERSISTENT = process.env.BENCH_PERSISTENT !== '0';
+// BENCH_FIRST_ATTEMPT_IN_FANOUT=1 runs the worker with WEBHOOK_FIRST_ATTEMPT_IN_FANOUT (docs/decisions.md).
+const FIRST_IN_FANOUT = process.env.BENCH_FIRST_ATTEMPT_IN_FANOUT === '1';
+const VARIANT = `webhooks${PERSISTENT ? '' : '-in-memory'}${FIRST_IN_FANOUT ? '-first-attempt-in-fanout' : ''}`;
 const root = join(__dirname, '..');
 
 // The consumer: verifies `sha256=` HMAC over the raw body, answers 200, notes each event's first arrival.
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
   const temporalCli = process.env.TEMPORAL_CLI ?? execFileSync('bash', [join(root, 'scripts/tools.sh'), 'temporal']).toString().trim();
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
   const stack = await startStack({ dataDir, database: 'tranche', persistent: PERSISTENT, temporalCli });
-  const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: 'bench-webhooks', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
+  const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: 'bench-webhooks', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development', WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: String(FIRST_IN_FANOUT) };
   const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
   const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'worker/main.ts')], { env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -148,7 +151,10 @@ async function main(): Promise<void> {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
       server: `temporal server start-dev (CLI 1.5.1, server 1.29.1), ${PERSISTENT ? 'SQLite file, journal_mode=WAL, synchronous=NORMAL' : 'SQLite in memory'}; embedded PostgreSQL 18 (fsync off)`,
-      shape: 'one fan-out workflow per event, one delivery workflow per (event, endpoint), each attempt a local activity; worker as its own process',
+      shape: FIRST_IN_FANOUT
+        ? 'one fan-out workflow per event making every first attempt as a local activity; a delivery workflow only for failed first attempts; worker as its own process'
+        : 'one fan-out workflow per event, one delivery workflow per (event, endpoint), each attempt a local activity; worker as its own process',
+      load_average_at_end: loadavg().map(round),
       throughput,
       paced,
       ceiling_signed_posts_per_second: ceiling,
@@ -160,7 +166,7 @@ async function main(): Promise<void> {
       },
     };
     mkdirSync(join(root, 'bench/results'), { recursive: true });
-    const name = PERSISTENT ? 'webhooks' : 'webhooks-in-memory';
+    const name = VARIANT;
     writeFileSync(join(root, `bench/results/${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(join(root, `bench/results/${name}.md`), markdown(results));
     console.log(JSON.stringify(results, null, 2));
@@ -196,13 +202,14 @@ async function signedPostCeiling(sinkUrl: string): Promise<number> {
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
-function markdown(r: { when: string; server: string; throughput: { endpoints: number; deliveries_per_second: number; deliveries: number; seconds: number }[]; paced: { publish_to_first_attempt_ms: { p50: number; p99: number } }; ceiling_signed_posts_per_second: number }): string {
+function markdown(r: { when: string; server: string; shape: string; load_average_at_end: number[]; throughput: { endpoints: number; deliveries_per_second: number; deliveries: number; seconds: number }[]; paced: { publish_to_first_attempt_ms: { p50: number; p99: number } }; ceiling_signed_posts_per_second: number }): string {
   const rows = r.throughput.map((t) => `| ${t.endpoints} | ${t.deliveries} | ${t.seconds} | **${t.deliveries_per_second}** | ${t.deliveries_per_second >= 200 ? 'met' : 'not met'} |`);
   const p = r.paced.publish_to_first_attempt_ms;
   return [
     '# Webhook benchmark',
     '',
-    `Run ${r.when} on this 2-core machine (\`npx tsx bench/webhooks.ts\`). Server: ${r.server}.`,
+    `Run ${r.when} on this 2-core machine (\`npx tsx bench/webhooks.ts\`, variant \`${VARIANT}\`). Server: ${r.server}.`,
+    `Shape: ${r.shape}. Load average at the end: ${r.load_average_at_end.join(', ')} (other engineers' suites shared the 2 cores).`,
     '',
     '| endpoints per event | deliveries | seconds | deliveries/s | target ≥ 200/s |',
     '|---|---|---|---|---|',

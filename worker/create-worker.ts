@@ -21,6 +21,9 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     activities: createActivities(setup.deps),
     workflowBundle: setup.workflowBundle ?? { code: await bundleWorkflows() },
     maxCachedWorkflows: 2_000,
+    // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
+    // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.
+    workflowTaskPollerBehavior: { type: 'autoscaling' },
     shutdownGraceTime: '10s',
   });
 }
