@@ -8,7 +8,10 @@ import type { EventDispatcher } from './event-dispatcher';
 /**
  * Writes a subscription transition: the projection row, its events in the outbox and (Set A,
  * funds in escrow) the offering's counters, in one transaction. Idempotent: the row is written
- * only when its version is newer, events are keyed by id and counters by subscription.
+ * only when its version is not older, events are keyed by id and counters by subscription.
+ * The same version is written again on purpose: when a workflow task is lost after this ran (a
+ * worker or server died), its retry runs at a new workflow time, so the same version carries a
+ * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart).
  */
 export function createProjectionActivities(deps: { orm: Orm; dispatcher: EventDispatcher }) {
   return {
@@ -36,7 +39,7 @@ async function upsertProjection(trx: Knex.Transaction, s: SubscriptionState): Pr
        status = excluded.status, payment_status = excluded.payment_status,
        reference_code = excluded.reference_code, state = excluded.state,
        version = excluded.version, updated_at = excluded.updated_at
-     where subscriptions.version < excluded.version`,
+     where subscriptions.version <= excluded.version`,
     [
       s.id,
       s.orgId,

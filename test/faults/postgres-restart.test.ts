@@ -5,11 +5,13 @@ import { freePort } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
 import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
+import { settledDeliveries, startReceiver } from './support/webhook-receiver';
 
 /**
  * PostgreSQL (embedded, persistent data) restarted while commands are in flight. Expected: the
  * projection activity retries until the database is back, the API's pool reconnects, every
- * subscription completes, projections equal workflow state, each event is in the outbox once.
+ * subscription completes, projections equal workflow state, each event is in the outbox once,
+ * every event reaches the webhook endpoint, and no delivery is missing an attempt number.
  */
 describe('PostgreSQL restarted mid-flow', () => {
   let pair: ServicePair;
@@ -36,6 +38,7 @@ describe('PostgreSQL restarted mid-flow', () => {
 
   it('finishes every subscription once the database is back, with no event lost or doubled', async () => {
     const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
+    const receiver = await startReceiver(pair.baseUrl, world.tokens.staff);
     const subs = [await world.toReview(), await world.toReview()];
     expect((await world.approve(subs[0]!.id)).status).toBe('approved');
 
@@ -54,6 +57,10 @@ describe('PostgreSQL restarted mid-flow', () => {
     for (const v of verdicts) {
       expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
     }
+    // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
+    const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
+    await receiver.close();
+    expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
     expect(pair.workers.map((w) => w.child.exitCode)).toEqual([null]);
     expect(pair.api.child.exitCode).toBeNull();
   }, 300_000);

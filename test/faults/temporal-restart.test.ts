@@ -6,11 +6,14 @@ import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
 import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
+import { settledDeliveries, startReceiver } from './support/webhook-receiver';
 
 /**
- * The Temporal dev server (SQLite file persistence) restarted while commands are in flight.
+ * The Temporal dev server (SQLite file persistence) killed with SIGKILL while commands are in
+ * flight, then started again on the same file.
  * Expected: worker and API reconnect by themselves; every subscription completes; projections
- * equal workflow state; each event is in the outbox exactly once.
+ * equal workflow state; each event is in the outbox exactly once; every event reaches the webhook
+ * endpoint, and no delivery is missing an attempt number.
  */
 describe('the Temporal server restarted mid-flow', () => {
   let pair: ServicePair;
@@ -35,14 +38,17 @@ describe('the Temporal server restarted mid-flow', () => {
 
   it('finishes every subscription once the server is back, with no event lost or doubled', async () => {
     const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
-    const subs = [await world.toReview(), await world.toReview()];
+    const receiver = await startReceiver(pair.baseUrl, world.tokens.staff);
+    const subs = [await world.toReview(), await world.toReview(), await world.toReview(), await world.toReview()];
     const approved = await world.approve(subs[0]!.id);
     expect(approved.status).toBe('approved');
 
-    const inFlight = [world.reconcile(subs[0]!.reference_code), world.approve(subs[1]!.id)].map((p) => p.catch((err: Error) => err));
-    await new Promise((r) => setTimeout(r, 100));
+    const inFlight = [world.reconcile(subs[0]!.reference_code), ...subs.slice(1).map((s) => world.approve(s.id))].map((p) => p.catch((err: Error) => err));
+    await new Promise((r) => setTimeout(r, 40));
     const port = Number(temporalAddress.split(':')[1]);
-    await temporal.stop();
+    // A crash, not a shutdown: workflow tasks in flight are lost and run again after the restart.
+    temporal.process.kill('SIGKILL');
+    await new Promise((r) => temporal.process.once('exit', r));
     await new Promise((r) => setTimeout(r, 3000));
     temporal = await start(port);
     await Promise.all(inFlight);
@@ -55,6 +61,10 @@ describe('the Temporal server restarted mid-flow', () => {
     for (const v of verdicts) {
       expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
     }
+    // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
+    const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
+    await receiver.close();
+    expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
     // The same processes carried on: nobody restarted the worker or the API.
     expect(pair.workers.map((w) => w.child.exitCode)).toEqual([null]);
     expect(pair.api.child.exitCode).toBeNull();

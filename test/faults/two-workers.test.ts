@@ -3,6 +3,7 @@ import { subscriptionWorkflowId } from '../../domain/subscription';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
 import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
+import { settledDeliveries, startReceiver } from './support/webhook-receiver';
 
 /** Which worker identities (pid@host) ran the workflow tasks of a subscription's history. */
 async function workerIdentities(client: Client, subscriptionId: string): Promise<Set<string>> {
@@ -14,7 +15,7 @@ async function workerIdentities(client: Client, subscriptionId: string): Promise
 /**
  * Two workers on one task queue. Expected: both take work; after one is killed with SIGKILL, the
  * other finishes every subscription, with projections equal to workflow state and each event
- * in the outbox exactly once.
+ * in the outbox exactly once and delivered to the webhook endpoint, with no attempt missing.
  */
 describe('two workers on one task queue', () => {
   let pair: ServicePair;
@@ -32,6 +33,7 @@ describe('two workers on one task queue', () => {
     const client = new Client({ connection });
     try {
       const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
+      const receiver = await startReceiver(pair.baseUrl, world.tokens.staff);
       const subs = await Promise.all(Array.from({ length: 8 }, () => world.toReview()));
       const before = new Set<string>();
       for (const s of subs) for (const id of await workerIdentities(client, s.id)) before.add(id);
@@ -48,6 +50,10 @@ describe('two workers on one task queue', () => {
       for (const v of verdicts) {
         expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
       }
+      // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
+      const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
+      await receiver.close();
+      expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
       const survivor = pids[1]!;
       const after = await Promise.all(subs.map((s) => workerIdentities(client, s.id)));
       expect(after.every((ids) => [...ids].some((id) => id.startsWith(`${survivor}@`)))).toBe(true);

@@ -1,11 +1,13 @@
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
 import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
+import { settledDeliveries, startReceiver } from './support/webhook-receiver';
 
 /**
  * kill -9 of the only worker while a command is in flight. Expected after a new worker starts:
  * the command completes (the API was waiting on the update), the subscription finishes, its
- * projection equals the workflow's state, and each event is in the outbox exactly once.
+ * projection equals the workflow's state, each event is in the outbox exactly once, and each
+ * reaches the webhook endpoint with no attempt missing from its delivery record.
  */
 describe('a worker killed with SIGKILL mid-flow', () => {
   let pair: ServicePair;
@@ -20,6 +22,7 @@ describe('a worker killed with SIGKILL mid-flow', () => {
 
   it('finishes every subscription on a new worker, with no event lost or doubled', async () => {
     const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
+    const receiver = await startReceiver(pair.baseUrl, world.tokens.staff);
     const subs = [await world.toReview(), await world.toReview(), await world.toReview()];
 
     // Approvals in flight when the worker dies: the updates wait for a worker to take them.
@@ -39,5 +42,9 @@ describe('a worker killed with SIGKILL mid-flow', () => {
     for (const v of verdicts) {
       expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
     }
+    // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
+    const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
+    await receiver.close();
+    expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
   }, 300_000);
 });

@@ -35,6 +35,8 @@ export function serviceEnv(opts: { databaseUrl: string; temporalAddress?: string
     PORT: String(opts.port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${opts.port}`,
     WRITE_RATE_LIMIT: '1000000',
+    // The fault tests' webhook receiver listens on loopback over plain http.
+    WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
     ...opts.extra,
   };
 }
