@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/config';
 import type { Orm } from '../../db/orm';
@@ -22,6 +23,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   let ops: ReturnType<typeof webhookOps>;
   const taskQueue = `ts-webhooks-${randomUUID()}`;
   const hook = () => `ts-${randomUUID().slice(0, 8)}`;
+  let exhaustedHistory: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> } | undefined;
   const retry = (deliveryId: string) => ops.delivery(deliveryId).then((d) => retryDelivery({ temporal: env.client, taskQueue, reads: ops.reads }, d));
 
   beforeAll(async () => {
@@ -49,6 +51,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
     const endpoint = await ops.endpoint(h, { defaultStatus: 500 });
     const { deliveryId, handle } = await ops.publish(endpoint.id, { viaFanout: false });
     expect(await handle.result()).toBe('exhausted');
+    exhaustedHistory = { workflowId: handle.workflowId, history: await handle.fetchHistory() };
 
     const attempts = await ops.attempts(deliveryId);
     expect(attempts.map((a) => [a.number, a.response_status])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 500]));
@@ -127,5 +130,10 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
     expect(await handle.result()).toBe('endpoint_deleted');
     expect(await ops.attempts(deliveryId)).toHaveLength(1);
     expect(await receiver.received(h)).toHaveLength(1);
+  });
+
+  it('replays the recorded history of a full schedule with the current workflow code (determinism guard)', async () => {
+    expect(exhaustedHistory).toBeDefined();
+    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, exhaustedHistory!.history, exhaustedHistory!.workflowId);
   });
 });
