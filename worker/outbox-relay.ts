@@ -7,6 +7,11 @@ export interface OutboxRelay {
 }
 
 const BATCH = 500;
+/**
+ * An event the relay handed over is not handed over again for this long: under a backlog its
+ * fan-out may be started but not yet run, and re-starting it would only add load to the server.
+ */
+const REDISPATCH_AFTER_MS = 30_000;
 
 /**
  * Re-dispatches events still undispatched a grace period after they were stored: the ones whose
@@ -19,23 +24,22 @@ export function startOutboxRelay(deps: { orm: Orm; dispatcher: EventDispatcher; 
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
 
+  const handedOver = new Map<string, number>();
+
   async function sweep(): Promise<void> {
-    for (;;) {
-      const ids: string[] = await knex('events')
-        .whereNull('dispatched_at')
-        .where('created_at', '<', knex.raw(`now() - (? * interval '1 millisecond')`, [deps.graceMs]))
-        .orderBy('created_at')
-        .limit(BATCH)
-        .pluck('id');
-      if (ids.length) {
-        logger.info({ count: ids.length }, 'outbox relay: dispatching events left undispatched');
-        await deps.dispatcher.dispatch(ids);
-      }
-      // A full batch may have more behind it, unless dispatch made no progress (Temporal down).
-      if (ids.length < BATCH || stopped) return;
-      const still = await knex('events').whereIn('id', ids).whereNull('dispatched_at').count<{ n: string }[]>({ n: '*' });
-      if (Number(still[0]?.n) === ids.length) return;
-    }
+    const now = Date.now();
+    for (const [id, at] of handedOver) if (at < now - REDISPATCH_AFTER_MS) handedOver.delete(id);
+    const ids: string[] = await knex('events')
+      .whereNull('dispatched_at')
+      .where('created_at', '<', knex.raw(`now() - (? * interval '1 millisecond')`, [deps.graceMs]))
+      .orderBy('created_at')
+      .limit(Math.min(BATCH + handedOver.size, 10 * BATCH))
+      .pluck('id');
+    const due = ids.filter((id) => !handedOver.has(id)).slice(0, BATCH);
+    if (due.length === 0) return;
+    logger.info({ count: due.length }, 'outbox relay: dispatching events left undispatched');
+    await deps.dispatcher.dispatch(due);
+    for (const id of due) handedOver.set(id, now);
   }
 
   function schedule(): void {
