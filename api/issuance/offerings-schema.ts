@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { isDecimalMoney, parseMoney } from '../../lib/money';
 
-const money = z.string().refine(isDecimalMoney, 'a decimal string with at most two places, e.g. "12.50"');
+// abort: the positivity check below must not run on text that is not money at all.
+const money = z.string().refine(isDecimalMoney, { message: 'a decimal string with at most two places, e.g. "12.50"', abort: true });
+const positiveMoney = money.refine((v) => parseMoney(v) > 0n, 'must be greater than 0');
 
 export const CreateOfferingBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
@@ -12,11 +14,11 @@ export const CreateOfferingBody = z.strictObject({
 export const UpdateOfferingBody = z.strictObject({ status: z.enum(['open', 'closed']) });
 export const CreateSecurityClassBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
-  pricePerUnit: money.refine((v) => parseMoney(v) > 0n, 'must be greater than 0'),
+  pricePerUnit: positiveMoney,
 });
 export const CreateTrancheBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   /** Overrides the security class price for subscriptions in this tranche. */
-  pricePerUnit: money.refine((v) => parseMoney(v) > 0n, 'must be greater than 0').optional(),
+  pricePerUnit: positiveMoney.optional(),
   status: z.enum(['open', 'closed']).default('open'),
 });
