@@ -4,7 +4,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
 
 export interface WorkerSetup {
-  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'>;
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> & Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS'>>;
   deps: ActivityDeps;
   /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start, in a thread. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -20,7 +20,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(setup.deps),
     workflowBundle: setup.workflowBundle ?? { code: await bundleWorkflows() },
-    maxCachedWorkflows: 2_000,
+    maxCachedWorkflows: setup.config.WORKER_MAX_CACHED_WORKFLOWS ?? 500,
     // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
     // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.
     workflowTaskPollerBehavior: { type: 'autoscaling' },
