@@ -15,16 +15,18 @@ export interface EventDispatcher {
 export const relayOnlyDispatcher: EventDispatcher = { dispatch: async () => undefined };
 
 /**
- * Starts one fan-out workflow per event, its id derived from the event id: a repeated start for
+ * Starts one fan-out workflow per event that some endpoint wants, its id derived from the event id: a repeated start for
  * a running fan-out finds it, one for a completed fan-out is refused; only a failed one runs again.
  * Never throws: whatever fails here stays undispatched in the outbox for the relay.
  */
-export function temporalDispatcher(client: Client, taskQueue: string): EventDispatcher {
+export function temporalDispatcher(client: Client, taskQueue: string, untargeted?: (eventId: string) => Promise<boolean>): EventDispatcher {
   return {
     async dispatch(eventIds) {
       await Promise.all(
         eventIds.map(async (eventId) => {
           try {
+            // No endpoint wants it: settled without a workflow (see untargetedEvents).
+            if (untargeted && (await untargeted(eventId).catch(() => false))) return;
             await client.workflow.start<typeof eventFanoutWorkflow>('eventFanoutWorkflow', {
               taskQueue,
               workflowId: fanoutWorkflowId(eventId),

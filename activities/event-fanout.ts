@@ -43,6 +43,29 @@ export function createFanoutActivities(deps: { orm: Orm; config: () => { BEHAVIO
   };
 }
 
+/**
+ * The dispatcher's shortcut: an event no endpoint wants is marked dispatched here, in one locked
+ * step, and no fan-out workflow runs for it (most events, in most organisations). Answers false,
+ * touching nothing, when there is someone to deliver to: the fan-out workflow owns those.
+ */
+export function untargetedEvents(orm: Orm, set: BehaviourSet) {
+  const supported = new Set(supportedEventTypes(set));
+  return async (eventId: string): Promise<boolean> => {
+    const knex = orm.em.getConnection().getKnex();
+    return knex.transaction(async (trx) => {
+      const event: (EnvelopeSource & { dispatched_at: Date | null }) | undefined = await trx('events')
+        .where({ id: eventId })
+        .forUpdate()
+        .first('id', 'type', 'source', 'org_id', 'occurred_at', 'data', 'dispatched_at');
+      if (!event) return false;
+      if (event.dispatched_at) return true;
+      if (supported.has(event.type) && (await matchingEndpoints(trx, event)).length) return false;
+      await trx('events').where({ id: eventId }).update({ dispatched_at: trx.fn.now() });
+      return true;
+    });
+  };
+}
+
 export interface FanoutPlan {
   deliveryIds: string[];
   /** Read here, so the workflow sees the setting through its history (deterministic on replay). */

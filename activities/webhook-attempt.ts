@@ -1,4 +1,7 @@
+import { Agent, fetch } from 'undici';
 import type { Orm } from '../db/orm';
+import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
+import { assertDeliverableUrl, guardedLookup, type SsrfPolicy } from '../lib/ssrf-guard';
 import type { AttemptInput, AttemptResult } from '../workflows/webhook-messages';
 import type { SecretBox } from './webhook-secret-box';
 import { signedRequest } from './webhook-signing';
@@ -27,8 +30,18 @@ interface Target {
  * limit; the attempt and the delivery's new status are recorded in one transaction. It throws only
  * when the database fails; every HTTP outcome is a result.
  */
-export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox }) {
+export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox; ssrf: () => SsrfPolicy }) {
   let box: SecretBox | undefined;
+  let agent: { dispatcher: Agent; policy: SsrfPolicy } | undefined;
+  // One connection pool for every attempt; its lookup refuses addresses the policy forbids, so a
+  // name that re-resolves to a private address after registration is still not reached.
+  const connection = () => {
+    if (!agent) {
+      const policy = deps.ssrf();
+      agent = { policy, dispatcher: new Agent({ connect: { lookup: guardedLookup(policy), timeout: 10_000 } }) };
+    }
+    return agent;
+  };
   return {
     async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
       const knex = deps.orm.em.getConnection().getKnex();
@@ -41,6 +54,7 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       if (!target) throw new Error(`delivery ${input.deliveryId} is not recorded`);
       if (target.deleted_at) {
         await knex('webhook_deliveries').where({ id: input.deliveryId }).update({ next_attempt_at: null, updated_at: knex.fn.now() });
+        recordWebhookDelivery('endpoint_deleted');
         return { outcome: 'endpoint_deleted', responseStatus: null };
       }
       if (target.status === 'success') return { outcome: 'success', responseStatus: null };
@@ -52,7 +66,7 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
         timestamp: new Date(target.occurred_at).toISOString(),
       });
       const started = performance.now();
-      const response = await post(target.url, request);
+      const response = await post(target.url, request, connection());
       const durationMs = Math.round(performance.now() - started);
       const ok = response.status !== null && response.status >= 200 && response.status < 300;
       const status = ok ? 'success' : input.number >= AUTOMATIC_ATTEMPTS ? 'exhausted' : 'failed';
@@ -80,6 +94,9 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
             updated_at: trx.fn.now(),
           });
       });
+      recordWebhookAttempt(ok ? 'success' : 'failed', response.status);
+      if (ok) recordWebhookDelivery('success', target.occurred_at);
+      else if (status === 'exhausted') recordWebhookDelivery('exhausted');
       return { outcome: ok ? 'success' : 'failed', responseStatus: response.status };
     },
   };
@@ -92,19 +109,20 @@ interface PostResult {
 }
 
 /** A redirect is not followed (it counts as a non-2xx answer); the body is read up to the limit only. */
-async function post(url: string, req: { headers: Record<string, string>; body: string }): Promise<PostResult> {
+async function post(url: string, req: { headers: Record<string, string>; body: string }, via: { dispatcher: Agent; policy: SsrfPolicy }): Promise<PostResult> {
   const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
   try {
-    const res = await fetch(url, { method: 'POST', headers: req.headers, body: req.body, redirect: 'manual', signal });
+    await assertDeliverableUrl(url, via.policy); // a literal IP never reaches the guarded lookup
+    const res = await fetch(url, { method: 'POST', headers: req.headers, body: req.body, redirect: 'manual', signal, dispatcher: via.dispatcher });
     return { status: res.status, body: await readCapped(res, RESPONSE_BODY_LIMIT), error: null };
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    const reason = e.name === 'TimeoutError' ? `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
+    const reason = e.name === 'TimeoutError' ? `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.code ?? e.cause?.message ?? e.message);
     return { status: null, body: null, error: String(reason).slice(0, 500) };
   }
 }
 
-async function readCapped(res: Response, limit: number): Promise<string | null> {
+async function readCapped(res: { body: ReadableStream<Uint8Array> | null }, limit: number): Promise<string | null> {
   if (!res.body) return null;
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -1,3 +1,4 @@
+import { untargetedEvents } from '../activities/event-fanout';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { migrate, openOrm } from '../db/orm';
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
   await migrate(orm);
   await registerSearchAttributes(config);
   const temporal = await connectClient(config);
-  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE);
+  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET));
   const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config } });
   // Events whose publisher died between commit and dispatch are fanned out from here (spec §6.1).
   const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });

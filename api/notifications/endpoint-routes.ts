@@ -10,6 +10,8 @@ import { logger } from '../../lib/logger';
 import { endpointDeleted, deliveryWorkflowId } from '../../workflows/webhook-messages';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
+import { AppError } from '../../lib/errors';
+import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
 import { checkWebhookUrl } from './url-policy';
 import { endpointView } from './views';
 import { EndpointParams, ListEndpointsQuery, RegisterEndpointBody, SetEventTypesBody, UpdateEndpointBody } from './schema';
@@ -19,11 +21,20 @@ import { ok } from './reply';
 export function endpointRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps & { secrets: SecretBox }): void {
   const store = endpointStore(deps.orm, deps.secrets);
   const set = deps.config.BEHAVIOUR_SET;
-  const url = (raw: string) => checkWebhookUrl(raw, deps.config.WEBHOOK_ALLOW_INSECURE_LOOPBACK);
+  const ssrf = policyFromConfig(deps.config);
+  // Scheme rules first, then where the host really points (checked again at every connect).
+  const url = async (raw: string) => {
+    const checked = checkWebhookUrl(raw, deps.config.WEBHOOK_ALLOW_INSECURE_LOOPBACK);
+    // A name that does not resolve yet is accepted: every attempt's connect-time lookup guards it.
+    await assertDeliverableUrl(checked, ssrf).catch((err: unknown) => {
+      if (!(err instanceof AppError && err.code === 'WEBHOOK_URL_UNRESOLVABLE')) throw err;
+    });
+    return checked;
+  };
   const one = `${base}/:id`;
 
   router.post(base, staff, validate({ body: RegisterEndpointBody }, async (ctx, { body }) => {
-    const input = { url: url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes) };
+    const input = { url: await url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes) };
     const { row, secret } = await store.create(ctx.state.principal.orgId, input);
     ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
   }));
@@ -38,7 +49,7 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
   }));
 
   router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody }, async (ctx, { params, body }) => {
-    const patch = { ...(body.url !== undefined && { url: url(body.url) }), ...(body.description !== undefined && { description: body.description }) };
+    const patch = { ...(body.url !== undefined && { url: await url(body.url) }), ...(body.description !== undefined && { description: body.description }) };
     ok(ctx, endpointView(await store.update(ctx.state.principal.orgId, params.id, patch)));
   }));
 

@@ -5,8 +5,9 @@ import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
-import { settledDeliveries, startReceiver } from './support/webhook-receiver';
+import { wireFlowWorld } from './support/subscription-flow';
+import { startReceiver } from './support/webhook-receiver';
+import { finishAndExpectRecovered } from './support/recovery';
 
 /**
  * The Temporal dev server (SQLite file persistence) killed with SIGKILL while commands are in
@@ -53,18 +54,7 @@ describe('the Temporal server restarted mid-flow', () => {
     temporal = await start(port);
     await Promise.all(inFlight);
 
-    for (const s of subs) {
-      await eventually('approve', async () => ((await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined));
-      await eventually('reconcile', async () => ((await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined));
-    }
-    const verdicts = await Promise.all(subs.map((s) => verdict({ databaseUrl, temporalAddress }, s.id)));
-    for (const v of verdicts) {
-      expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
-    }
-    // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
-    const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
-    await receiver.close();
-    expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
+    await finishAndExpectRecovered(world, subs, { databaseUrl, temporalAddress }, receiver);
     // The same processes carried on: nobody restarted the worker or the API.
     expect(pair.workers.map((w) => w.child.exitCode)).toEqual([null]);
     expect(pair.api.child.exitCode).toBeNull();

@@ -2,8 +2,9 @@ import { Client, Connection } from '@temporalio/client';
 import { subscriptionWorkflowId } from '../../domain/subscription';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
-import { settledDeliveries, startReceiver } from './support/webhook-receiver';
+import { wireFlowWorld } from './support/subscription-flow';
+import { startReceiver } from './support/webhook-receiver';
+import { finishAndExpectRecovered } from './support/recovery';
 
 /** Which worker identities (pid@host) ran the workflow tasks of a subscription's history. */
 async function workerIdentities(client: Client, subscriptionId: string): Promise<Set<string>> {
@@ -42,18 +43,7 @@ describe('two workers on one task queue', () => {
 
       // Kill the first worker; everything it had cached is now the other's to replay and finish.
       await pair.workers[0]!.kill9();
-      for (const s of subs) {
-        await eventually('approve', async () => ((await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined));
-        await eventually('reconcile', async () => ((await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined));
-      }
-      const verdicts = await Promise.all(subs.map((s) => verdict({ databaseUrl, temporalAddress }, s.id)));
-      for (const v of verdicts) {
-        expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
-      }
-      // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
-      const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
-      await receiver.close();
-      expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
+      await finishAndExpectRecovered(world, subs, { databaseUrl, temporalAddress }, receiver);
       const survivor = pids[1]!;
       const after = await Promise.all(subs.map((s) => workerIdentities(client, s.id)));
       expect(after.every((ids) => [...ids].some((id) => id.startsWith(`${survivor}@`)))).toBe(true);

@@ -1,7 +1,8 @@
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { eventually, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './support/subscription-flow';
-import { settledDeliveries, startReceiver } from './support/webhook-receiver';
+import { wireFlowWorld } from './support/subscription-flow';
+import { startReceiver } from './support/webhook-receiver';
+import { finishAndExpectRecovered } from './support/recovery';
 
 /**
  * kill -9 of the only worker while a command is in flight. Expected after a new worker starts:
@@ -33,18 +34,7 @@ describe('a worker killed with SIGKILL mid-flow', () => {
     await pair.addWorker();
     await Promise.all(approvals);
 
-    for (const s of subs) {
-      // An approval that timed out while no worker ran is retried; one that landed is not repeated.
-      await eventually('approve', async () => ((await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined));
-      await eventually('reconcile', async () => ((await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined));
-    }
-    const verdicts = await Promise.all(subs.map((s) => verdict({ databaseUrl, temporalAddress }, s.id)));
-    for (const v of verdicts) {
-      expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
-    }
-    // Every event reached the endpoint at least once, and every delivery's attempts are numbered 1..n.
-    const deliveries = await settledDeliveries(databaseUrl, receiver.received, subs.map((s) => s.id));
-    await receiver.close();
-    expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
+    // An approval that timed out while no worker ran is retried; one that landed is not repeated.
+    await finishAndExpectRecovered(world, subs, { databaseUrl, temporalAddress }, receiver);
   }, 300_000);
 });

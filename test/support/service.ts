@@ -1,3 +1,4 @@
+import { untargetedEvents } from '../../activities/event-fanout';
 import { Client as PgClient } from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -68,7 +69,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE);
+  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET));
   const worker = await createWorker({
     config,
     connection: nativeConnection,

@@ -64,6 +64,8 @@ describe('nothing is lost when a process dies', () => {
         DATABASE_URL: config.DATABASE_URL,
         TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
         TEMPORAL_TASK_QUEUE: taskQueue,
+        // The receiver listens on loopback; the worker's connect-time SSRF guard must allow it.
+        WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       });
       workers.push(child);
       await printed(child, 'worker started');

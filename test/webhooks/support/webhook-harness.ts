@@ -1,3 +1,4 @@
+import { policyFromConfig } from '../../../lib/ssrf-guard';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../../lib/config';
@@ -30,7 +31,7 @@ export async function webhookHarness(): Promise<{ config: Config; orm: Orm }> {
 /** Only the activities the webhook workflows call. */
 export const webhookActivities = (config: Config, orm: Orm) => ({
   ...createFanoutActivities({ orm, config: () => config }),
-  ...createAttemptActivities({ orm, secrets: () => secretBoxFrom(config) }),
+  ...createAttemptActivities({ orm, secrets: () => secretBoxFrom(config), ssrf: () => policyFromConfig(config) }),
 });
 
 export function webhookOps(deps: { config: Config; orm: Orm; client: Client; taskQueue: string; receiver: Receiver }) {
