@@ -55,6 +55,7 @@ async function main(): Promise<void> {
   }
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
+  await untilReady(`http://127.0.0.1:${PORT}/ready`);
 
   console.log(
     [
@@ -68,6 +69,17 @@ async function main(): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/** The URLs are printed only once the API answers /ready (PostgreSQL and Temporal reachable). */
+async function untilReady(url: string): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the API did not become ready at ${url} within 180 s`);
 }
 
 main().catch((err) => {
