@@ -4,15 +4,16 @@ import { join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { wireFlowWorld } from './support/subscription-flow';
-import { startReceiver } from './support/webhook-receiver';
+import { eventually, sql, wireFlowWorld } from './support/subscription-flow';
+import { settledDeliveries, startReceiver } from './support/webhook-receiver';
 import { finishAndExpectRecovered } from './support/recovery';
 
 /**
  * PostgreSQL (embedded, persistent data) restarted while commands are in flight. Expected: the
  * projection activity retries until the database is back, the API's pool reconnects, every
  * subscription completes, projections equal workflow state, each event is in the outbox once,
- * every event reaches the webhook endpoint, and no delivery is missing an attempt number.
+ * every event reaches the webhook endpoint, and no delivery is missing an attempt number; the
+ * same for deliveries whose backoff timer was running while the database was away.
  */
 describe('PostgreSQL restarted mid-flow', () => {
   let pair: ServicePair;
@@ -53,5 +54,31 @@ describe('PostgreSQL restarted mid-flow', () => {
     await finishAndExpectRecovered(world, subs, { databaseUrl, temporalAddress }, receiver);
     expect(pair.workers.map((w) => w.child.exitCode)).toEqual([null]);
     expect(pair.api.child.exitCode).toBeNull();
+  }, 300_000);
+
+  it('finishes webhook deliveries whose 30 s backoff spanned a database restart, with attempts 1 and 2 recorded', async () => {
+    const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
+    const receiver = await startReceiver(pair.baseUrl, world.tokens.staff, { failFirst: true });
+    const sub = await world.toReview(); // subscription.created and subscription.signed
+    await eventually('first attempts refused', async () => (receiver.refused.size >= 2 ? true : undefined));
+
+    // Both deliveries wait on their 30 s timer; take the database away in the middle of it.
+    await new Promise((r) => setTimeout(r, 5000));
+    await postgres.stop();
+    await new Promise((r) => setTimeout(r, 3000));
+    postgres = await start();
+
+    const [verdict] = await settledDeliveries(databaseUrl, receiver.received, [sub.id], 150_000);
+    await receiver.close();
+    expect(verdict).toEqual({ undelivered: [], attemptGaps: [] });
+    const attempts = await sql(
+      databaseUrl,
+      `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
+      [sub.id],
+    );
+    expect(attempts).toEqual([
+      { attempt_count: 2, status: 'success' },
+      { attempt_count: 2, status: 'success' },
+    ]);
   }, 300_000);
 });

@@ -4,13 +4,19 @@ import { http } from '../../support/http';
 import { sql } from './subscription-flow';
 
 /**
- * A webhook endpoint that always answers 204 and records the event ids it received, registered
- * for every event type of the organisation the staff token belongs to.
+ * A webhook endpoint that answers 204 and records the event ids it took, registered for every
+ * event type of the organisation the staff token belongs to. With `failFirst` it answers 500 to
+ * the first attempt of each event, so every delivery goes into its 30 s backoff.
  */
-export async function startReceiver(baseUrl: string, staffToken: string) {
+export async function startReceiver(baseUrl: string, staffToken: string, opts: { failFirst?: boolean } = {}) {
   const received = new Map<string, number>();
+  const refused = new Set<string>();
   const server: Server = createServer((req, res) => {
     const id = req.headers['x-service-event-id'];
+    if (opts.failFirst && typeof id === 'string' && !refused.has(id)) {
+      refused.add(id);
+      return req.resume().on('end', () => res.writeHead(500).end());
+    }
     if (typeof id === 'string') received.set(id, (received.get(id) ?? 0) + 1);
     req.resume().on('end', () => res.writeHead(204).end());
   });
@@ -18,7 +24,7 @@ export async function startReceiver(baseUrl: string, staffToken: string) {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   const res = await http(baseUrl).post('/notifications/webhook-endpoints', staffToken, { url, eventTypes: ['*'] });
   if (res.status !== 201) throw new Error(`register endpoint: ${res.status} ${JSON.stringify(res.body)}`);
-  return { received, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { received, refused, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 export interface DeliveryVerdict {
