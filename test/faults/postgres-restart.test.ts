@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { eventually, sql, wireFlowWorld } from './support/subscription-flow';
-import { settledDeliveries, startReceiver } from './support/webhook-receiver';
-import { finishAndExpectRecovered } from './support/recovery';
+import { wireFlowWorld } from './support/subscription-flow';
+import { startReceiver } from './support/webhook-receiver';
+import { expectDeliveriesSurviveBackoffFault, finishAndExpectRecovered } from './support/recovery';
 
 /**
  * PostgreSQL (embedded, persistent data) restarted while commands are in flight. Expected: the
@@ -57,28 +57,11 @@ describe('PostgreSQL restarted mid-flow', () => {
   }, 300_000);
 
   it('finishes webhook deliveries whose 30 s backoff spanned a database restart, with attempts 1 and 2 recorded', async () => {
-    const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
-    const receiver = await startReceiver(pair.baseUrl, world.tokens.staff, { failFirst: true });
-    const sub = await world.toReview(); // subscription.created and subscription.signed
-    await eventually('first attempts refused', async () => (receiver.refused.size >= 2 ? true : undefined));
-
-    // Both deliveries wait on their 30 s timer; take the database away in the middle of it.
-    await new Promise((r) => setTimeout(r, 5000));
-    await postgres.stop();
-    await new Promise((r) => setTimeout(r, 3000));
-    postgres = await start();
-
-    const [verdict] = await settledDeliveries(databaseUrl, receiver.received, [sub.id], 150_000);
-    await receiver.close();
-    expect(verdict).toEqual({ undelivered: [], attemptGaps: [] });
-    const attempts = await sql(
-      databaseUrl,
-      `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
-      [sub.id],
-    );
-    expect(attempts).toEqual([
-      { attempt_count: 2, status: 'success' },
-      { attempt_count: 2, status: 'success' },
-    ]);
+    // Both deliveries wait on their 30 s timer while the database is away.
+    await expectDeliveriesSurviveBackoffFault(pair, databaseUrl, async () => {
+      await postgres.stop();
+      await new Promise((r) => setTimeout(r, 3000));
+      postgres = await start();
+    });
   }, 300_000);
 });

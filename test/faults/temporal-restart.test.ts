@@ -5,9 +5,9 @@ import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { eventually, sql, wireFlowWorld } from './support/subscription-flow';
-import { settledDeliveries, startReceiver } from './support/webhook-receiver';
-import { finishAndExpectRecovered } from './support/recovery';
+import { wireFlowWorld } from './support/subscription-flow';
+import { startReceiver } from './support/webhook-receiver';
+import { expectDeliveriesSurviveBackoffFault, finishAndExpectRecovered } from './support/recovery';
 
 /**
  * The Temporal dev server (SQLite file persistence) killed with SIGKILL while commands are in
@@ -62,30 +62,13 @@ describe('the Temporal server restarted mid-flow', () => {
   }, 300_000);
 
   it('finishes webhook deliveries whose 30 s backoff spanned a server crash, with attempts 1 and 2 recorded', async () => {
-    const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
-    const receiver = await startReceiver(pair.baseUrl, world.tokens.staff, { failFirst: true });
-    const sub = await world.toReview(); // subscription.created and subscription.signed
-    await eventually('first attempts refused', async () => (receiver.refused.size >= 2 ? true : undefined));
-
-    // Both deliveries now wait on their 30 s timer; crash the server in the middle of it.
-    await new Promise((r) => setTimeout(r, 5000));
-    const port = Number(temporalAddress.split(':')[1]);
-    temporal.process.kill('SIGKILL');
-    await new Promise((r) => temporal.process.once('exit', r));
-    await new Promise((r) => setTimeout(r, 3000));
-    temporal = await start(port);
-
-    const [verdict] = await settledDeliveries(databaseUrl, receiver.received, [sub.id], 150_000);
-    await receiver.close();
-    expect(verdict).toEqual({ undelivered: [], attemptGaps: [] });
-    const attempts = await sql(
-      databaseUrl,
-      `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
-      [sub.id],
-    );
-    expect(attempts).toEqual([
-      { attempt_count: 2, status: 'success' },
-      { attempt_count: 2, status: 'success' },
-    ]);
+    // Both deliveries wait on their 30 s timer while the server crashes.
+    await expectDeliveriesSurviveBackoffFault(pair, databaseUrl, async () => {
+      const port = Number(temporalAddress.split(':')[1]);
+      temporal.process.kill('SIGKILL');
+      await new Promise((r) => temporal.process.once('exit', r));
+      await new Promise((r) => setTimeout(r, 3000));
+      temporal = await start(port);
+    });
   }, 300_000);
 });

@@ -1,5 +1,5 @@
-import { eventually, verdict, WIRE_FLOW_EVENTS, type wireFlowWorld } from './subscription-flow';
-import { settledDeliveries, type startReceiver } from './webhook-receiver';
+import { eventually, sql, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './subscription-flow';
+import { settledDeliveries, startReceiver } from './webhook-receiver';
 
 type World = Awaited<ReturnType<typeof wireFlowWorld>>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -27,4 +27,35 @@ export async function finishAndExpectRecovered(
   const deliveries = await settledDeliveries(stack.databaseUrl, receiver.received, subs.map((s) => s.id));
   await receiver.close();
   expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
+}
+
+/**
+ * A receiver refuses each event's first attempt, so both of a fresh subscription's deliveries
+ * wait on their 30 s timer; `fault` strikes during that wait. Expected after recovery: every
+ * event delivered, and each delivery a success on attempt 2 with attempts 1 and 2 recorded.
+ */
+export async function expectDeliveriesSurviveBackoffFault(
+  pair: { baseUrl: string; pem: string },
+  databaseUrl: string,
+  fault: () => Promise<void>,
+): Promise<void> {
+  const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
+  const receiver = await startReceiver(pair.baseUrl, world.tokens.staff, { failFirst: true });
+  const sub = await world.toReview(); // subscription.created and subscription.signed
+  await eventually('first attempts refused', async () => (receiver.refused.size >= 2 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 5000));
+  await fault();
+
+  const [delivered] = await settledDeliveries(databaseUrl, receiver.received, [sub.id], 150_000);
+  await receiver.close();
+  expect(delivered).toEqual({ undelivered: [], attemptGaps: [] });
+  const attempts = await sql(
+    databaseUrl,
+    `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
+    [sub.id],
+  );
+  expect(attempts).toEqual([
+    { attempt_count: 2, status: 'success' },
+    { attempt_count: 2, status: 'success' },
+  ]);
 }
