@@ -23,6 +23,9 @@ export function createPaymentActivities(processor: PaymentProcessor) {
     async createCheckoutSession(req: SessionRequest): Promise<Session> {
       return finalOnRefusal(() => processor.createCheckoutSession(req));
     },
+    async closeSessions(subscriptionId: string): Promise<void> {
+      return finalOnRefusal(() => processor.closeSessions(subscriptionId));
+    },
     async collectPayment(req: CollectionRequest): Promise<Collection> {
       if (!req.setupSessionId) throw ApplicationFailure.nonRetryable('no linked payment method', 'NO_PAYMENT_METHOD');
       return finalOnRefusal(() => processor.collect(req));

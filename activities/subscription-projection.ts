@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Orm } from '../db/orm';
 import { appendEvents } from '../db/outbox';
 import type { ServiceEvent } from '../domain/events';
@@ -18,7 +19,7 @@ export function createProjectionActivities(deps: { orm: Orm; dispatcher: EventDi
     async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<void> {
       const knex = deps.orm.em.getConnection().getKnex();
       const fresh = await knex.transaction(async (trx) => {
-        await upsertProjection(trx, state);
+        await upsertProjection(trx, state).catch(referenceCodeTaken);
         if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
           await creditOffering(trx, state);
         }
@@ -27,6 +28,18 @@ export function createProjectionActivities(deps: { orm: Orm; dispatcher: EventDi
       if (fresh.length) await deps.dispatcher.dispatch(fresh);
     },
   };
+}
+
+/**
+ * A reference code drawn by one workflow and already held by another subscription: retrying the
+ * same write can never succeed, so the workflow is told to draw again (workflows/subscription.ts).
+ */
+function referenceCodeTaken(err: unknown): never {
+  const pg = err as { code?: string; constraint?: string };
+  if (pg.code === '23505' && pg.constraint === 'subscriptions_reference_code_key') {
+    throw ApplicationFailure.nonRetryable('reference code already in use', 'REFERENCE_CODE_TAKEN');
+  }
+  throw err;
 }
 
 async function upsertProjection(trx: Knex.Transaction, s: SubscriptionState): Promise<void> {
@@ -58,6 +71,9 @@ async function upsertProjection(trx: Knex.Transaction, s: SubscriptionState): Pr
 }
 
 async function creditOffering(trx: Knex.Transaction, s: SubscriptionState): Promise<void> {
+  // Two completions for one offering take turns here; otherwise each would count only its own
+  // uncommitted credit and both would add the same investor (test/subscriptions/money.test.ts).
+  await trx('offerings').where({ id: s.offeringId }).forUpdate().select('id');
   const credited = await trx('offering_credits')
     .insert({ subscription_id: s.id, offering_id: s.offeringId, investor_id: s.investorId, amount: s.totalAmount })
     .onConflict('subscription_id')

@@ -53,4 +53,9 @@ export interface PaymentProcessor {
   createCheckoutSession(req: SessionRequest): Promise<Session>;
   /** Set A: off-session collection after approval; the outcome arrives as notifications. */
   collect(req: CollectionRequest): Promise<Collection>;
+  /**
+   * Cancel or void: no open setup or checkout session of the subscription may take a payment
+   * any more. Idempotent; a session already finished is left as it is.
+   */
+  closeSessions(subscriptionId: string): Promise<void>;
 }

@@ -40,6 +40,8 @@ export type OfflinePaymentMethod = (typeof OFFLINE_PAYMENT_METHODS)[number];
 /** spec §2.2: the investor may cancel only from these. */
 export const CANCELLABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature', 'pending_payment'];
 export const TERMINAL: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided', 'completed'];
+/** Ended without being fulfilled: open processor sessions are closed, and money arriving later is held. */
+export const CLOSES_SESSIONS: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided'];
 
 /** Everything the workflow knows about one subscription. Money travels as two-decimal strings. */
 export interface SubscriptionState {

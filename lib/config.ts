@@ -46,8 +46,11 @@ export const ConfigSchema = z.object({
   OIDC_JWKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
   OIDC_JWKS_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
   OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
-  /** The embedded development identity provider under /dev-idp. Default: on outside production; refused in production. */
-  DEV_IDP_ENABLED: bool.optional(),
+  /**
+   * The embedded development identity provider under /dev-idp, which mints tokens for anyone. Off
+   * unless turned on (`npm start` turns it on for its embedded stack); refused in production.
+   */
+  DEV_IDP_ENABLED: bool.default(false),
   /** Token exchanges allowed per window, counted per client address and per API key. */
   EXCHANGE_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
   EXCHANGE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
@@ -101,7 +104,7 @@ export const ConfigSchema = z.object({
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 });
 
-export type Config = Omit<z.infer<typeof ConfigSchema>, 'DEV_IDP_ENABLED'> & { DEV_IDP_ENABLED: boolean };
+export type Config = z.infer<typeof ConfigSchema>;
 
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
   try {
@@ -157,7 +160,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (broken.length) throw new ConfigError(`invalid configuration:\n${broken.join('\n')}`);
   return Object.freeze({
     ...parsed.data,
-    DEV_IDP_ENABLED: parsed.data.DEV_IDP_ENABLED ?? parsed.data.NODE_ENV !== 'production',
     PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data.PORT}`,
   });
 }

@@ -26,9 +26,29 @@ export function formatMoney(cents: Cents): string {
   return `${sign}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
 }
 
-/** price × units, exact. */
-export function multiply(price: Cents, units: number | bigint): Cents {
-  return price * BigInt(units);
+/** Units are exact to this many decimals (docs/decisions.md, Trust: fractional units). */
+export const UNIT_DECIMALS = 6;
+const UNIT_SCALE = 10n ** BigInt(UNIT_DECIMALS);
+const UNITS = new RegExp(`^(\\d+)(?:\\.(\\d{1,${UNIT_DECIMALS}}))?$`);
+
+/** The largest amount any money column holds (numeric(18,2)) and parseMoney reads back. */
+export const MAX_MONEY: Cents = 10n ** 17n - 1n;
+
+/**
+ * A unit count as millionths, read from its shortest decimal form (which is what JSON sent), so
+ * 0.1 is exactly 100000 and never 0.1000000000000000055. Null when it has more than 6 decimals.
+ */
+export function unitsToMillionths(units: number): bigint | null {
+  const m = UNITS.exec(String(units));
+  if (!m) return null;
+  return BigInt(m[1]!) * UNIT_SCALE + BigInt((m[2] ?? '').padEnd(UNIT_DECIMALS, '0'));
+}
+
+/** price × units, exact, rounded half up to the cent once, on the total (never per unit). */
+export function multiply(price: Cents, units: number): Cents {
+  const millionths = unitsToMillionths(units);
+  if (millionths === null) throw new RangeError(`units must have at most ${UNIT_DECIMALS} decimals: ${units}`);
+  return (price * millionths + UNIT_SCALE / 2n) / UNIT_SCALE;
 }
 
 /** Normalises a decimal string to two places ("12.5" -> "12.50"). */

@@ -24,7 +24,7 @@ function unavailable(): PaymentProcessor {
   const missing = async (): Promise<never> => {
     throw new Error('the payment processor was created without a database');
   };
-  return { name: 'none', createSetupSession: missing, getSetupResult: missing, createCheckoutSession: missing, collect: missing };
+  return { name: 'none', createSetupSession: missing, getSetupResult: missing, createCheckoutSession: missing, collect: missing, closeSessions: missing };
 }
 
 /** The notification endpoints this deployment answers, one per processor (api/payments). */

@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { embeddedDefaults } from './lib/embedded-defaults';
 import { startStack } from './lib/stack';
 import { stopProcess } from './lib/temporal-dev-server';
 
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     PORT,
-    WEBHOOK_ALLOW_INSECURE_LOOPBACK: process.env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
+    ...embeddedDefaults(process.env),
   };
   const tsx = join(root, 'node_modules', '.bin', 'tsx');
   const children: ChildProcess[] = [];

@@ -3,7 +3,7 @@
  * and again inside handlers) and the change each command makes, with the events it emits.
  * No I/O and no clock: the workflow passes `now` in.
  */
-import { CANCELLABLE, TERMINAL, type PaymentStatus, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
+import { CANCELLABLE, CLOSES_SESSIONS, TERMINAL, type PaymentStatus, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { parseMoney } from '../lib/money';
 import type { PaymentNotification, ReasonInput, SignAgreementInput, SubmitForReviewInput } from './subscription-messages';
@@ -119,9 +119,13 @@ export const transitions = {
 
   linkPaymentMethod: (s: SubscriptionState): Change => change(s, { paymentMethodLinked: true }),
 
+  /**
+   * Wire or check releases a linked card or account: approval then collects nothing, and the
+   * reference code is the one way to pay (docs/decisions.md, Trust: wire after a linked card).
+   */
   submitForReview: (s: SubscriptionState, input: SubmitForReviewInput, referenceCode: string): Change =>
     input.paymentMethod
-      ? change(s, { status: 'pending_review', paymentMethod: input.paymentMethod, referenceCode })
+      ? change(s, { status: 'pending_review', paymentMethod: input.paymentMethod, referenceCode, paymentMethodLinked: false })
       : change(s, { status: 'pending_review' }),
 
   cancel: (s: SubscriptionState): Change => change(s, { status: 'cancelled' }, { type: 'subscription.cancelled' }),
@@ -176,6 +180,22 @@ export const transitions = {
 const CAPTURED: readonly PaymentStatus[] = ['received', 'in_escrow', 'refunded', 'disputed'];
 const unchanged = (s: SubscriptionState): Change => ({ state: s, events: [] });
 
+/** Internal events (not delivered to webhooks, spec §6.1): money that moved, for staff and audit. */
+const paymentEvent = (type: 'payment.held' | 'payment.refunded' | 'payment.disputed', s: SubscriptionState, n: PaymentNotification, reason?: string): PendingEvent => ({
+  type,
+  data: { subscription_id: s.id, status: s.status, amount: n.amount, reference: n.reference, processor_event_id: n.processorEventId, ...(reason ? { reason } : {}) },
+});
+
+/**
+ * Money captured for a subscription that ended without being fulfilled (cancelled, voided,
+ * rejected): recorded as received and held for staff to refund, with an event; never silent.
+ */
+function held(s: SubscriptionState, n: PaymentNotification): Change {
+  if (CAPTURED.includes(s.paymentStatus)) return unchanged(s);
+  const reason = `payment arrived after the subscription was ${s.status}; held for staff to refund`;
+  return change(s, { paymentStatus: 'received', statusReason: reason }, paymentEvent('payment.held', s, n, reason));
+}
+
 /**
  * A processor notification applied to the state, or `undefined` while the subscription is not
  * ready for it (the workflow keeps it and tries again after the next change). Notifications can
@@ -188,6 +208,7 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification): Chan
     case 'failed':
       return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
     case 'succeeded':
+      if (CLOSES_SESSIONS.includes(s.status)) return held(s, n);
       if (s.set === 'B') {
         if (s.status === 'pending_payment') {
           return change(s, { status: 'pending_review', paymentStatus: 'received', statusReason: null }, { type: 'subscription.funded' });
@@ -199,12 +220,15 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification): Chan
       if (s.status !== 'approved') return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
       return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'received' });
     case 'in_escrow':
+      if (s.set === 'A' && CLOSES_SESSIONS.includes(s.status)) return held(s, n);
       if (s.set !== 'A' || s.paymentStatus === 'refunded' || s.paymentStatus === 'disputed') return unchanged(s);
       if (s.status === 'approved') return transitions.fundsInEscrow(s);
       return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
     case 'refunded':
     case 'disputed':
       // A refund or dispute needs a payment to be about: wait for it.
-      return CAPTURED.includes(s.paymentStatus) ? change(s, { paymentStatus: n.kind }) : undefined;
+      if (!CAPTURED.includes(s.paymentStatus)) return undefined;
+      if (s.paymentStatus === n.kind) return unchanged(s);
+      return change(s, { paymentStatus: n.kind }, paymentEvent(n.kind === 'refunded' ? 'payment.refunded' : 'payment.disputed', s, n));
   }
 }

@@ -6,9 +6,12 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -17,9 +20,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
+import { Mutex } from 'async-mutex';
 import type { Activities } from '../activities';
 import { EVENT_SOURCES, type ServiceEvent } from '../domain/events';
-import { TERMINAL, type NewSubscription, type SubscriptionState } from '../domain/subscription';
+import { CLOSES_SESSIONS, TERMINAL, type NewSubscription, type SubscriptionState } from '../domain/subscription';
 import { toSubscriptionView, type SubscriptionView } from '../domain/subscription-view';
 import { refusal } from '../domain/refusal';
 import * as m from './subscription-messages';
@@ -44,6 +48,12 @@ const collector = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },
 });
 
+/** Patches: workflows started before them replay the old command sequence (test/replay). */
+const COLLECT_OUTSIDE_LOCK = 'collect-outside-lock';
+const CLOSE_SESSIONS = 'close-sessions-on-cancel-or-void';
+/** The projection's answer when a reference code is already in use (activities/subscription-projection.ts). */
+const REFERENCE_CODE_TAKEN = 'REFERENCE_CODE_TAKEN';
+
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
 const LINGER_AFTER_TERMINAL = '90 days';
 
@@ -58,12 +68,11 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const seen = new Set<string>('resume' in input ? input.seenNotifications : []);
 
   // Commands run one at a time; the guard runs again inside, against the state it will change.
-  let queue: Promise<unknown> = Promise.resolve();
-  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = queue.then(fn);
-    queue = run.catch(() => undefined);
-    return run;
-  }
+  const lock = new Mutex();
+  /** Set A: the collection in flight, outside the lock, so an outage blocks no other command. */
+  let collection: CancellationScope | null = null;
+  /** Cancel or void closed the processor's open sessions (again after a restart: it is idempotent). */
+  let sessionsClosed = false;
 
   async function commit(ch: Change): Promise<SubscriptionView> {
     const now = new Date().toISOString();
@@ -89,13 +98,20 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     guard: (...args: NoInfer<A>) => void,
     run: (...args: NoInfer<A>) => Promise<R>,
   ): void {
-    setHandler(def, (...args: A) => exclusive(() => (guard(...args), run(...args))), {
-      validator: (...args: A) => guard(...args),
-    });
+    const handler = (...args: A) =>
+      lock.runExclusive(() => {
+        guard(...args);
+        return run(...args);
+      });
+    setHandler(def, handler, { validator: (...args: A) => guard(...args) });
   }
 
   setHandler(m.getSubscription, () => state);
-  setHandler(m.paymentNotified, (n) => void (seen.has(n.processorEventId) || (seen.add(n.processorEventId), pendingPayments.push(n))));
+  setHandler(m.paymentNotified, (n) => {
+    if (seen.has(n.processorEventId)) return;
+    seen.add(n.processorEventId);
+    pendingPayments.push(n);
+  });
 
   // Not queued: it only waits for the first projection, which the main body writes.
   const sameRequest = (i: { requestHash: string | null }) => {
@@ -106,20 +122,36 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   command(m.signAgreement, () => guards.sign(state), (i) => commit(transitions.sign(state, i)));
   command(m.createSetupSession, () => guards.setupSession(state), (i) => startSetup(i));
   command(m.finalizeSetup, () => guards.finalizeSetup(state), () => finalizeSetup());
-  command(m.submitForReview, (i) => guards.submitForReview(state, i), (i) =>
-    commit(transitions.submitForReview(state, i, referenceCodeFrom(uuid4()))),
-  );
+  command(m.submitForReview, (i) => guards.submitForReview(state, i), (i) => submitForReview(i));
   command(m.createCheckoutSession, () => guards.checkoutSession(state), (i) => startCheckout(i));
   command(m.cancel, () => guards.cancel(state), () => commit(transitions.cancel(state)));
   command(m.approve, () => guards.approve(state), () => commit(transitions.approve(state)));
   command(m.reject, () => guards.reject(state), (i) => commit(transitions.reject(state, i)));
-  command(m.voidAgreement, () => guards.void(state), (i) => commit(transitions.void(state, i)));
+  command(m.voidAgreement, () => guards.void(state), (i) => voidAgreement(i));
   command(m.requestInfo, () => guards.requestInfo(state), (i) => commit(transitions.requestInfo(state, i)));
   command(m.issueShares, () => guards.issueShares(state), () =>
     commit(transitions.issueShares(state, uuid4(), new Date().toISOString())),
   );
   command(m.retryCollection, () => guards.retryCollection(state), () => commit(transitions.retryCollection(state)));
   command(m.reconcileFunds, (i) => guards.reconcile(state, i.amount), () => commit(transitions.fundsInEscrow(state)));
+
+  /** A drawn reference code may already be taken (unique in the projection): draw again. */
+  async function submitForReview(i: m.SubmitForReviewInput): Promise<SubscriptionView> {
+    for (;;) {
+      try {
+        return await commit(transitions.submitForReview(state, i, referenceCodeFrom(uuid4())));
+      } catch (err) {
+        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === REFERENCE_CODE_TAKEN)) throw err;
+      }
+    }
+  }
+
+  /** A void stops a collection in flight; money that moved anyway arrives later and is held. */
+  async function voidAgreement(i: m.ReasonInput): Promise<SubscriptionView> {
+    const view = await commit(transitions.void(state, i));
+    collection?.cancel();
+    return view;
+  }
 
   async function startSetup(i: m.SessionInput): Promise<m.SessionView> {
     const session = await processor.createSetupSession(sessionRequest(i)).catch(asRefusal);
@@ -149,20 +181,54 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const needsCollection = () =>
     state.set === 'A' && state.status === 'approved' && state.paymentMethodLinked && state.paymentStatus === 'pending';
 
-  async function collect(): Promise<void> {
+  async function collect(locked: boolean): Promise<void> {
+    const attempt = state.collectionAttempts ?? 0;
+    const request = {
+      subscriptionId: state.id,
+      setupSessionId: state.setupSessionId!,
+      amount: state.totalAmount,
+      currency: state.currency,
+      idempotencyKey: `collect-${state.id}-${attempt}`,
+    };
+    let outcome: Partial<SubscriptionState> | null;
     try {
-      await collector.collectPayment({
-        subscriptionId: state.id,
-        setupSessionId: state.setupSessionId!,
-        amount: state.totalAmount,
-        currency: state.currency,
-        idempotencyKey: `collect-${state.id}-${state.collectionAttempts ?? 0}`,
-      });
-      await commit({ state: { ...state, paymentStatus: 'processing' }, events: [] });
+      await collector.collectPayment(request);
+      outcome = { paymentStatus: 'processing' };
     } catch (err) {
+      if (isCancellation(err)) return; // voided meanwhile
       // Only a refusal reaches here (outages are retried): record it; the workflow itself goes on.
-      await commit({ state: { ...state, paymentStatus: 'failed', statusReason: `collection refused: ${(err as Error).message}` }, events: [] });
+      outcome = { paymentStatus: 'failed', statusReason: `collection refused: ${(err as Error).message}` };
     }
+    // Recorded only if nothing moved the subscription on while the processor was called.
+    const stillOurs = () => state.status === 'approved' && state.paymentStatus === 'pending' && (state.collectionAttempts ?? 0) === attempt;
+    const record = async () => {
+      if (stillOurs()) await commit({ state: { ...state, ...outcome }, events: [] });
+    };
+    if (locked) await record();
+    else await lock.runExclusive(record);
+  }
+
+  /** Before the patch the collection held the lock; histories recorded then replay that way. */
+  async function collectInBackground(): Promise<void> {
+    if (!patched(COLLECT_OUTSIDE_LOCK)) {
+      await lock.runExclusive(() => collect(true));
+      return;
+    }
+    const scope = new CancellationScope();
+    collection = scope;
+    scope
+      .run(() => collect(false))
+      .catch(() => undefined)
+      .finally(() => {
+        if (collection === scope) collection = null;
+      });
+  }
+
+  const needsClosing = () => CLOSES_SESSIONS.includes(state.status) && !sessionsClosed;
+
+  async function closeSessions(): Promise<void> {
+    sessionsClosed = true;
+    if (patched(CLOSE_SESSIONS)) await collector.closeSessions(state.id);
   }
 
   /** Applies every notification the state is ready for; keeps the rest for after the next change. */
@@ -179,24 +245,29 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   }
   const readyPayment = () => pendingPayments.some((n) => applyPayment(state, n) !== undefined);
 
-  await exclusive(async () => {
-    if (!projected) await commit({ state, events: [{ type: 'subscription.created' }] }).then(() => (projected = true));
+  await lock.runExclusive(async () => {
+    if (projected) return;
+    await commit({ state, events: [{ type: 'subscription.created' }] });
+    projected = true;
   });
 
   for (;;) {
     const terminal = TERMINAL.includes(state.status);
     const wake = () =>
-      readyPayment() || needsCollection() || workflowInfo().continueAsNewSuggested || TERMINAL.includes(state.status) !== terminal;
+      readyPayment() ||
+      (needsCollection() && !collection) ||
+      needsClosing() ||
+      workflowInfo().continueAsNewSuggested ||
+      TERMINAL.includes(state.status) !== terminal;
     const woke = terminal ? await condition(wake, LINGER_AFTER_TERMINAL) : (await condition(wake), true);
     if (!woke) break; // a terminal subscription left alone for the whole linger period
     if (workflowInfo().continueAsNewSuggested) {
-      await condition(allHandlersFinished);
+      await condition(() => allHandlersFinished() && !collection);
       return continueAsNew<typeof subscriptionWorkflow>({ resume: state, pendingPayments, seenNotifications: [...seen].slice(-500) });
     }
-    await exclusive(async () => {
-      if (needsCollection()) await collect();
-      await drainPayments();
-    });
+    if (needsClosing()) await closeSessions();
+    if (needsCollection() && !collection) await collectInBackground();
+    await lock.runExclusive(() => drainPayments());
   }
   await condition(allHandlersFinished);
   return toSubscriptionView(state);

@@ -3,9 +3,9 @@ import type { Orm } from '../../db/orm';
 import { OfferingSchema } from '../../db/entities/offering';
 import { SecurityClassSchema } from '../../db/entities/security-class';
 import { TrancheSchema } from '../../db/entities/tranche';
-import { conflict, notFound, validationFailed } from '../../lib/errors';
+import { AppError, conflict, notFound, validationFailed } from '../../lib/errors';
 import { newId, uuidFromName } from '../../lib/ids';
-import { formatMoney, multiply, parseMoney } from '../../lib/money';
+import { formatMoney, MAX_MONEY, multiply, parseMoney } from '../../lib/money';
 import type { BehaviourSet } from '../../domain/behaviour-set';
 import type { Principal } from '../../domain/principal';
 import type { NewSubscription } from '../../domain/subscription';
@@ -38,6 +38,11 @@ export async function newSubscription(
     price = tranche.pricePerUnit ?? price;
   }
   const priceCents = parseMoney(price);
+  const totalCents = multiply(priceCents, body.unitsSubscribed);
+  // Refused here, or the projection could never store it and the workflow would retry forever.
+  if (totalCents > MAX_MONEY) {
+    throw new AppError(422, 'AMOUNT_TOO_LARGE', `The total would exceed ${formatMoney(MAX_MONEY)}`, { max_total_amount: formatMoney(MAX_MONEY) });
+  }
   return {
     id: idempotencyKey ? uuidFromName('subscription', p.orgId, p.userId, idempotencyKey) : newId(),
     set,
@@ -48,7 +53,7 @@ export async function newSubscription(
     investorId: p.userId,
     unitsSubscribed: body.unitsSubscribed,
     pricePerUnit: formatMoney(priceCents),
-    totalAmount: formatMoney(multiply(priceCents, body.unitsSubscribed)),
+    totalAmount: formatMoney(totalCents),
     currency: offering.currency,
     paymentMethod: body.paymentMethod ?? null,
     accreditationStatus: body.accreditationStatus ?? null,

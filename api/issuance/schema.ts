@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from '../../domain/subscription';
-import { isDecimalMoney } from '../../lib/money';
+import { isDecimalMoney, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
 
 export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
 export const OfferingParams = z.object({ offering_id: z.uuid() });
@@ -8,8 +8,12 @@ export const OfferingParams = z.object({ offering_id: z.uuid() });
 /** spec §4.1 create body. */
 export const CreateSubscriptionBody = z.strictObject({
   securityClassId: z.uuid(),
-  // Decision: units are whole numbers (docs/decisions.md); spec §8 says > 0.
-  unitsSubscribed: z.number().int('unitsSubscribed must be a whole number').positive().max(1_000_000_000),
+  // spec §8 says > 0; fractions up to 6 decimals (docs/decisions.md, Trust: fractional units).
+  unitsSubscribed: z
+    .number()
+    .positive()
+    .max(1_000_000_000)
+    .refine((u) => unitsToMillionths(u) !== null, `unitsSubscribed may have at most ${UNIT_DECIMALS} decimals`),
   trancheId: z.uuid().optional(),
   paymentMethod: z.enum(PAYMENT_METHODS).optional(),
   /** Self-reported by the investor. */

@@ -1,18 +1,30 @@
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../../lib/config';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import type { SubscriptionView } from '../../domain/subscription-view';
 import { InvestorIdKey, OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
-import { created } from '../../workflows/subscription-messages';
+import { conflict } from '../../lib/errors';
+import { created, paymentNotified, type PaymentNotification } from '../../workflows/subscription-messages';
+import type { Projection } from './subscription-reads';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 
 /** Longest a command may take end to end (a processor call inside it has its own 30 s limit). */
 const COMMAND_DEADLINE_MS = 60_000;
 
-/** The API's only way to talk to subscription workflows. */
-export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>) {
+/**
+ * The API's only way to talk to subscription workflows. A workflow ends 90 days after its terminal
+ * state; past that the projection speaks for it (docs/decisions.md, Trust: after the workflow closes).
+ */
+export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>, projection: Projection) {
   const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + COMMAND_DEADLINE_MS, fn);
+
+  /** A command for a closed workflow is refused like any other, with the status it ended in. */
+  async function closed(subscriptionId: string, err: unknown): Promise<never> {
+    const state = err instanceof WorkflowNotFoundError ? await projection.state(subscriptionId) : null;
+    if (!state) throw err;
+    throw conflict('SUBSCRIPTION_CLOSED', `The subscription is ${state.status} and closed to commands`, { status: state.status });
+  }
 
   return {
     /**
@@ -45,12 +57,42 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
     async command<R, A extends unknown[]>(subscriptionId: string, update: UpdateDefinition<R, A>, ...args: A): Promise<R> {
       const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
       // The SDK's overloads split on arity; one call site covers both.
-      return withDeadline(() => handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] }));
+      return withDeadline(() => handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] })).catch(
+        (err: unknown) => closed(subscriptionId, err),
+      );
     },
 
     async signal<A extends unknown[]>(subscriptionId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {
       const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
       await withDeadline(() => handle.signal(signal, ...args));
+    },
+
+    /**
+     * A processor notification: to the running workflow, or, when it has closed (a refund or a
+     * dispute months later), to the same workflow started again from its projected state.
+     */
+    async notifyPayment(subscriptionId: string, n: PaymentNotification): Promise<void> {
+      const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
+      try {
+        await withDeadline(() => handle.signal(paymentNotified, n));
+      } catch (err) {
+        const state = err instanceof WorkflowNotFoundError ? await projection.state(subscriptionId) : null;
+        if (!state) throw err;
+        await withDeadline(() =>
+          temporal.workflow.signalWithStart<typeof subscriptionWorkflow, [PaymentNotification]>('subscriptionWorkflow', {
+            workflowId: subscriptionWorkflowId(subscriptionId),
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args: [{ resume: state, pendingPayments: [], seenNotifications: [] }],
+            signal: paymentNotified,
+            signalArgs: [n],
+            typedSearchAttributes: new TypedSearchAttributes([
+              { key: SubscriptionStatusKey, value: state.status },
+              { key: OfferingIdKey, value: state.offeringId },
+              { key: InvestorIdKey, value: state.investorId },
+            ]),
+          }),
+        );
+      }
     },
   };
 }

@@ -2,29 +2,43 @@ import type { Orm } from '../../db/orm';
 import { SubscriptionRecordSchema, type SubscriptionRecord } from '../../db/entities/subscription-record';
 import { notFound } from '../../lib/errors';
 import type { Principal } from '../../domain/principal';
+import { authorize, seesWholeOrganisation, type SubscriptionAction } from '../../domain/policy';
+import type { SubscriptionState } from '../../domain/subscription';
 import { toSubscriptionView } from '../../domain/subscription-view';
 
-const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
+/** The projection's last word on a subscription, without any caller: for workflows that have closed. */
+export function projectionOf(orm: Orm) {
+  return {
+    async state(id: string): Promise<SubscriptionState | null> {
+      const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { id });
+      return record ? record.state : null;
+    },
+  };
+}
+export type Projection = ReturnType<typeof projectionOf>;
 
-/** Reads from the projection. Investors see only their own; staff see their organisation's. */
+/** Reads from the projection, each one through the policy (domain/policy.ts). */
 export function subscriptionReads(orm: Orm) {
   return {
-    async visible(id: string, p: Principal): Promise<SubscriptionRecord> {
+    /** The subscription, once the policy allows `action` on it for this caller. */
+    async authorized(id: string, p: Principal, action: SubscriptionAction): Promise<SubscriptionRecord> {
       const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { id, orgId: p.orgId });
-      if (!record || (!isStaff(p) && record.investorId !== p.userId)) throw notFound('Subscription');
+      if (!record) throw notFound('Subscription');
+      authorize(p, action, record);
       return record;
     },
 
     async byReferenceCode(code: string, p: Principal): Promise<SubscriptionRecord> {
       const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { referenceCode: code.toUpperCase(), orgId: p.orgId });
       if (!record) throw notFound('Subscription with that reference code');
+      authorize(p, 'reconcile', record);
       return record;
     },
 
     /** Newest first, keyset-paged by (created_at, id). */
     async list(p: Principal, q: { status?: string; offering_id?: string; limit: number; cursor?: string }) {
       const where: Record<string, unknown> = { orgId: p.orgId };
-      if (!isStaff(p)) where.investorId = p.userId;
+      if (!seesWholeOrganisation(p)) where.investorId = p.userId;
       if (q.status) where.status = q.status;
       if (q.offering_id) where.offeringId = q.offering_id;
       const after = q.cursor ? decodeCursor(q.cursor) : null;

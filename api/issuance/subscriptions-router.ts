@@ -5,12 +5,13 @@ import type { UpdateDefinition } from '@temporalio/common';
 import * as m from '../../workflows/subscription-messages';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
+import { authorize, rolesFor, type SubscriptionAction } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';
 import { newSubscription } from './create-subscription';
 import { kycGate } from './kyc-gate';
 import { paymentRoutes } from './payment-routes';
 import { subscriptionClient } from './subscription-client';
-import { subscriptionReads } from './subscription-reads';
+import { projectionOf, subscriptionReads } from './subscription-reads';
 import {
   CreateSubscriptionBody,
   IdempotencyKey,
@@ -31,24 +32,23 @@ const ok = (ctx: Ctx, data: unknown, status = 200) => {
 export function subscriptionsRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/issuance' });
   const set = deps.config.BEHAVIOUR_SET;
-  const workflows = subscriptionClient(deps.temporal, deps.config);
   const reads = subscriptionReads(deps.orm);
+  const workflows = subscriptionClient(deps.temporal, deps.config, projectionOf(deps.orm));
   const gate = kycGate(set, deps.kyc);
-  const investor = auth(deps.tokens, 'investor');
-  const anyone = auth(deps.tokens);
-  const staff = auth(deps.tokens, 'staff', 'admin');
-  const admin = auth(deps.tokens, 'admin');
+  /** Authentication plus the roles the policy needs before anything is loaded (and documented). */
+  const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
 
-  /** Runs a command on a subscription the caller may see, and answers with the updated view. */
-  function command<A extends unknown[]>(update: UpdateDefinition<SubscriptionView, A>, args: (ctx: Ctx, body: never) => A) {
+  /** Runs a command on a subscription the policy allows, and answers with the updated view. */
+  function command<A extends unknown[]>(action: SubscriptionAction, update: UpdateDefinition<SubscriptionView, A>, args: (ctx: Ctx, body: never) => A) {
     return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
-      const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+      const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
       ok(ctx, await workflows.command(record.id, update, ...args(ctx, input.body as never)));
     };
   }
 
-  router.post('/offerings/:offering_id/subscriptions', investor, validate({ params: OfferingParams, body: CreateSubscriptionBody }, async (ctx, input) => {
+  router.post('/offerings/:offering_id/subscriptions', may('create'), validate({ params: OfferingParams, body: CreateSubscriptionBody }, async (ctx, input) => {
     const p = ctx.state.principal;
+    authorize(p, 'create');
     const key = ctx.get('idempotency-key') || undefined;
     if (key !== undefined) IdempotencyKey.parse(key);
     const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
@@ -56,59 +56,60 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     const created = await workflows.create(start);
     if (created) return ok(ctx, created, 201);
     // The workflow behind this key already ended: answer from the projection.
-    const record = await reads.visible(start.id, p);
+    const record = await reads.authorized(start.id, p, 'read');
     if (record.requestHash !== start.requestHash) throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
     ok(ctx, toSubscriptionView(record.state), 201);
   }));
 
-  router.get('/subscriptions', anyone, validate({ query: ListSubscriptionsQuery }, async (ctx, input) => {
+  router.get('/subscriptions', may('read'), validate({ query: ListSubscriptionsQuery }, async (ctx, input) => {
     ok(ctx, await reads.list(ctx.state.principal, input.query));
   }));
 
-  router.get('/subscriptions/:subscription_id', anyone, validate({ params: SubscriptionParams }, async (ctx, input) => {
-    ok(ctx, toSubscriptionView((await reads.visible(input.params.subscription_id, ctx.state.principal)).state));
+  router.get('/subscriptions/:subscription_id', may('read'), validate({ params: SubscriptionParams }, async (ctx, input) => {
+    ok(ctx, toSubscriptionView((await reads.authorized(input.params.subscription_id, ctx.state.principal, 'read')).state));
   }));
 
-  router.delete('/subscriptions/:subscription_id', investor, validate({ params: SubscriptionParams }, async (ctx, input) => {
-    const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+  router.delete('/subscriptions/:subscription_id', may('cancel'), validate({ params: SubscriptionParams }, async (ctx, input) => {
+    const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'cancel');
     await workflows.command(record.id, m.cancel);
     ctx.status = 204;
   }));
 
-  router.post('/subscriptions/:subscription_id/request-signature', investor, validate({ params: SubscriptionParams },
-    command(m.requestSignature, () => [])));
+  router.post('/subscriptions/:subscription_id/request-signature', may('request_signature'), validate({ params: SubscriptionParams },
+    command('request_signature', m.requestSignature, () => [])));
 
-  router.post('/subscriptions/:subscription_id/sign-agreement', investor, validate({ params: SubscriptionParams, body: SignAgreementBody }, async (ctx, input) => {
-    const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+  router.post('/subscriptions/:subscription_id/sign-agreement', may('sign'), validate({ params: SubscriptionParams, body: SignAgreementBody }, async (ctx, input) => {
+    const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'sign');
     await gate(ctx.state.principal, record.investorId, record.orgId);
     const { signature, signedAt, ipAddress } = input.body;
     ok(ctx, await workflows.command(record.id, m.signAgreement, { signature, signedAt, ipAddress: ipAddress ?? null }));
   }));
 
-  router.post('/subscriptions/:subscription_id/approve', staff, validate({ params: SubscriptionParams }, async (ctx, input) => {
-    const record = await reads.visible(input.params.subscription_id, ctx.state.principal);
+  router.post('/subscriptions/:subscription_id/approve', may('approve'), validate({ params: SubscriptionParams }, async (ctx, input) => {
+    const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'approve');
     await gate(ctx.state.principal, record.investorId, record.orgId);
     ok(ctx, await workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId }));
   }));
 
   const reason = (ctx: Ctx, body: { reason: string }) => [{ reason: body.reason, actorId: ctx.state.principal.userId }] as [m.ReasonInput];
-  router.post('/subscriptions/:subscription_id/reject', staff, validate({ params: SubscriptionParams, body: ReasonBody }, command(m.reject, reason)));
-  router.post('/subscriptions/:subscription_id/request-info', staff, validate({ params: SubscriptionParams, body: ReasonBody }, command(m.requestInfo, reason)));
-  router.post('/subscriptions/:subscription_id/void', admin, validate({ params: SubscriptionParams, body: ReasonBody }, command(m.voidAgreement, reason)));
+  router.post('/subscriptions/:subscription_id/reject', may('reject'), validate({ params: SubscriptionParams, body: ReasonBody }, command('reject', m.reject, reason)));
+  router.post('/subscriptions/:subscription_id/request-info', may('request_info'), validate({ params: SubscriptionParams, body: ReasonBody }, command('request_info', m.requestInfo, reason)));
+  router.post('/subscriptions/:subscription_id/void', may('void'), validate({ params: SubscriptionParams, body: ReasonBody }, command('void', m.voidAgreement, reason)));
 
+  const actor = (ctx: Ctx) => [{ actorId: ctx.state.principal.userId }] as [{ actorId: string }];
   if (set === 'B') {
-    router.post('/subscriptions/:subscription_id/issue-shares', staff, validate({ params: SubscriptionParams },
-      command(m.issueShares, (ctx) => [{ actorId: ctx.state.principal.userId }])));
+    router.post('/subscriptions/:subscription_id/issue-shares', may('issue_shares'), validate({ params: SubscriptionParams },
+      command('issue_shares', m.issueShares, actor)));
   } else {
-    router.post('/subscriptions/:subscription_id/retry-collection', staff, validate({ params: SubscriptionParams },
-      command(m.retryCollection, (ctx) => [{ actorId: ctx.state.principal.userId }])));
+    router.post('/subscriptions/:subscription_id/retry-collection', may('retry_collection'), validate({ params: SubscriptionParams },
+      command('retry_collection', m.retryCollection, actor)));
     // Set A wire/check: staff match received funds to a subscription by its reference code.
-    router.post('/reconciliations', staff, validate({ body: ReconcileBody }, async (ctx, input) => {
+    router.post('/reconciliations', may('reconcile'), validate({ body: ReconcileBody }, async (ctx, input) => {
       const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
       ok(ctx, await workflows.command(record.id, m.reconcileFunds, { amount: input.body.amount, actorId: ctx.state.principal.userId }));
     }));
   }
 
-  paymentRoutes(set, router, { investor, workflows, reads });
+  paymentRoutes(set, router, { may, workflows, reads });
   return router;
 }

@@ -3,7 +3,6 @@ import type { Orm } from '../../db/orm';
 import { PaymentNotificationSchema } from '../../db/entities/payment-notification';
 import { logger } from '../../lib/logger';
 import type { InboundEvent } from '../../payments/inbound-event';
-import { paymentNotified } from '../../workflows/subscription-messages';
 import type { SubscriptionClient } from '../issuance/subscription-client';
 
 export type IntakeOutcome = 'signalled' | 'ignored' | 'duplicate';
@@ -21,7 +20,7 @@ export function notificationIntake(orm: Orm, workflows: SubscriptionClient) {
     let outcome: 'signalled' | 'ignored' = 'ignored';
     if (event.subscriptionId && event.notifications.length) {
       try {
-        for (const n of event.notifications) await workflows.signal(event.subscriptionId, paymentNotified, n);
+        for (const n of event.notifications) await workflows.notifyPayment(event.subscriptionId, n);
         outcome = 'signalled';
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;

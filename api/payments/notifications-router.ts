@@ -6,6 +6,7 @@ import { notificationSources } from '../../payments';
 import { SignatureError, type NotificationSource } from '../../payments/inbound-event';
 import type { ApiDeps } from '../deps';
 import { subscriptionClient } from '../issuance/subscription-client';
+import { projectionOf } from '../issuance/subscription-reads';
 import { notificationIntake } from './notification-intake';
 
 /**
@@ -15,7 +16,7 @@ import { notificationIntake } from './notification-intake';
  */
 export function paymentNotificationsRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/payments' });
-  const take = notificationIntake(deps.orm, subscriptionClient(deps.temporal, deps.config));
+  const take = notificationIntake(deps.orm, subscriptionClient(deps.temporal, deps.config, projectionOf(deps.orm)));
 
   const route = (source: NotificationSource) =>
     router.post(`/${source.processor}/notifications`, async (ctx) => {

@@ -7,6 +7,7 @@ import type { SandboxProcessor } from '../../payments/sandbox/sandbox-processor'
 import type { ApiDeps } from '../deps';
 import { subscriptionReads } from '../issuance/subscription-reads';
 import { auth } from '../middleware/auth';
+import { rolesFor } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';
 
 const CollectionParams = z.object({ collection_id: z.uuid() });
@@ -35,21 +36,21 @@ const ok = (ctx: Ctx, data: unknown) => {
  */
 export function sandboxOperatorRouter(deps: ApiDeps, sandbox: SandboxProcessor): Router {
   const router = new Router({ prefix: '/payments/sandbox/operator' });
-  const staff = auth(deps.tokens, 'staff', 'admin');
+  const staff = auth(deps.tokens, ...rolesFor('operate_payments'));
   const { ledger } = sandbox;
   const reads = subscriptionReads(deps.orm);
   // Staff act only on payments of their own organisation's subscriptions.
   const own = async (ctx: Ctx, reference: string) => {
     const subscriptionId = await ledger.subscriptionOf(reference);
     if (!subscriptionId) throw notFound('Payment');
-    await reads.visible(subscriptionId, ctx.state.principal);
+    await reads.authorized(subscriptionId, ctx.state.principal, 'operate_payments');
   };
   const done = (changed: boolean, what: string) => {
     if (!changed) throw conflict('SANDBOX_STATE', `The ${what} is not in a state that allows this`);
   };
 
   router.get('/collections', staff, validate({ query: CollectionsQuery }, async (ctx, input) => {
-    await reads.visible(input.query.subscription_id, ctx.state.principal);
+    await reads.authorized(input.query.subscription_id, ctx.state.principal, 'operate_payments');
     ok(ctx, (await ledger.collectionsOf(input.query.subscription_id)).map(view));
   }));
   router.post('/collections/:collection_id/settle', staff, validate({ params: CollectionParams }, async (ctx, input) => {

@@ -119,6 +119,10 @@ export function createSandboxProcessor(
       return { collectionId: id };
     },
 
+    async closeSessions(subscriptionId: string): Promise<void> {
+      await orm.em.fork().nativeUpdate(SandboxSessionSchema, { subscriptionId, status: 'open' }, { status: 'closed' });
+    },
+
     close() {
       for (const t of settlements) clearTimeout(t);
       settlements.clear();

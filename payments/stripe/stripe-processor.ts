@@ -51,6 +51,8 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
   const calls: PaymentProcessor = {
     name: 'stripe',
 
+    closeSessions: (subscriptionId: string) => expireEarlierSessions(subscriptionId),
+
     async createSetupSession(req: SessionRequest): Promise<Session> {
       // Off-session charges need the method attached to a Customer; setup mode attaches it.
       const customer = await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } });
@@ -138,6 +140,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
     getSetupResult: (id) => refusalsFinal(() => calls.getSetupResult(id)),
     createCheckoutSession: (req) => refusalsFinal(() => calls.createCheckoutSession(req)),
     collect: (req) => refusalsFinal(() => calls.collect(req)),
+    closeSessions: (id) => refusalsFinal(() => calls.closeSessions(id)),
   };
 }
 

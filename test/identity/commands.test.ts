@@ -14,7 +14,7 @@ const npm = (args: string[], env: Record<string, string> = {}) =>
 /** The documented commands, run exactly as a newcomer runs them, against a running service. */
 describe('identity commands', () => {
   let svc: TestService;
-  beforeAll(async () => (svc = await startService({ set: 'A' })));
+  beforeAll(async () => (svc = await startService({ set: 'A', env: { DEV_IDP_ENABLED: 'true' } })));
   afterAll(() => svc.stop());
 
   it('`npm run mint` prints an access token for the given user, organisation and role', async () => {

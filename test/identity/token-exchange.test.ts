@@ -25,6 +25,8 @@ describe('token exchange (spec §4.2, §5)', () => {
         OIDC_JWKS_COOLDOWN_SECONDS: '0',
         OIDC_JWKS_TIMEOUT_MS: '500',
         EXCHANGE_RATE_LIMIT: '1000',
+        // The /dev-idp tests below need it; it is off unless a variable turns it on.
+        DEV_IDP_ENABLED: 'true',
       },
     });
     org = newOrg();

@@ -39,6 +39,7 @@ describe('the logs of a full run', () => {
         IDENTITY_PROVIDER_WEBHOOK_SECRET: (secrets.providerSecret = randomBytes(24).toString('hex')),
         SANDBOX_NOTIFICATION_SECRET: (secrets.sandboxSecret = randomBytes(24).toString('hex')),
         WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+        DEV_IDP_ENABLED: 'true',
         TEMPORAL_METRICS_PORT: String(temporalMetricsPort),
         WORKER_METRICS_PORT: String(workerMetricsPort),
       },

@@ -1,0 +1,93 @@
+/**
+ * Who may do what to which subscription: the one place that decides it. Every issuance and payment
+ * route calls `authorize`; the route's own role guard is derived from `rolesFor`, so the two agree.
+ * Pure (no I/O): the property test of the state machine runs it next to the workflow's guards.
+ */
+import { AppError, forbidden, notFound } from '../lib/errors';
+import type { Principal, Role } from './principal';
+
+/** Commands the investor gives on their own subscription (spec §4.1). */
+const OWNER_ACTIONS = [
+  'cancel',
+  'request_signature',
+  'sign',
+  'create_setup_session',
+  'finalize_setup',
+  'submit_for_review',
+  'create_checkout_session',
+] as const;
+/** Compliance and operations (docs/decisions.md, Subscriptions: staff operations). */
+const STAFF_ACTIONS = [
+  'approve',
+  'reject',
+  'request_info',
+  'issue_shares',
+  'retry_collection',
+  'reconcile',
+  // The sandbox processor's operator console: settle, fail, refund, dispute.
+  'operate_payments',
+] as const;
+const ADMIN_ACTIONS = ['void'] as const;
+
+export const SUBSCRIPTION_ACTIONS = ['create', 'read', ...OWNER_ACTIONS, ...STAFF_ACTIONS, ...ADMIN_ACTIONS] as const;
+export type SubscriptionAction = (typeof SUBSCRIPTION_ACTIONS)[number];
+
+/** The parts of a subscription the policy looks at. */
+export interface Owned {
+  orgId: string;
+  investorId: string;
+}
+
+const has = (p: Principal, ...roles: Role[]) => roles.some((r) => p.roles.includes(r));
+const isOwnerAction = (a: SubscriptionAction): a is (typeof OWNER_ACTIONS)[number] => (OWNER_ACTIONS as readonly string[]).includes(a);
+const isStaffAction = (a: SubscriptionAction): a is (typeof STAFF_ACTIONS)[number] => (STAFF_ACTIONS as readonly string[]).includes(a);
+
+/** The roles a route must see in the token before it loads anything (also documents the route). */
+export function rolesFor(action: SubscriptionAction): Role[] {
+  if (action === 'read') return [];
+  if (action === 'create' || isOwnerAction(action)) return ['investor'];
+  if (isStaffAction(action)) return ['staff', 'admin'];
+  return ['admin'];
+}
+
+/** Staff and admins see their organisation's subscriptions; everyone else only their own. */
+export function seesWholeOrganisation(p: Principal): boolean {
+  return has(p, 'staff', 'admin');
+}
+
+export function canRead(p: Principal, s: Owned): boolean {
+  return s.orgId === p.orgId && (s.investorId === p.userId || seesWholeOrganisation(p));
+}
+
+/**
+ * Throws the error the caller gets, or returns when the action is allowed. Ownership never comes
+ * from a role: investor commands act only on the caller's own subscriptions, whatever else the
+ * caller holds. What the caller cannot see is 404, never 403 (docs/decisions.md, Visibility).
+ */
+export function authorize(p: Principal, action: SubscriptionAction, s?: Owned): void {
+  const needed = rolesFor(action);
+  if (needed.length && !has(p, ...needed)) {
+    if (s && !canRead(p, s)) throw notFound('Subscription');
+    throw forbidden(`This operation needs the role ${needed.join(' or ')}`, 'ROLE_REQUIRED');
+  }
+  if (action === 'create') return;
+  if (!s || !canRead(p, s)) throw notFound('Subscription');
+  if (isOwnerAction(action) && s.investorId !== p.userId) {
+    throw forbidden('Only the investor who owns this subscription may do this', 'NOT_SUBSCRIPTION_OWNER');
+  }
+  // Nobody reviews or funds their own commitment, even holding both roles.
+  if ((isStaffAction(action) || action === 'void') && s.investorId === p.userId) {
+    throw forbidden('Staff may not act on their own subscription', 'OWN_SUBSCRIPTION');
+  }
+}
+
+/** The same decision as a value, for tables and property tests. */
+export function decide(p: Principal, action: SubscriptionAction, s?: Owned): 'allow' | { status: number; code: string } {
+  try {
+    authorize(p, action, s);
+    return 'allow';
+  } catch (err) {
+    if (err instanceof AppError) return { status: err.status, code: err.code };
+    throw err;
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * What `npm start` adds to the environment for its embedded, single-machine stack, so a newcomer
+ * can go from nothing to a completed subscription with no variables of their own. Every value
+ * here is for local development only; a variable already set wins.
+ */
+
+/**
+ * The verification provider's notification secret on the embedded stack. Public on purpose
+ * (README, "A whole subscription locally"): it lets you act as the KYC provider by hand.
+ */
+export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-production';
+
+export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string> {
+  return {
+    // The development identity provider mints tokens for anyone: on only here, where it is the point.
+    DEV_IDP_ENABLED: env.DEV_IDP_ENABLED ?? 'true',
+    IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,
+    WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
+  };
+}
