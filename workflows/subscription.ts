@@ -54,6 +54,12 @@ const CLOSE_SESSIONS = 'close-sessions-on-cancel-or-void';
 /** The projection's answer when a reference code is already in use (activities/subscription-projection.ts). */
 const REFERENCE_CODE_TAKEN = 'REFERENCE_CODE_TAKEN';
 
+/** Closing sessions after cancel or void is a safeguard, not a gate: a few tries, then give up. */
+const closer = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+});
+
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
 const LINGER_AFTER_TERMINAL = '90 days';
 
@@ -117,7 +123,11 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const sameRequest = (i: { requestHash: string | null }) => {
     if (i.requestHash !== state.requestHash) throw idempotencyReused();
   };
-  setHandler(m.created, async () => (await condition(() => projected), toSubscriptionView(state)), { validator: sameRequest });
+  const whenProjected = async () => {
+    await condition(() => projected);
+    return toSubscriptionView(state);
+  };
+  setHandler(m.created, whenProjected, { validator: sameRequest });
   command(m.requestSignature, () => guards.requestSignature(state), () => commit(transitions.requestSignature(state)));
   command(m.signAgreement, () => guards.sign(state), (i) => commit(transitions.sign(state, i)));
   command(m.createSetupSession, () => guards.setupSession(state), (i) => startSetup(i));
@@ -141,7 +151,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       try {
         return await commit(transitions.submitForReview(state, i, referenceCodeFrom(uuid4())));
       } catch (err) {
-        if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === REFERENCE_CODE_TAKEN)) throw err;
+        if (!failedWith(err, REFERENCE_CODE_TAKEN)) throw err;
       }
     }
   }
@@ -226,9 +236,14 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   const needsClosing = () => CLOSES_SESSIONS.includes(state.status) && !sessionsClosed;
 
-  async function closeSessions(): Promise<void> {
+  /**
+   * In the background, so a processor outage holds up neither commands nor late notifications;
+   * given up after a few tries: a payment that gets through anyway is held (applyPayment).
+   */
+  function closeSessions(): void {
     sessionsClosed = true;
-    if (patched(CLOSE_SESSIONS)) await collector.closeSessions(state.id);
+    if (!patched(CLOSE_SESSIONS)) return;
+    closer.closeSessions(state.id).catch(() => undefined);
   }
 
   /** Applies every notification the state is ready for; keeps the rest for after the next change. */
@@ -265,12 +280,20 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       await condition(() => allHandlersFinished() && !collection);
       return continueAsNew<typeof subscriptionWorkflow>({ resume: state, pendingPayments, seenNotifications: [...seen].slice(-500) });
     }
-    if (needsClosing()) await closeSessions();
+    if (needsClosing()) closeSessions();
     if (needsCollection() && !collection) await collectInBackground();
     await lock.runExclusive(() => drainPayments());
   }
   await condition(allHandlersFinished);
   return toSubscriptionView(state);
+}
+
+/** True when the failure, or one it wraps (an activity's), is an ApplicationFailure of this type. */
+function failedWith(err: unknown, type: string): boolean {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof ApplicationFailure && e.type === type) return true;
+  }
+  return false;
 }
 
 /** A processor's refusal reaches the investor as 422 with its code; an outage stays an upstream failure. */
