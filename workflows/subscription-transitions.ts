@@ -3,7 +3,7 @@
  * and again inside handlers) and the change each command makes, with the events it emits.
  * No I/O and no clock: the workflow passes `now` in.
  */
-import { CANCELLABLE, CLOSES_SESSIONS, TERMINAL, type PaymentStatus, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
+import { CANCELLABLE, CLOSES_SESSIONS, TERMINAL, type NewSubscription, type PaymentStatus, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { parseMoney } from '../lib/money';
 import type { PaymentNotification, ReasonInput, SignAgreementInput, SubmitForReviewInput } from './subscription-messages';
@@ -100,6 +100,30 @@ export const guards = {
     }
   },
 };
+
+/** The subscription as the workflow first holds it (spec §3: draft, payment pending). */
+export function initialState(n: NewSubscription): SubscriptionState {
+  return {
+    ...n,
+    paymentStatus: 'pending',
+    status: 'draft',
+    agreementSigned: false,
+    signature: null,
+    signedAt: null,
+    signerIp: null,
+    setupSessionId: null,
+    paymentMethodLinked: false,
+    collectionAttempts: 0,
+    checkoutSessionId: null,
+    referenceCode: null,
+    sharesId: null,
+    sharesIssuedAt: null,
+    statusReason: null,
+    infoRequested: null,
+    updatedAt: n.createdAt,
+    version: 0,
+  };
+}
 
 export const transitions = {
   requestSignature: (s: SubscriptionState): Change => change(s, { status: 'pending_signature' }),

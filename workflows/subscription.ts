@@ -4,8 +4,6 @@
  * PostgreSQL, with its events, before the command that caused it answers.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
@@ -27,7 +25,8 @@ import { CLOSES_SESSIONS, TERMINAL, type NewSubscription, type SubscriptionState
 import { toSubscriptionView, type SubscriptionView } from '../domain/subscription-view';
 import { refusal } from '../domain/refusal';
 import * as m from './subscription-messages';
-import { applyPayment, guards, transitions, type Change } from './subscription-transitions';
+import { applyPayment, guards, initialState, transitions, type Change } from './subscription-transitions';
+import { asRefusal, failedWith, idempotencyReused } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
 import { SubscriptionStatusKey } from '../domain/search-attributes';
 
@@ -287,46 +286,3 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   await condition(allHandlersFinished);
   return toSubscriptionView(state);
 }
-
-/** True when the failure, or one it wraps (an activity's), is an ApplicationFailure of this type. */
-function failedWith(err: unknown, type: string): boolean {
-  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof ApplicationFailure && e.type === type) return true;
-  }
-  return false;
-}
-
-/** A processor's refusal reaches the investor as 422 with its code; an outage stays an upstream failure. */
-function asRefusal(err: unknown): never {
-  const cause = err instanceof ActivityFailure ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && cause.nonRetryable) {
-    throw refusal(422, cause.type ?? 'PAYMENT_REFUSED', cause.message);
-  }
-  throw err;
-}
-
-function initialState(n: NewSubscription): SubscriptionState {
-  return {
-    ...n,
-    paymentStatus: 'pending',
-    status: 'draft',
-    agreementSigned: false,
-    signature: null,
-    signedAt: null,
-    signerIp: null,
-    setupSessionId: null,
-    paymentMethodLinked: false,
-    collectionAttempts: 0,
-    checkoutSessionId: null,
-    referenceCode: null,
-    sharesId: null,
-    sharesIssuedAt: null,
-    statusReason: null,
-    infoRequested: null,
-    updatedAt: n.createdAt,
-    version: 0,
-  };
-}
-
-const idempotencyReused = () =>
-  refusal(409, 'IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');

@@ -38,7 +38,7 @@ describe.each(['A', 'B'] as const)('Set %s: KYC gate, validation, idempotency an
   it.each([
     ['units of zero', { unitsSubscribed: 0 }, 'unitsSubscribed'],
     ['negative units', { unitsSubscribed: -3 }, 'unitsSubscribed'],
-    ['fractional units', { unitsSubscribed: 1.5 }, 'unitsSubscribed'],
+    ['units with more than 6 decimals', { unitsSubscribed: 1.0000001 }, 'unitsSubscribed'],
     ['units as a string', { unitsSubscribed: '5' }, 'unitsSubscribed'],
     ['a security class that is not a UUID', { securityClassId: 'abc' }, 'securityClassId'],
     ['an unknown payment method', { paymentMethod: 'cash' }, 'paymentMethod'],
