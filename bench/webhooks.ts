@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../lib/config';
 import { openOrm } from '../db/orm';
-import { temporalDispatcher } from '../activities/event-dispatcher';
+import { engineDispatcher } from '../activities/event-dispatcher';
 import { publishEvents } from '../activities/event-publisher';
 import { endpointStore } from '../api/notifications/endpoint-store';
 import { secretBoxFrom } from '../activities/webhook-secret-box';
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   const temporalCli = process.env.TEMPORAL_CLI ?? execFileSync('bash', [join(root, 'scripts/tools.sh'), 'temporal']).toString().trim();
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
   const stack = await startStack({ dataDir, database: 'tranche', persistent: PERSISTENT, temporalCli });
-  const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: 'bench-webhooks', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development', WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: String(FIRST_IN_FANOUT) };
+  const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: 'bench-webhooks', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
   const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
   const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'worker/main.ts')], { env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   const orm = await openOrm(config);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });
-  const dispatcher = temporalDispatcher(client, config.TEMPORAL_TASK_QUEUE);
+  const dispatcher = engineDispatcher(client, orm, config);
   const store = endpointStore(orm, secretBoxFrom(config));
   const stats = async (): Promise<SinkStats> => (await fetch(`${sinkUrl}/stats`)).json() as Promise<SinkStats>;
   const endpoints = async (n: number) => {

@@ -1,20 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { publishEvents } from '../../activities/event-publisher';
-import { temporalDispatcher } from '../../activities/event-dispatcher';
+import { engineDispatcher } from '../../activities/event-dispatcher';
 import { uuidFromName } from '../../lib/ids';
-import { deliveryWorkflowId } from '../../workflows/webhook-messages';
+import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { eventually, Receiver } from './support/receiver';
 import { PATHS, registerHook } from './support/hooks';
 
-// The third run makes first attempts inside the fan-out (WEBHOOK_FIRST_ATTEMPT_IN_FANOUT): same behaviour.
-describe.each([
-  ['A', 'false'],
-  ['B', 'false'],
-  ['B', 'true'],
-] as const)('Set %s, first attempt in fan-out %s: signed deliveries on the real stack (spec §6)', (set, firstAttemptInFanout) => {
+describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack (spec §6)', (set) => {
   let svc: TestService;
   let api: ReturnType<typeof http>;
   let receiver: Receiver;
@@ -25,7 +20,7 @@ describe.each([
   const ping = async (endpointId: string) => (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: firstAttemptInFanout } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
     api = http(svc.baseUrl);
     staff = await actor(svc, newOrg(), ['staff']);
   });
@@ -96,7 +91,7 @@ describe.each([
     await registerHook(svc, receiver, staff, h, ['*']);
     const internal = set === 'A' ? 'shares.issued' : 'subscription.internal_audit';
     const event = { id: randomUUID(), type: internal, source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: {} };
-    await publishEvents({ orm: svc.orm, dispatcher: temporalDispatcher(svc.temporal, svc.config.TEMPORAL_TASK_QUEUE) }, [event]);
+    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
     const knex = svc.orm.em.getConnection().getKnex();
     await eventually(async () => ((await knex('events').where({ id: event.id }).first()).dispatched_at ? true : undefined), 15_000, 'dispatched');
     expect(await knex('webhook_deliveries').where({ event_id: event.id })).toEqual([]);
