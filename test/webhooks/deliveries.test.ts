@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher } from '../../activities/event-dispatcher';
+import { engineDispatcher, relayOnlyDispatcher } from '../../activities/event-dispatcher';
+import { deliveryPlanner } from '../../activities/delivery-planner';
 import { uuidFromName } from '../../lib/ids';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
@@ -122,6 +123,26 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const again = await api.post(`${PATHS[set].deliveries}/${delivery_id}/retry`, staff.token);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('DELIVERY_SUCCEEDED');
+  });
+
+  it('delivers a stuck pending delivery on a manual retry, as attempt 1', async () => {
+    const h = hook();
+    const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
+    // Recorded and marked handed over, yet no batcher holds it: what a terminated batcher run leaves behind.
+    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event]);
+    const planner = deliveryPlanner(svc.orm, set);
+    const deliveryId = uuidFromName(event.id, endpoint.id);
+    expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId] }]);
+    await planner.markDispatched([event.id]);
+    expect(await delivery(deliveryId)).toMatchObject({ status: 'pending', attempt_count: 0 });
+
+    expect((await api.post(`${PATHS[set].deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
+    const done = await statusIs(deliveryId, 'success');
+    expect(done).toMatchObject({ attempt_count: 1 });
+    expect(done.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 200]]);
+    const [got] = await receiver.waitFor(h, 1);
+    expect(got!.headers['x-service-delivery-id']).toBe(deliveryId);
   });
 
   it('signs the attempt after a rotation with the new secret', async () => {
