@@ -130,7 +130,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
     // Recorded and marked handed over, yet no batcher holds it: what a terminated batcher run leaves behind.
     const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
-    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event]);
+    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
     const planner = deliveryPlanner(svc.orm, set);
     const deliveryId = uuidFromName(event.id, endpoint.id);
     expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId] }]);

@@ -7,6 +7,7 @@ import type { Orm } from '../../db/orm';
 import { retryDelivery } from '../../api/notifications/delivery-retry';
 import { ATTEMPT_DELAYS_MS } from '../../domain/webhook-messages';
 import { timeSkippingEnv } from '../support/time-skipping';
+import { ensureSearchAttributes } from '../../lib/temporal';
 import { Receiver } from './support/receiver';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
 
@@ -28,6 +29,8 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
 
   beforeAll(async () => {
     [env, { config, orm }, receiver] = await Promise.all([timeSkippingEnv(), webhookHarness(), Receiver.start()]);
+    // The delivery workflow keeps its status in a search attribute (Web UI).
+    await ensureSearchAttributes(env.connection, 'default');
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,
