@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Orm } from '../db/orm';
 import type { AttemptInput, AttemptResult, FirstAttemptsInput } from '../domain/webhook-messages';
 import { ATTEMPT_DELAYS_MS } from '../domain/webhook-messages';
@@ -8,6 +9,8 @@ import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type
 import { connectionFor, post, type Connection } from './webhook-post';
 import type { SecretBox } from './webhook-secret-box';
 import { signedRequest } from './webhook-signing';
+
+const HEARTBEAT_EVERY_MS = 2000;
 
 /** What an attempt whose worker died between its POST and its record is recorded as. */
 export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
@@ -99,7 +102,15 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     /** Attempt 1 of every delivery in a batch (workflows/delivery-batcher.ts); returns every result. */
     async firstAttempts(input: FirstAttemptsInput): Promise<AttemptResult[]> {
       const ids = [...new Set(input.deliveryIds)];
-      return attempt(ids.map((deliveryId) => ({ deliveryId, number: 1, attemptedAt: input.attemptedAt, nextDelayMs: ATTEMPT_DELAYS_MS[1], owner: input.batchId })));
+      // Heartbeats let Temporal see a dead worker within the heartbeat timeout, not after the 2 min
+      // start-to-close: the batch then runs again and closes its in-doubt attempts.
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        return await attempt(ids.map((deliveryId) => ({ deliveryId, number: 1, attemptedAt: input.attemptedAt, nextDelayMs: ATTEMPT_DELAYS_MS[1], owner: input.batchId })));
+      } finally {
+        clearInterval(beat);
+      }
     },
   };
 }

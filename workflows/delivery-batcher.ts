@@ -26,6 +26,7 @@ import { webhookDeliveryWorkflow } from './webhook-delivery';
 // the workflow task, or no new batch would be taken meanwhile.
 const { firstAttempts } = proxyActivities<Activities>({
   startToCloseTimeout: '2m', // 30 s per POST, all side by side, plus two transactions
+  heartbeatTimeout: '15s', // a dead worker's batch runs again this soon
   // Unlimited: only the database throws, and a batch replays safely (each attempt names its batch).
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
