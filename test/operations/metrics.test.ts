@@ -6,7 +6,7 @@ import { PATHS, registerHook } from '../webhooks/support/hooks';
 
 const sample = (text: string, name: string, labels: Record<string, string>): number | undefined => {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && want.every((w) => l.includes(w)));
+  const line = text.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && want.every((w) => l.includes(w)));
   return line === undefined ? undefined : Number(line.split(' ').pop());
 };
 
