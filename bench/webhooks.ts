@@ -29,11 +29,14 @@ import { engineCeiling } from './lib/engine-ceiling';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';
 import { pool, summary } from './lib/stats';
 
-const DELIVERIES = { 1: 3000, 10: 6000, 100: 6000 } as const;
+// BENCH_SCALE < 1 shortens every phase (a smoke run); the committed figures use 1.
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const scaled = (n: number) => Math.max(10, Math.round(n * SCALE));
+const DELIVERIES = { 1: scaled(3000), 10: scaled(6000), 100: scaled(6000) } as const;
 const PACED_RATE = 100; // events per second, 10 endpoints each (issue 11)
-const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 20);
-const LIFECYCLES = Number(process.env.BENCH_LIFECYCLES ?? 300);
-const WAITING = Number(process.env.BENCH_WAITING_RETRIES ?? 2000);
+const PACED_SECONDS = Math.max(2, Math.round(Number(process.env.BENCH_PACED_SECONDS ?? 20) * SCALE));
+const LIFECYCLES = scaled(Number(process.env.BENCH_LIFECYCLES ?? 300));
+const WAITING = scaled(Number(process.env.BENCH_WAITING_RETRIES ?? 2000));
 const PUBLISHERS = 32;
 const root = join(__dirname, '..');
 
@@ -102,7 +105,7 @@ async function main(): Promise<void> {
   };
 
   try {
-    const ceiling = await engineCeiling(stack.temporalAddress, 10);
+    const ceiling = await engineCeiling(stack.temporalAddress, Math.max(3, Math.round(10 * SCALE)));
     console.log({ engine_ceiling_workflows_per_s: ceiling });
     const physical = await signedPostCeiling(sinkUrl);
     console.log({ signed_posts_per_s: physical });
