@@ -99,7 +99,10 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       const [res] = await attempt([input]);
       return res!;
     },
-    /** Attempt 1 of every delivery in a batch (workflows/delivery-batcher.ts); returns every result. */
+    /**
+     * Attempt 1 of every delivery in a batch (workflows/delivery-batcher.ts). Returns only the
+     * failed ones, which need a schedule: the batcher's history carries no line per success.
+     */
     async firstAttempts(input: FirstAttemptsInput): Promise<AttemptResult[]> {
       const ids = [...new Set(input.deliveryIds)];
       // Heartbeats let Temporal see a dead worker within the heartbeat timeout, not after the 2 min
@@ -107,7 +110,8 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       const context = Context.current();
       const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        return await attempt(ids.map((deliveryId) => ({ deliveryId, number: 1, attemptedAt: input.attemptedAt, nextDelayMs: ATTEMPT_DELAYS_MS[1], owner: input.batchId })));
+        const results = await attempt(ids.map((deliveryId) => ({ deliveryId, number: 1, attemptedAt: input.attemptedAt, nextDelayMs: ATTEMPT_DELAYS_MS[1], owner: input.batchId })));
+        return results.filter((r) => r.outcome === 'failed');
       } finally {
         clearInterval(beat);
       }

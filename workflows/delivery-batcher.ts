@@ -37,6 +37,11 @@ const MAX_BATCH = 200;
 const MAX_IN_FLIGHT = 32;
 /** Well under the 51,200-event limit, so continue-as-new never races it. */
 const HISTORY_LIMIT = 10_000;
+/**
+ * Abandoned children still count against a run's 2,000 pending children until they end (days, on
+ * the §6.5 schedule); a new run starts from none. An endpoint outage fails thousands at once.
+ */
+const CHILDREN_PER_RUN = 1000;
 
 export interface BatcherInput {
   shard: number;
@@ -48,11 +53,12 @@ export async function deliveryBatcherWorkflow(input: BatcherInput): Promise<void
   const queue: string[] = [...(input.queued ?? [])];
   let inFlight = 0;
   let sequence = 0;
+  const children = { started: 0 };
   setHandler(deliverBatch, (batch) => {
     // A malformed signal (poison) is dropped here rather than wedging the batcher; the outbox relay re-sends real ids.
     for (const id of Array.isArray(batch?.deliveryIds) ? batch.deliveryIds : []) if (typeof id === 'string' && UUID.test(id)) queue.push(id);
   });
-  const rest = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT;
+  const rest = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT || children.started >= CHILDREN_PER_RUN;
 
   for (;;) {
     await condition(() => (queue.length > 0 && inFlight < MAX_IN_FLIGHT) || rest());
@@ -60,7 +66,7 @@ export async function deliveryBatcherWorkflow(input: BatcherInput): Promise<void
     const batchId = `${workflowInfo().runId}/${++sequence}`;
     const ids = queue.splice(0, MAX_BATCH);
     inFlight++;
-    void runBatch(ids, batchId)
+    void runBatch(ids, batchId, children)
       .catch((err: unknown) => {
         // Only a bug gets here (the activity retries without limit): its deliveries stay `pending`,
         // where the stuck-delivery sweep and a manual retry find them; the batcher goes on.
@@ -72,9 +78,11 @@ export async function deliveryBatcherWorkflow(input: BatcherInput): Promise<void
   await continueAsNew<typeof deliveryBatcherWorkflow>({ shard: input.shard, queued: queue });
 }
 
-async function runBatch(deliveryIds: string[], batchId: string): Promise<void> {
+async function runBatch(deliveryIds: string[], batchId: string, children: { started: number }): Promise<void> {
   const results = await firstAttempts({ deliveryIds, batchId, attemptedAt: new Date().toISOString() });
-  await Promise.all(results.filter((r) => r.outcome === 'failed').map(scheduleRetries));
+  const failed = results.filter((r) => r.outcome === 'failed');
+  children.started += failed.length;
+  await Promise.all(failed.map(scheduleRetries));
 }
 
 /** The failed delivery's schedule, from attempt 2, in a workflow of its own that outlives the batcher's run. */

@@ -23,13 +23,6 @@ const KILL_TEMPORAL_AT = 2500;
 const STOP_POSTGRES_AT = 4000;
 const STOP_PUBLISHING_AT = 6000;
 
-const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 /**
  * The delivery engine under load (issue 11): 20 events/s to 10 endpoints each while a worker is
@@ -63,6 +56,17 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     await postgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
+
+  /** Waits for an observed state; a worker that dies meanwhile fails the test at once, with its log. */
+  const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      const dead = pair.workers.find((w) => w.child.exitCode !== null && w.child.signalCode !== 'SIGKILL');
+      if (dead) throw new Error(`${dead.name} exited while waiting for ${what}:\n${dead.logs().slice(-4000)}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${pair.logs().slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
 
   it('loses, doubles and misnumbers nothing', async () => {
     const config = loadConfig({ ...pair.env, LOG_LEVEL: 'fatal' });
