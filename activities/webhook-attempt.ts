@@ -11,6 +11,8 @@ import type { SecretBox } from './webhook-secret-box';
 import { signedRequest } from './webhook-signing';
 
 const HEARTBEAT_EVERY_MS = 2000;
+/** Bounds the memory of results kept across a database outage; beyond it they are recorded as in doubt. */
+const MAX_UNRECORDED = 50_000;
 
 /** What an attempt whose worker died between its POST and its record is recorded as. */
 export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
@@ -24,6 +26,10 @@ export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; th
 export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox; ssrf: () => SsrfPolicy }) {
   let box: SecretBox | undefined;
   let connection: Connection | undefined;
+  // Results POSTed but not yet recorded (the database failed at the last step): the activity's retry
+  // in this process records what really happened instead of "in doubt", and sends nothing again.
+  const unrecorded = new Map<string, Finished>();
+  const key = (i: AttemptInput) => `${i.owner}|${i.deliveryId}|${i.number}`;
   const knex = () => deps.orm.em.getConnection().getKnex();
 
   async function attempt(inputs: AttemptInput[]): Promise<AttemptResult[]> {
@@ -58,8 +64,9 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       if (claim.kind === 'other_owner') result(i, 'superseded');
       else if (claim.kind === 'recorded') result(i, isSuccess(claim.responseStatus) ? 'success' : 'failed', claim.responseStatus);
       else if (claim.kind === 'in_doubt') {
-        finished.push({ input: i, durationMs: null, responseStatus: null, responseBody: null, error: IN_DOUBT_ERROR });
-        result(i, 'failed');
+        const known = unrecorded.get(key(i));
+        finished.push(known ?? { input: i, durationMs: null, responseStatus: null, responseBody: null, error: IN_DOUBT_ERROR });
+        result(i, known && isSuccess(known.responseStatus) ? 'success' : 'failed', known?.responseStatus ?? null);
       } else {
         posts.push(
           send(targets.get(i.deliveryId)!, i).then((f) => {
@@ -70,7 +77,9 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       }
     }
     await Promise.all(posts);
+    if (unrecorded.size < MAX_UNRECORDED) for (const f of finished) unrecorded.set(key(f.input), f);
     await recordResults(knex(), finished);
+    for (const f of finished) unrecorded.delete(key(f.input));
     for (const f of finished) countAttempt(f, targets.get(f.input.deliveryId)!);
     return inputs.map((i) => results.get(i.deliveryId)!);
   }
