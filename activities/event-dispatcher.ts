@@ -1,45 +1,109 @@
 import type { Client } from '@temporalio/client';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
+import { createHash } from 'node:crypto';
+import { batcherWorkflowId, deliverBatch } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
-import { fanoutWorkflowId } from '../workflows/webhook-messages';
-import type { eventFanoutWorkflow } from '../workflows/event-fanout';
+import type { Orm } from '../db/orm';
+import type { Config } from '../lib/config';
+import { deliveryPlanner, type DeliveryPlanner, type PlannedEvent } from './delivery-planner';
 
 /**
- * Hands freshly stored events to the webhook fan-out right away. It is only the fast path: the
+ * Hands freshly stored events to the delivery engine right away. It is only the fast path: the
  * outbox relay dispatches anything this misses (a crash between commit and dispatch loses nothing).
  */
 export interface EventDispatcher {
   dispatch(eventIds: readonly string[]): Promise<void>;
+  /** Hands planned deliveries to the batchers again (the stuck-delivery sweep); no-op without Temporal. */
+  handOver?(planned: readonly PlannedEvent[]): Promise<void>;
 }
 
 export const relayOnlyDispatcher: EventDispatcher = { dispatch: async () => undefined };
 
+/** Events per planning transaction; a larger backlog goes in several. */
+const MAX_EVENTS = 500;
+/** Planning-and-signal rounds in flight at once per process. */
+const MAX_ROUNDS = 4;
+
 /**
- * Starts one fan-out workflow per event that some endpoint wants, its id derived from the event id: a repeated start for
- * a running fan-out finds it, one for a completed fan-out is refused; only a failed one runs again.
- * Never throws: whatever fails here stays undispatched in the outbox for the relay.
+ * Plans each batch of events (one transaction) and signals every batcher shard its deliveries
+ * (signal-with-start: the first signal starts the shard). Events wait while MAX_ROUNDS rounds are
+ * in flight, so under load a round carries many events and the engine pays per round, not per
+ * event; unloaded, an event leaves at once. Never throws: whatever fails stays undispatched in the
+ * outbox for the relay.
  */
-export function temporalDispatcher(client: Client, taskQueue: string, untargeted?: (eventId: string) => Promise<boolean>): EventDispatcher {
+export function temporalDispatcher(deps: { client: Client; taskQueue: string; planner: DeliveryPlanner; shards: number }): EventDispatcher {
+  const waiting: { ids: readonly string[]; done: () => void }[] = [];
+  let rounds = 0;
+
+  function pump(): void {
+    while (rounds < MAX_ROUNDS && waiting.length) {
+      const taken: typeof waiting = [];
+      let size = 0;
+      while (waiting.length && size < MAX_EVENTS) {
+        size += waiting[0]!.ids.length;
+        taken.push(waiting.shift()!);
+      }
+      rounds++;
+      void round([...new Set(taken.flatMap((t) => t.ids))]).finally(() => {
+        rounds--;
+        for (const t of taken) t.done();
+        pump();
+      });
+    }
+  }
+
+  async function round(eventIds: string[]): Promise<void> {
+    let planned: PlannedEvent[];
+    try {
+      planned = await deps.planner.plan(eventIds);
+    } catch (err) {
+      logger.warn({ err, count: eventIds.length }, 'event planning failed; the outbox relay will retry');
+      return;
+    }
+    await handOver(planned);
+  }
+
+  async function handOver(planned: readonly PlannedEvent[]): Promise<void> {
+    const byShard = new Map<number, PlannedEvent[]>();
+    for (const p of planned) {
+      const shard = shardOf(p.eventId, deps.shards);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), p]);
+    }
+    await Promise.all(
+      [...byShard].map(async ([shard, events]) => {
+        try {
+          await deps.client.workflow.signalWithStart('deliveryBatcherWorkflow', {
+            taskQueue: deps.taskQueue,
+            workflowId: batcherWorkflowId(deps.taskQueue, shard),
+            args: [{ shard }],
+            signal: deliverBatch,
+            signalArgs: [{ deliveryIds: events.flatMap((e) => e.deliveryIds) }],
+          });
+          await deps.planner.markDispatched(events.map((e) => e.eventId));
+        } catch (err) {
+          logger.warn({ err, shard, count: events.length }, 'hand-over to the delivery batcher failed; the outbox relay will retry');
+        }
+      }),
+    );
+  }
+
   return {
-    async dispatch(eventIds) {
-      await Promise.all(
-        eventIds.map(async (eventId) => {
-          try {
-            // No endpoint wants it: settled without a workflow (see untargetedEvents).
-            if (untargeted && (await untargeted(eventId).catch(() => false))) return;
-            await client.workflow.start<typeof eventFanoutWorkflow>('eventFanoutWorkflow', {
-              taskQueue,
-              workflowId: fanoutWorkflowId(eventId),
-              args: [eventId],
-              workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-              workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            });
-          } catch (err) {
-            if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-            logger.warn({ err, eventId }, 'event dispatch failed; the outbox relay will retry');
-          }
-        }),
-      );
+    handOver,
+    dispatch(eventIds) {
+      if (eventIds.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        waiting.push({ ids: eventIds, done: resolve });
+        pump();
+      });
     },
   };
+}
+
+/** Stable across processes and restarts: an event always goes to the same shard. */
+export function shardOf(eventId: string, shards: number): number {
+  return createHash('sha1').update(eventId).digest().readUInt32BE(0) % shards;
+}
+
+/** The dispatcher every process (API, worker) builds from its configuration. */
+export function engineDispatcher(client: Client, orm: Orm, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'BEHAVIOUR_SET' | 'WEBHOOK_BATCHER_SHARDS'>): EventDispatcher {
+  return temporalDispatcher({ client, taskQueue: config.TEMPORAL_TASK_QUEUE, planner: deliveryPlanner(orm, config.BEHAVIOUR_SET), shards: config.WEBHOOK_BATCHER_SHARDS });
 }

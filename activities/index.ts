@@ -4,7 +4,6 @@ import type { PaymentProcessor } from '../domain/payment-processor';
 import type { EventDispatcher } from './event-dispatcher';
 import { createPaymentActivities } from './payments';
 import { createProjectionActivities } from './subscription-projection';
-import { createFanoutActivities } from './event-fanout';
 import { createAttemptActivities } from './webhook-attempt';
 import { secretBoxFrom } from './webhook-secret-box';
 import { policyFromConfig } from '../lib/ssrf-guard';
@@ -22,13 +21,11 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createProjectionActivities(deps),
     ...createPaymentActivities(deps.processor),
-    ...createFanoutActivities({ orm: deps.orm, config: () => webhookConfig(deps) }),
     ...createAttemptActivities({ orm: deps.orm, secrets: () => secretBoxFrom(webhookConfig(deps)), ssrf: () => policyFromConfig(webhookConfig(deps)) }),
   };
 }
 
-type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'> &
-  Partial<Pick<Config, 'WEBHOOK_FIRST_ATTEMPT_IN_FANOUT'>>;
+type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
 
 // Optional so workers that run no webhooks (some tests) need not pass it; the webhook activities refuse without it.
 function webhookConfig(deps: ActivityDeps): WebhookConfig {

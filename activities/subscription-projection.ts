@@ -25,7 +25,9 @@ export function createProjectionActivities(deps: { orm: Orm; dispatcher: EventDi
         }
         return appendEvents(trx, events);
       });
-      if (fresh.length) await deps.dispatcher.dispatch(fresh);
+      // Not awaited: the transition is committed and the outbox relay hands over whatever this misses,
+      // so the subscription's workflow task does not wait on the delivery engine.
+      if (fresh.length) void deps.dispatcher.dispatch(fresh);
     },
   };
 }

@@ -1,144 +1,137 @@
-import { Agent, fetch } from 'undici';
+import { Context } from '@temporalio/activity';
 import type { Orm } from '../db/orm';
+import type { AttemptInput, AttemptResult, FirstAttemptsInput } from '../domain/webhook-messages';
+import { ATTEMPT_DELAYS_MS } from '../domain/webhook-messages';
+import { logger } from '../lib/logger';
 import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
-import { assertDeliverableUrl, guardedLookup, type SsrfPolicy } from '../lib/ssrf-guard';
-import type { AttemptInput, AttemptResult } from '../workflows/webhook-messages';
+import type { SsrfPolicy } from '../lib/ssrf-guard';
+import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type Finished, type Target } from './webhook-attempt-store';
+import { connectionFor, post, type Connection } from './webhook-post';
 import type { SecretBox } from './webhook-secret-box';
 import { signedRequest } from './webhook-signing';
 
-/** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
-export const ATTEMPT_TIMEOUT_MS = 30_000;
-/** What an attempt record keeps of the response body. */
-export const RESPONSE_BODY_LIMIT = 4096;
-const AUTOMATIC_ATTEMPTS = 8;
+const HEARTBEAT_EVERY_MS = 2000;
+/** Bounds the memory of results kept across a database outage; beyond it they are recorded as in doubt. */
+const MAX_UNRECORDED = 50_000;
 
-interface Target {
-  event_id: string;
-  event_type: string;
-  status: string;
-  endpoint_id: string;
-  url: string;
-  secret_ciphertext: string;
-  deleted_at: Date | null;
-  body: string;
-  occurred_at: Date;
-}
+/** What an attempt whose worker died between its POST and its record is recorded as. */
+export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
 
 /**
- * One delivery attempt (spec §6.3–§6.5): the stored body, signed with the endpoint's CURRENT
- * secret (a rotation mid-schedule signs the next attempt with the new one), POSTed with a 30 s
- * limit; the attempt and the delivery's new status are recorded in one transaction. It throws only
- * when the database fails; every HTTP outcome is a result.
+ * Delivery attempts (spec §6.3–§6.5), one or a batch, always in three steps: record every
+ * attempt's start (one transaction), POST them side by side, record every result (one
+ * transaction). Each request is signed with the endpoint's CURRENT secret. Only the database
+ * throws; every HTTP outcome, and any delivery that cannot be signed, is a recorded result.
  */
 export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox; ssrf: () => SsrfPolicy }) {
   let box: SecretBox | undefined;
-  let agent: { dispatcher: Agent; policy: SsrfPolicy } | undefined;
-  // One connection pool for every attempt; its lookup refuses addresses the policy forbids, so a
-  // name that re-resolves to a private address after registration is still not reached.
-  const connection = () => {
-    if (!agent) {
-      const policy = deps.ssrf();
-      agent = { policy, dispatcher: new Agent({ connect: { lookup: guardedLookup(policy), timeout: 10_000 } }) };
+  let connection: Connection | undefined;
+  // Results POSTed but not yet recorded (the database failed at the last step): the activity's retry
+  // in this process records what really happened instead of "in doubt", and sends nothing again.
+  const unrecorded = new Map<string, Finished>();
+  const key = (i: AttemptInput) => `${i.owner}|${i.deliveryId}|${i.number}`;
+  const knex = () => deps.orm.em.getConnection().getKnex();
+
+  async function attempt(inputs: AttemptInput[]): Promise<AttemptResult[]> {
+    const targets = await loadTargets(knex(), inputs.map((i) => i.deliveryId));
+    const results = new Map<string, AttemptResult>();
+    const result = (i: AttemptInput, outcome: AttemptResult['outcome'], responseStatus: number | null = null, responseHeaders: Record<string, string> | null = null) => {
+      const t = targets.get(i.deliveryId);
+      results.set(i.deliveryId, { deliveryId: i.deliveryId, outcome, responseStatus, responseHeaders, endpointId: t?.endpoint_id ?? null, eventType: t?.event_type ?? null });
+    };
+
+    const live: AttemptInput[] = [];
+    const deleted: string[] = [];
+    for (const i of inputs) {
+      const t = targets.get(i.deliveryId);
+      if (!t) {
+        logger.warn({ deliveryId: i.deliveryId }, 'delivery not recorded; nothing to attempt');
+        result(i, 'superseded');
+      } else if (t.deleted_at) {
+        deleted.push(i.deliveryId);
+        result(i, 'endpoint_deleted');
+      } else if (t.status === 'success') result(i, 'success');
+      else live.push(i);
     }
-    return agent;
-  };
-  return {
-    async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
-      const knex = deps.orm.em.getConnection().getKnex();
-      const target: Target | undefined = await knex('webhook_deliveries as d')
-        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
-        .join('events as ev', 'ev.id', 'd.event_id')
-        .where('d.id', input.deliveryId)
-        .first('d.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.deleted_at', 'b.body', 'ev.occurred_at');
-      if (!target) throw new Error(`delivery ${input.deliveryId} is not recorded`);
-      if (target.deleted_at) {
-        await knex('webhook_deliveries').where({ id: input.deliveryId }).update({ next_attempt_at: null, updated_at: knex.fn.now() });
-        recordWebhookDelivery('endpoint_deleted');
-        return { outcome: 'endpoint_deleted', responseStatus: null };
+    await stopWaiting(knex(), deleted);
+    for (const _ of deleted) recordWebhookDelivery('endpoint_deleted');
+
+    const claims = await claimAttempts(knex(), live);
+    const finished: Finished[] = [];
+    const posts: Promise<void>[] = [];
+    for (const i of live) {
+      const claim = claims.get(i.deliveryId)!;
+      if (claim.kind === 'other_owner') result(i, 'superseded');
+      else if (claim.kind === 'recorded') result(i, isSuccess(claim.responseStatus) ? 'success' : 'failed', claim.responseStatus);
+      else if (claim.kind === 'in_doubt') {
+        const known = unrecorded.get(key(i));
+        finished.push(known ?? { input: i, durationMs: null, responseStatus: null, responseBody: null, error: IN_DOUBT_ERROR });
+        result(i, known && isSuccess(known.responseStatus) ? 'success' : 'failed', known?.responseStatus ?? null);
+      } else {
+        posts.push(
+          send(targets.get(i.deliveryId)!, i).then((f) => {
+            finished.push(f.finished);
+            result(i, isSuccess(f.finished.responseStatus) ? 'success' : 'failed', f.finished.responseStatus, f.headers);
+          }),
+        );
       }
-      if (target.status === 'success') return { outcome: 'success', responseStatus: null };
+    }
+    await Promise.all(posts);
+    if (unrecorded.size < MAX_UNRECORDED) for (const f of finished) unrecorded.set(key(f.input), f);
+    await recordResults(knex(), finished);
+    for (const f of finished) unrecorded.delete(key(f.input));
+    for (const f of finished) countAttempt(f, targets.get(f.input.deliveryId)!);
+    return inputs.map((i) => results.get(i.deliveryId)!);
+  }
 
-      const request = signedRequest((box ??= deps.secrets()).open(target.endpoint_id, target.secret_ciphertext), target.body, {
-        eventId: target.event_id,
-        eventType: target.event_type,
+  async function send(t: Target, input: AttemptInput): Promise<{ finished: Finished; headers: Record<string, string> | null }> {
+    let request;
+    try {
+      request = signedRequest((box ??= deps.secrets()).open(t.endpoint_id, t.secret_ciphertext), t.body, {
+        eventId: t.event_id,
+        eventType: t.event_type,
         deliveryId: input.deliveryId,
-        timestamp: new Date(target.occurred_at).toISOString(),
+        timestamp: new Date(t.occurred_at).toISOString(),
       });
-      const started = performance.now();
-      const response = await post(target.url, request, connection());
-      const durationMs = Math.round(performance.now() - started);
-      const ok = response.status !== null && response.status >= 200 && response.status < 300;
-      const status = ok ? 'success' : input.number >= AUTOMATIC_ATTEMPTS ? 'exhausted' : 'failed';
-      const attemptedAt = new Date(input.attemptedAt);
+    } catch (err) {
+      // A poison delivery (a secret that no longer opens) is a recorded failure, not a wedged batch.
+      logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
+      return { finished: { input, durationMs: 0, responseStatus: null, responseBody: null, error: 'SIGNING_FAILED' }, headers: null };
+    }
+    const res = await post(t.url, request, (connection ??= connectionFor(deps.ssrf())));
+    return { finished: { input, durationMs: res.durationMs, responseStatus: res.status, responseBody: res.body, error: res.error }, headers: res.headers };
+  }
 
-      await knex.transaction(async (trx) => {
-        const attempt = {
-          delivery_id: input.deliveryId,
-          number: input.number,
-          attempted_at: attemptedAt,
-          duration_ms: durationMs,
-          response_status: response.status,
-          response_body: response.body,
-          error: response.error,
-        };
-        // A replayed attempt (worker died before the workflow recorded it) overwrites its own row.
-        await trx('webhook_attempts').insert(attempt).onConflict(['delivery_id', 'number']).merge();
-        await trx('webhook_deliveries')
-          .where({ id: input.deliveryId })
-          .update({
-            status,
-            attempt_count: trx.raw('greatest(attempt_count, ?)', [input.number]),
-            last_attempt_at: attemptedAt,
-            next_attempt_at: !ok && input.nextDelayMs !== null ? new Date(attemptedAt.getTime() + durationMs + input.nextDelayMs) : null,
-            updated_at: trx.fn.now(),
-          });
-      });
-      recordWebhookAttempt(ok ? 'success' : 'failed', response.status);
-      if (ok) recordWebhookDelivery('success', target.occurred_at);
-      else if (status === 'exhausted') recordWebhookDelivery('exhausted');
-      return { outcome: ok ? 'success' : 'failed', responseStatus: response.status };
+  return {
+    /** One attempt of a delivery waiting on its schedule (workflows/webhook-delivery.ts). */
+    async attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+      const [res] = await attempt([input]);
+      return res!;
+    },
+    /**
+     * Attempt 1 of every delivery in a batch (workflows/delivery-batcher.ts). Returns only the
+     * failed ones, which need a schedule: the batcher's history carries no line per success.
+     */
+    async firstAttempts(input: FirstAttemptsInput): Promise<AttemptResult[]> {
+      const ids = [...new Set(input.deliveryIds)];
+      // Heartbeats let Temporal see a dead worker within the heartbeat timeout, not after the 2 min
+      // start-to-close: the batch then runs again and closes its in-doubt attempts.
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        const results = await attempt(ids.map((deliveryId) => ({ deliveryId, number: 1, attemptedAt: input.attemptedAt, nextDelayMs: ATTEMPT_DELAYS_MS[1], owner: input.batchId })));
+        return results.filter((r) => r.outcome === 'failed');
+      } finally {
+        clearInterval(beat);
+      }
     },
   };
 }
 
-interface PostResult {
-  status: number | null;
-  body: string | null;
-  error: string | null;
-}
-
-/** A redirect is not followed (it counts as a non-2xx answer); the body is read up to the limit only. */
-async function post(url: string, req: { headers: Record<string, string>; body: string }, via: { dispatcher: Agent; policy: SsrfPolicy }): Promise<PostResult> {
-  const signal = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
-  try {
-    await assertDeliverableUrl(url, via.policy); // a literal IP never reaches the guarded lookup
-    const res = await fetch(url, { method: 'POST', headers: req.headers, body: req.body, redirect: 'manual', signal, dispatcher: via.dispatcher });
-    return { status: res.status, body: await readCapped(res, RESPONSE_BODY_LIMIT), error: null };
-  } catch (err) {
-    const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
-    const reason = e.name === 'TimeoutError' ? `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : (e.cause?.code ?? e.code ?? e.cause?.message ?? e.message);
-    return { status: null, body: null, error: String(reason).slice(0, 500) };
-  }
-}
-
-async function readCapped(res: { body: ReadableStream<Uint8Array> | null }, limit: number): Promise<string | null> {
-  if (!res.body) return null;
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // A body cut off mid-way still tells the story up to that point.
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-  return text.length ? text : null;
+// Counted once per recorded result: a replay that finds its own recorded row counts nothing again.
+function countAttempt(f: Finished, t: Target): void {
+  const ok = isSuccess(f.responseStatus);
+  recordWebhookAttempt(ok ? 'success' : 'failed', f.responseStatus);
+  if (ok) recordWebhookDelivery('success', t.occurred_at);
+  else if (f.input.nextDelayMs === null && f.input.number >= ATTEMPT_DELAYS_MS.length) recordWebhookDelivery('exhausted');
 }

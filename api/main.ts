@@ -1,11 +1,10 @@
-import { untargetedEvents } from '../activities/event-fanout';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { connectClient } from '../lib/temporal';
 import { migrate, openOrm } from '../db/orm';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
-import { temporalDispatcher } from '../activities/event-dispatcher';
+import { engineDispatcher } from '../activities/event-dispatcher';
 import { createApp } from './app';
 
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
@@ -15,7 +14,7 @@ async function main(): Promise<void> {
   await migrate(orm);
   const temporal = await connectClient(config);
   const tokens = await AccessTokens.create({ privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
-  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET)) });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: engineDispatcher(temporal, orm, config) });
   const server = app.listen(config.PORT, config.HOST, () => logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'));
   server.requestTimeout = 90_000;
 

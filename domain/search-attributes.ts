@@ -7,6 +7,17 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 export const SubscriptionStatusKey = defineSearchAttributeKey('SubscriptionStatus', 'KEYWORD');
 export const OfferingIdKey = defineSearchAttributeKey('OfferingId', 'KEYWORD');
 export const InvestorIdKey = defineSearchAttributeKey('InvestorId', 'KEYWORD');
+/** A webhook delivery waiting on its retry schedule (spec §6.5): which endpoint, which event type, where it stands. */
+export const WebhookEndpointIdKey = defineSearchAttributeKey('WebhookEndpointId', 'KEYWORD');
+export const WebhookEventTypeKey = defineSearchAttributeKey('WebhookEventType', 'KEYWORD');
+export const WebhookDeliveryStatusKey = defineSearchAttributeKey('WebhookDeliveryStatus', 'KEYWORD');
 
 /** `--search-attribute` values for `temporal server start-dev` / `operator search-attribute create`. */
-export const SEARCH_ATTRIBUTE_TYPES = { SubscriptionStatus: 'Keyword', OfferingId: 'Keyword', InvestorId: 'Keyword' } as const;
+export const SEARCH_ATTRIBUTE_TYPES = {
+  SubscriptionStatus: 'Keyword',
+  OfferingId: 'Keyword',
+  InvestorId: 'Keyword',
+  WebhookEndpointId: 'Keyword',
+  WebhookEventType: 'Keyword',
+  WebhookDeliveryStatus: 'Keyword',
+} as const;

@@ -70,10 +70,13 @@ export const ConfigSchema = z.object({
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
   /**
-   * Make each delivery's first attempt inside the event's fan-out workflow and start a delivery
-   * workflow only for those that fail: far fewer workflows per event (docs/decisions.md, bench/results).
+   * First-attempt batcher workflows events are spread over (by event id): batches run side by side
+   * within each, so this bounds workflow-task parallelism, not delivery concurrency. Changing it is
+   * safe at any time (docs/decisions.md, Delivery engine).
    */
-  WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: bool.default(false),
+  WEBHOOK_BATCHER_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
+  /** A delivery still `pending`, with no attempt, this long after it was recorded is handed to a batcher again. */
+  WEBHOOK_STUCK_AFTER_MS: z.coerce.number().int().min(1000).max(86_400_000).default(300_000),
 
   /** Largest JSON request body accepted, in kilobytes; a larger one is answered 413 PAYLOAD_TOO_LARGE. */
   BODY_LIMIT_KB: z.coerce.number().int().min(1).max(10_240).default(100),

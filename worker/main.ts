@@ -1,8 +1,7 @@
-import { untargetedEvents } from '../activities/event-fanout';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { migrate, openOrm } from '../db/orm';
-import { temporalDispatcher } from '../activities/event-dispatcher';
+import { engineDispatcher } from '../activities/event-dispatcher';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
 import { Connection } from '@temporalio/client';
@@ -18,10 +17,10 @@ async function main(): Promise<void> {
   await migrate(orm);
   await registerSearchAttributes(config);
   const temporal = await connectClient(config);
-  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET));
+  const dispatcher = engineDispatcher(temporal, orm, config);
   const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config } });
-  // Events whose publisher died between commit and dispatch are fanned out from here (spec §6.1).
-  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
+  // Events whose publisher died between commit and dispatch are handed over from here (spec §6.1).
+  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS, stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await relay.stop();

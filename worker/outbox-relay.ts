@@ -9,16 +9,18 @@ export interface OutboxRelay {
 const BATCH = 500;
 /**
  * An event the relay handed over is not handed over again for this long: under a backlog its
- * fan-out may be started but not yet run, and re-starting it would only add load to the server.
+ * plan may still be running, and re-sending it would only add load.
  */
 const REDISPATCH_AFTER_MS = 30_000;
 
 /**
- * Re-dispatches events still undispatched a grace period after they were stored: the ones whose
- * publisher died between commit and dispatch, or whose dispatch failed. Every worker runs one;
- * dispatching is idempotent by event id, so several relays only repeat no-ops.
+ * Re-dispatches events still undispatched a grace period after they were stored (the publisher
+ * died between commit and dispatch, or the hand-over failed), and hands deliveries still `pending`
+ * with no attempt long after they were recorded to a batcher again (a batcher run lost to an
+ * operator's terminate, or deliveries recorded by an older engine). Every worker runs one; both are
+ * idempotent (deliveries by id, attempts by number and owner), so several relays only repeat no-ops.
  */
-export function startOutboxRelay(deps: { orm: Orm; dispatcher: EventDispatcher; graceMs: number; intervalMs: number }): OutboxRelay {
+export function startOutboxRelay(deps: { orm: Orm; dispatcher: EventDispatcher; graceMs: number; intervalMs: number; stuckAfterMs: number }): OutboxRelay {
   const knex = deps.orm.em.getConnection().getKnex();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -26,7 +28,7 @@ export function startOutboxRelay(deps: { orm: Orm; dispatcher: EventDispatcher; 
 
   const handedOver = new Map<string, number>();
 
-  async function sweep(): Promise<void> {
+  async function sweepEvents(): Promise<void> {
     const now = Date.now();
     for (const [id, at] of handedOver) if (at < now - REDISPATCH_AFTER_MS) handedOver.delete(id);
     const ids: string[] = await knex('events')
@@ -42,10 +44,30 @@ export function startOutboxRelay(deps: { orm: Orm; dispatcher: EventDispatcher; 
     for (const id of due) handedOver.set(id, now);
   }
 
+  async function sweepStuck(): Promise<void> {
+    if (!deps.dispatcher.handOver) return;
+    const rows: { id: string; event_id: string }[] = await knex('webhook_deliveries')
+      .where({ status: 'pending', attempt_count: 0 })
+      .where('created_at', '<', knex.raw(`now() - (? * interval '1 millisecond')`, [deps.stuckAfterMs]))
+      .whereNotExists(knex('webhook_attempts').whereRaw('webhook_attempts.delivery_id = webhook_deliveries.id'))
+      .orderBy('created_at')
+      .limit(BATCH)
+      .select('id', 'event_id');
+    const fresh = rows.filter((r) => !handedOver.has(r.id));
+    if (fresh.length === 0) return;
+    logger.warn({ count: fresh.length }, 'outbox relay: handing stuck pending deliveries to a batcher again');
+    const byEvent = new Map<string, string[]>();
+    for (const r of fresh) byEvent.set(r.event_id, [...(byEvent.get(r.event_id) ?? []), r.id]);
+    await deps.dispatcher.handOver([...byEvent].map(([eventId, deliveryIds]) => ({ eventId, deliveryIds })));
+    const now = Date.now();
+    for (const r of fresh) handedOver.set(r.id, now);
+  }
+
   function schedule(): void {
     if (stopped) return;
     timer = setTimeout(() => {
-      running = sweep()
+      running = sweepEvents()
+        .then(sweepStuck)
         .catch((err) => logger.warn({ err }, 'outbox relay sweep failed; retrying next interval'))
         .finally(schedule);
     }, deps.intervalMs);

@@ -1,4 +1,4 @@
 // Every workflow the worker runs. Workflow code is deterministic: no I/O, clock, random or env.
 export { subscriptionWorkflow } from './subscription';
-export { eventFanoutWorkflow } from './event-fanout';
+export { deliveryBatcherWorkflow } from './delivery-batcher';
 export { webhookDeliveryWorkflow } from './webhook-delivery';

@@ -1,20 +1,22 @@
 /**
- * One delivery of one event to one endpoint (spec §6.5): attempts on durable timers, ending at the
- * first 2xx, after the 8th failure (`exhausted`), or when the endpoint is deleted. Each attempt is
- * a local activity: about 3 history writes instead of 7 (docs/decisions.md, PERFORMANCE.md).
+ * One delivery of one event to one endpoint, waiting on its retry schedule (spec §6.5): attempts
+ * on durable timers, ending at the first 2xx, after the 8th failure (`exhausted`), or when the
+ * endpoint is deleted. The batcher starts one per failed first attempt (attemptsMade: 1); the API
+ * starts one for a manual retry. Each attempt is a local activity: about 3 history writes.
  */
-import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, patched, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import * as m from './webhook-messages';
+import { WebhookDeliveryStatusKey } from '../domain/search-attributes';
+import * as m from '../domain/webhook-messages';
 
-// spec §6.5: delay before attempts 1..8, each counted from the end of the previous attempt.
-export const ATTEMPT_DELAYS_MS = [0, 30_000, 120_000, 900_000, 3_600_000, 14_400_000, 43_200_000, 86_400_000] as const;
+export { ATTEMPT_DELAYS_MS } from '../domain/webhook-messages';
 
 const { attemptDelivery } = proxyLocalActivities<Activities>({
-  // 30 s for the endpoint (spec §8) plus the database write.
+  // 30 s for the endpoint (spec §8) plus the database writes.
   startToCloseTimeout: '45s',
-  // Only a database failure throws; an HTTP failure is a result and waits for the schedule.
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 },
+  // Only a database failure throws, and it is retried for as long as it lasts (a PostgreSQL outage
+  // of any length loses nothing); an HTTP failure is a result and waits for the schedule.
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
 export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m.DeliveryOutcome> {
@@ -23,17 +25,21 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   setHandler(m.retryNow, () => void (retryRequested = true));
   setHandler(m.endpointDeleted, () => void (deleted = true));
 
+  const owner = `run:${workflowInfo().runId}`;
   let made = input.attemptsMade ?? 0;
-  const attempt = (nextDelayMs: number | null) =>
-    attemptDelivery({ deliveryId: input.deliveryId, number: ++made, attemptedAt: new Date().toISOString(), nextDelayMs });
+  const attempt = async (nextDelayMs: number | null) => {
+    const result = await attemptDelivery({ deliveryId: input.deliveryId, number: ++made, attemptedAt: new Date().toISOString(), nextDelayMs, owner });
+    showStatus(result.outcome === 'failed' && nextDelayMs === null ? 'exhausted' : result.outcome);
+    return result;
+  };
 
   if (!input.once) {
-    while (made < ATTEMPT_DELAYS_MS.length) {
-      const delay = ATTEMPT_DELAYS_MS[made]!;
+    while (made < m.ATTEMPT_DELAYS_MS.length) {
+      const delay = m.ATTEMPT_DELAYS_MS[made]!;
       if (delay > 0) await condition(() => retryRequested || deleted, delay);
       if (deleted) return 'endpoint_deleted';
       retryRequested = false;
-      const result = await attempt(ATTEMPT_DELAYS_MS[made + 1] ?? null);
+      const result = await attempt(m.ATTEMPT_DELAYS_MS[made + 1] ?? null);
       if (result.outcome !== 'failed') return result.outcome;
     }
   }
@@ -45,4 +51,9 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
     if (result.outcome !== 'failed') return result.outcome;
   }
   return deleted ? 'endpoint_deleted' : 'exhausted';
+}
+
+/** The delivery's status as a search attribute, for the Web UI; runs recorded before it existed replay without it. */
+function showStatus(status: string): void {
+  if (patched('webhook-delivery-status-attribute')) upsertSearchAttributes([{ key: WebhookDeliveryStatusKey, value: status }]);
 }

@@ -2,14 +2,18 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { WebhookDeliveryRow } from '../../db/entities/webhook-rows';
 import { conflict } from '../../lib/errors';
-import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../../workflows/webhook-messages';
+import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../../domain/webhook-messages';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
 import type { DeliveryReads } from './delivery-reads';
+import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../../domain/search-attributes';
 
 /**
  * Manual retry (spec §4.3, §2.7): a `failed` delivery attempts now and its schedule goes on; an
  * `exhausted` one gets one more attempt, numbered after the last, in a new run of the same
- * delivery workflow (same event_id and delivery id); `success` is refused.
+ * delivery workflow (same event_id and delivery id); a `pending` one (its first attempt stuck:
+ * never handed over, or its batch lost) attempts now and follows the schedule; `success` is refused.
+ * Should the batch make its first attempt after all, it finds the number taken, or its start of
+ * the delivery workflow refused: the consumer may see the attempt twice (spec §6.1), never fewer.
  */
 export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryReads }, delivery: WebhookDeliveryRow): Promise<void> {
   refuseUnlessRetryable(delivery);
@@ -37,6 +41,11 @@ export async function retryDelivery(deps: { temporal: Client; taskQueue: string;
       workflowId: deliveryWorkflowId(delivery.id),
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      typedSearchAttributes: [
+        { key: WebhookEndpointIdKey, value: delivery.endpoint_id },
+        { key: WebhookEventTypeKey, value: delivery.event_type },
+        { key: WebhookDeliveryStatusKey, value: delivery.status },
+      ],
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -47,5 +56,4 @@ export async function retryDelivery(deps: { temporal: Client; taskQueue: string;
 
 function refuseUnlessRetryable(d: WebhookDeliveryRow): void {
   if (d.status === 'success') throw conflict('DELIVERY_SUCCEEDED', 'This delivery already succeeded; there is nothing to retry');
-  if (d.status === 'pending') throw conflict('DELIVERY_PENDING', 'The first attempt of this delivery has not happened yet');
 }

@@ -7,7 +7,7 @@ import { publishEvents } from '../../activities/event-publisher';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
 import { newId, uuidFromName } from '../../lib/ids';
 import { logger } from '../../lib/logger';
-import { endpointDeleted, deliveryWorkflowId } from '../../workflows/webhook-messages';
+import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messages';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
 import { AppError } from '../../lib/errors';

@@ -37,7 +37,8 @@ export interface WebhookAttemptRow {
   delivery_id: string;
   number: number;
   attempted_at: Date;
-  duration_ms: number;
+  /** Null while the attempt is in flight (recorded before its POST). */
+  duration_ms: number | null;
   response_status: number | null;
   response_body: string | null;
   error: string | null;

@@ -58,7 +58,7 @@ describe('PostgreSQL restarted mid-flow', () => {
 
   it('finishes webhook deliveries whose 30 s backoff spanned a database restart, with attempts 1 and 2 recorded', async () => {
     // Both deliveries wait on their 30 s timer while the database is away.
-    await expectDeliveriesSurviveBackoffFault(pair, databaseUrl, async () => {
+    await expectDeliveriesSurviveBackoffFault(pair, { databaseUrl, temporalAddress }, async () => {
       await postgres.stop();
       await new Promise((r) => setTimeout(r, 3000));
       postgres = await start();

@@ -63,7 +63,7 @@ describe('the Temporal server restarted mid-flow', () => {
 
   it('finishes webhook deliveries whose 30 s backoff spanned a server crash, with attempts 1 and 2 recorded', async () => {
     // Both deliveries wait on their 30 s timer while the server crashes.
-    await expectDeliveriesSurviveBackoffFault(pair, databaseUrl, async () => {
+    await expectDeliveriesSurviveBackoffFault(pair, { databaseUrl, temporalAddress }, async () => {
       const port = Number(temporalAddress.split(':')[1]);
       temporal.process.kill('SIGKILL');
       await new Promise((r) => temporal.process.once('exit', r));

@@ -1,21 +1,26 @@
-import { recordWebhookAttempt, recordWebhookDelivery } from '../../lib/metrics';
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
+import { eventually, Receiver } from '../webhooks/support/receiver';
+import { PATHS, registerHook } from '../webhooks/support/hooks';
 
 const sample = (text: string, name: string, labels: Record<string, string>): number | undefined => {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && want.every((w) => l.includes(w)));
+  const line = text.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && want.every((w) => l.includes(w)));
   return line === undefined ? undefined : Number(line.split(' ').pop());
 };
 
 /** GET /metrics: HTTP by route template and status, webhook deliveries, in the Prometheus format. */
 describe('/metrics', () => {
   let svc: TestService;
+  let receiver: Receiver;
   beforeAll(async () => {
-    svc = await startService({ set: 'A' });
+    [svc, receiver] = await Promise.all([startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
   }, 120_000);
-  afterAll(() => svc?.stop());
+  afterAll(async () => {
+    await svc?.stop();
+    await receiver?.stop();
+  });
 
   it('counts requests by route template, never by raw path, with a latency histogram', async () => {
     const api = http(svc.baseUrl);
@@ -35,19 +40,37 @@ describe('/metrics', () => {
     expect(text).toContain('tranche_process_resident_memory_bytes');
   });
 
-  it('exports webhook deliveries by outcome, attempts by status class, and publish-to-delivery latency', async () => {
-    recordWebhookAttempt('failed', 503);
-    recordWebhookAttempt('failed', null);
-    recordWebhookAttempt('success', 204);
-    recordWebhookDelivery('success', new Date(Date.now() - 1500));
-    recordWebhookDelivery('exhausted');
-    const text = await (await fetch(`${svc.baseUrl}/metrics`)).text();
-    expect(sample(text, 'tranche_webhook_attempts_total', { outcome: 'failed', status_class: '5xx' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'tranche_webhook_attempts_total', { outcome: 'failed', status_class: 'none' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'tranche_webhook_attempts_total', { outcome: 'success', status_class: '2xx' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'tranche_webhook_deliveries_total', { outcome: 'exhausted' })).toBeGreaterThanOrEqual(1);
-    // 1.5 s after publication: inside the 2.5 s bucket, outside the 1 s one.
-    expect(sample(text, 'tranche_webhook_publish_to_delivery_seconds_bucket', { le: '2.5' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'tranche_webhook_publish_to_delivery_seconds_bucket', { le: '1' })).toBe(0);
-  });
+  it('counts the webhook deliveries and attempts the stack really made, by outcome and status class', async () => {
+    const api = http(svc.baseUrl);
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const metric = (text: string, name: string, labels: Record<string, string> = {}) => sample(text, name, labels) ?? 0;
+    const scrape = async () => (await fetch(`${svc.baseUrl}/metrics`)).text();
+    const before = await scrape();
+
+    const [okHook, failingHook] = [`m-ok-${Date.now()}`, `m-503-${Date.now()}`];
+    const ok = await registerHook(svc, receiver, staff, okHook, ['*'], { defaultStatus: 204 });
+    const failing = await registerHook(svc, receiver, staff, failingHook, ['*'], { defaultStatus: 503 });
+    // Nothing listens on port 1: the attempt gets no response at all.
+    const silent = (await api.post(PATHS.A.endpoints, staff.token, { url: 'http://127.0.0.1:1/hook', description: 'silent', eventTypes: ['*'] })).body.data;
+    const ping = async (endpointId: string) => (await api.post(`${PATHS.A.endpoints}/${endpointId}/test`, staff.token)).body.data.delivery_id as string;
+    const [okId, failingId, silentId] = await Promise.all([ping(ok.id), ping(failing.id), ping(silent.id)]);
+    const settled = (id: string, status: string) =>
+      eventually(async () => ((await api.get(`${PATHS.A.deliveries}/${id}`, staff.token)).body.data?.status === status ? true : undefined), 60_000, `${id} ${status}`);
+    await Promise.all([settled(okId, 'success'), settled(failingId, 'failed'), settled(silentId, 'failed')]);
+    // Deleting the failing endpoints stops their schedules, so no later attempt changes the counts.
+    for (const id of [failing.id, silent.id]) expect((await api.delete(`${PATHS.A.endpoints}/${id}`, staff.token)).status).toBe(204);
+
+    const after = await scrape();
+    const grew = (name: string, labels: Record<string, string> = {}) => metric(after, name, labels) - metric(before, name, labels);
+    expect(grew('tranche_webhook_attempts_total', { outcome: 'success', status_class: '2xx' })).toBe(1);
+    expect(grew('tranche_webhook_attempts_total', { outcome: 'failed', status_class: '5xx' })).toBe(1);
+    expect(grew('tranche_webhook_attempts_total', { outcome: 'failed', status_class: 'none' })).toBe(1);
+    expect(grew('tranche_webhook_deliveries_total', { outcome: 'success' })).toBe(1);
+    expect(grew('tranche_webhook_publish_to_delivery_seconds_count')).toBe(1);
+    // The one success arrived within the histogram's last bucket, and no delivery was counted twice.
+    expect(grew('tranche_webhook_publish_to_delivery_seconds_bucket', { le: '+Inf' })).toBe(1);
+    // And the counts are the requests the endpoints really got.
+    expect((await receiver.received(okHook)).map((r) => r.status)).toEqual([204]);
+    expect((await receiver.received(failingHook)).map((r) => r.status)).toEqual([503]);
+  }, 120_000);
 });

@@ -1,4 +1,3 @@
-import { untargetedEvents } from '../../activities/event-fanout';
 import { Client as PgClient } from 'pg';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -10,7 +9,7 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createApp } from '../../api/app';
 import { AccessTokens } from '../../api/identity/access-tokens';
 import { kycEligibility } from '../../api/identity/kyc-eligibility';
-import { temporalDispatcher } from '../../activities/event-dispatcher';
+import { engineDispatcher } from '../../activities/event-dispatcher';
 import { startOutboxRelay } from '../../worker/outbox-relay';
 import { createProcessor } from '../../payments';
 import { freePort } from '../../scripts/lib/free-port';
@@ -69,7 +68,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET));
+  const dispatcher = engineDispatcher(temporal, orm, config);
   const worker = await createWorker({
     config,
     connection: nativeConnection,
@@ -77,7 +76,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     deps: { orm, processor, dispatcher, config },
   });
   const running = worker.run();
-  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
+  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS, stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
   const server: Server = await new Promise((resolve) => {

@@ -9,7 +9,8 @@ import { startService } from '../support/service';
 import { eventually, Receiver } from './support/receiver';
 import { registerHook } from './support/hooks';
 import { exited, printed, runTs } from './support/processes';
-import { gaps, webhookHarness, webhookOps } from './support/webhook-harness';
+import { gaps, timerPending, webhookHarness, webhookOps } from './support/webhook-harness';
+import { IN_DOUBT_ERROR } from '../../activities/webhook-attempt';
 
 describe('nothing is lost when a process dies', () => {
   let receiver: Receiver;
@@ -80,6 +81,8 @@ describe('nothing is lost when a process dies', () => {
       const first = await startWorker();
       const { deliveryId, handle } = await ops.publish(endpoint.id);
       await ops.attemptsReach(deliveryId, 1);
+      // Observed, not slept on: attempt 1's result is recorded and its delivery workflow holds the 30 s timer.
+      await eventually(async () => ((await handle.describe().catch(() => undefined))?.status.name === 'RUNNING' && (await timerPending(handle)) ? true : undefined), 30_000, 'timer pending');
       first.kill('SIGKILL'); // mid-backoff: the 30 s timer lives only in Temporal now
       expect((await exited(first)).signal).toBe('SIGKILL');
       expect(await ops.delivery(deliveryId)).toMatchObject({ status: 'failed', attempt_count: 1 });
@@ -96,6 +99,31 @@ describe('nothing is lost when a process dies', () => {
       expect(gaps(attempts)[0]).toBeGreaterThanOrEqual(30_000);
       const got = await receiver.received('worker-crash');
       expect(got.map((d) => [d.verified, d.headers['x-service-delivery-id']])).toEqual([[true, deliveryId], [true, deliveryId]]);
+      second.kill('SIGTERM');
+      await exited(second);
+    }, 180_000);
+
+    it('records an attempt whose worker died mid-POST, and the schedule goes on from it', async () => {
+      const client = new Client({ connection });
+      const ops = webhookOps({ config, orm, client, taskQueue, receiver });
+      // The endpoint holds the first request 20 s: long enough to kill the worker while it waits.
+      const endpoint = await ops.endpoint('mid-post', { delayMs: 20_000 });
+
+      const first = await startWorker();
+      const { deliveryId, handle } = await ops.publish(endpoint.id);
+      // Observed: the request reached the endpoint and the attempt's start is recorded, its result not yet.
+      await receiver.waitFor('mid-post', 1);
+      expect(await ops.attempts(deliveryId)).toMatchObject([{ number: 1, duration_ms: null }]);
+      first.kill('SIGKILL');
+      expect((await exited(first)).signal).toBe('SIGKILL');
+
+      await ops.replan('mid-post', { delayMs: 0 });
+      const second = await startWorker();
+      await eventually(() => handle.describe().then(() => true, () => undefined), 60_000, 'delivery workflow started');
+      expect(await handle.result()).toBe('success');
+      const attempts = await ops.attempts(deliveryId);
+      expect(attempts.map((a) => [a.number, a.response_status, a.error])).toEqual([[1, null, IN_DOUBT_ERROR], [2, 200, null]]);
+      expect(await ops.delivery(deliveryId)).toMatchObject({ status: 'success', attempt_count: 2 });
       second.kill('SIGTERM');
       await exited(second);
     }, 180_000);

@@ -1,5 +1,8 @@
 import { eventually, sql, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './subscription-flow';
 import { settledDeliveries, startReceiver } from './webhook-receiver';
+import { Client, Connection } from '@temporalio/client';
+import { deliveryWorkflowId } from '../../../domain/webhook-messages';
+import { timerPending } from '../../webhooks/support/webhook-harness';
 
 type World = Awaited<ReturnType<typeof wireFlowWorld>>;
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -36,14 +39,26 @@ export async function finishAndExpectRecovered(
  */
 export async function expectDeliveriesSurviveBackoffFault(
   pair: { baseUrl: string; pem: string },
-  databaseUrl: string,
+  stack: { databaseUrl: string; temporalAddress: string },
   fault: () => Promise<void>,
 ): Promise<void> {
+  const { databaseUrl } = stack;
   const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
   const receiver = await startReceiver(pair.baseUrl, world.tokens.staff, { failFirst: true });
   const sub = await world.toReview(); // subscription.created and subscription.signed
   await eventually('first attempts refused', async () => (receiver.refused.size >= 2 ? true : undefined));
-  await new Promise((r) => setTimeout(r, 5000));
+  // Observed, not slept on: both deliveries recorded as failed and their workflows holding the 30 s timer.
+  const connection = await Connection.connect({ address: stack.temporalAddress, connectTimeout: '10s' });
+  try {
+    const client = new Client({ connection });
+    await eventually('both deliveries waiting on their timer', async () => {
+      const failed = await sql(databaseUrl, `select d.id from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1 and d.status = 'failed'`, [sub.id]);
+      const waiting = await Promise.all(failed.map((d) => timerPending(client.workflow.getHandle(deliveryWorkflowId(String(d.id))))));
+      if (waiting.length < 2 || !waiting.every(Boolean)) throw new Error(`${waiting.filter(Boolean).length} of 2 waiting`);
+    });
+  } finally {
+    await connection.close();
+  }
   await fault();
 
   const [delivered] = await settledDeliveries(databaseUrl, receiver.received, [sub.id], 150_000);

@@ -3,15 +3,15 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../../lib/config';
 import { migrate, openOrm, type Orm } from '../../../db/orm';
-import { createFanoutActivities } from '../../../activities/event-fanout';
+import { deliveryPlanner } from '../../../activities/delivery-planner';
 import { createAttemptActivities } from '../../../activities/webhook-attempt';
 import { secretBoxFrom } from '../../../activities/webhook-secret-box';
-import { relayOnlyDispatcher, temporalDispatcher } from '../../../activities/event-dispatcher';
+import { engineDispatcher, relayOnlyDispatcher } from '../../../activities/event-dispatcher';
 import { publishEvents } from '../../../activities/event-publisher';
 import { endpointStore } from '../../../api/notifications/endpoint-store';
 import { deliveryReads } from '../../../api/notifications/delivery-reads';
 import { uuidFromName } from '../../../lib/ids';
-import { deliveryWorkflowId, fanoutWorkflowId } from '../../../workflows/webhook-messages';
+import { deliveryWorkflowId } from '../../../domain/webhook-messages';
 import type { webhookDeliveryWorkflow } from '../../../workflows/webhook-delivery';
 import { freshDatabase } from '../../support/service';
 import type { Receiver } from './receiver';
@@ -30,54 +30,58 @@ export async function webhookHarness(): Promise<{ config: Config; orm: Orm }> {
 
 /** Only the activities the webhook workflows call. */
 export const webhookActivities = (config: Config, orm: Orm) => ({
-  ...createFanoutActivities({ orm, config: () => config }),
   ...createAttemptActivities({ orm, secrets: () => secretBoxFrom(config), ssrf: () => policyFromConfig(config) }),
 });
 
 export function webhookOps(deps: { config: Config; orm: Orm; client: Client; taskQueue: string; receiver: Receiver }) {
   const store = endpointStore(deps.orm, secretBoxFrom(deps.config));
   const reads = deliveryReads(deps.orm);
-  const dispatcher = temporalDispatcher(deps.client, deps.taskQueue);
+  const dispatcher = engineDispatcher(deps.client, deps.orm, { ...deps.config, TEMPORAL_TASK_QUEUE: deps.taskQueue });
   const orgId = randomUUID();
   const knex = () => deps.orm.em.getConnection().getKnex();
+  const secrets = new Map<string, string>();
   return {
     orgId,
     store,
     reads,
-    async endpoint(hook: string, plan: { responses?: number[]; defaultStatus?: number } = {}) {
+    async endpoint(hook: string, plan: { responses?: number[]; defaultStatus?: number; delayMs?: number } = {}) {
       const { row, secret } = await store.create(orgId, { url: deps.receiver.url(hook), description: hook, eventTypes: ['*'] });
+      secrets.set(hook, secret);
       await deps.receiver.plan(hook, { ...plan, secret });
       return row;
     },
+    /** Changes how the receiver answers the hook from now on. */
+    replan: (hook: string, plan: { responses?: number[]; defaultStatus?: number; delayMs?: number }) => deps.receiver.plan(hook, { ...plan, secret: secrets.get(hook)! }),
     /**
-     * Publishes one event aimed at the endpoint and returns its delivery workflow once started. `viaFanout: false` runs
-     * the fan-out's own activity and starts the delivery as a top-level workflow: the Java
-     * time-skipping server stops skipping time once a child outlives its parent's close.
+     * Publishes one event aimed at the endpoint. `viaBatcher: true` hands it to the delivery
+     * engine (a batcher makes attempt 1; a delivery workflow exists only if that failed);
+     * `viaBatcher: false` records the delivery and starts its delivery workflow from attempt 1 as a
+     * top-level workflow: the Java time-skipping server stops skipping time once a child outlives
+     * its parent's close, and the batcher never closes.
      */
-    async publish(endpointId: string, opts: { viaFanout: boolean } = { viaFanout: true }) {
+    async publish(endpointId: string, opts: { viaBatcher: boolean } = { viaBatcher: true }) {
       const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
       const deliveryId = uuidFromName(event.id, endpointId);
-      if (opts.viaFanout) {
+      if (opts.viaBatcher) {
         await publishEvents({ orm: deps.orm, dispatcher }, [event], [{ eventId: event.id, endpointId }]);
-        await deps.client.workflow.getHandle(fanoutWorkflowId(event.id)).result();
       } else {
         await publishEvents({ orm: deps.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId }]);
-        expect(await webhookActivities(deps.config, deps.orm).planFanout(event.id)).toMatchObject({ deliveryIds: [deliveryId] });
+        expect(await deliveryPlanner(deps.orm, deps.config.BEHAVIOUR_SET).plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId] }]);
         await deps.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
           taskQueue: deps.taskQueue,
           workflowId: deliveryWorkflowId(deliveryId),
           args: [{ deliveryId }],
         });
       }
-      return { deliveryId, handle: deps.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(deliveryWorkflowId(deliveryId)) };
+      return { deliveryId, eventId: event.id, handle: deps.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(deliveryWorkflowId(deliveryId)) };
     },
     attempts: (deliveryId: string) => reads.attempts(deliveryId),
     delivery: (deliveryId: string) => reads.get(orgId, deliveryId),
-    /** Waits (in real time, the clock locked) until the delivery has this many attempts. */
+    /** Waits (in real time, the clock locked) until the delivery has this many attempts with their result recorded. */
     async attemptsReach(deliveryId: string, n: number, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const rows = await reads.attempts(deliveryId);
+        const rows = (await reads.attempts(deliveryId)).filter((a) => a.duration_ms !== null);
         if (rows.length >= n) return rows;
         if (Date.now() > deadline) throw new Error(`delivery ${deliveryId}: ${rows.length} of ${n} attempts`);
         await new Promise((r) => setTimeout(r, 100));
@@ -90,3 +94,14 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
 /** Milliseconds between consecutive attempts. */
 export const gaps = (attempts: { attempted_at: Date }[]) =>
   attempts.slice(1).map((a, i) => new Date(a.attempted_at).getTime() - new Date(attempts[i]!.attempted_at).getTime());
+
+/** True while the workflow holds a durable timer that has neither fired nor been cancelled. */
+export async function timerPending(handle: { fetchHistory(): Promise<{ events?: { eventType?: unknown; timerStartedEventAttributes?: unknown; timerFiredEventAttributes?: { startedEventId?: unknown } | null; timerCanceledEventAttributes?: { startedEventId?: unknown } | null; eventId?: unknown }[] | null }> }): Promise<boolean> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const started = new Set(events.filter((e) => e.timerStartedEventAttributes).map((e) => String(e.eventId)));
+  for (const e of events) {
+    const ended = e.timerFiredEventAttributes?.startedEventId ?? e.timerCanceledEventAttributes?.startedEventId;
+    if (ended !== undefined) started.delete(String(ended));
+  }
+  return started.size > 0;
+}

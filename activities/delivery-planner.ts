@@ -1,0 +1,86 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import type { Orm } from '../db/orm';
+import { supportedEventTypes } from '../domain/events';
+import type { BehaviourSet } from '../domain/behaviour-set';
+import { uuidFromName } from '../lib/ids';
+import { renderEventBody, type EnvelopeSource } from './webhook-signing';
+
+export interface PlannedEvent {
+  eventId: string;
+  deliveryIds: string[];
+}
+
+type EventRow = EnvelopeSource & { dispatched_at: Date | null };
+
+/**
+ * The publish path's database step for a batch of stored events, in one transaction: store each
+ * §6.3 body once, record a delivery per matching endpoint (idempotent: the delivery id is derived
+ * from event and endpoint) and answer which deliveries to hand to the batchers. An event nobody
+ * wants (most, in most organisations) is marked dispatched here and costs Temporal nothing; the
+ * others are marked once handed over (markDispatched), so the outbox relay re-sends any that are not.
+ */
+export function deliveryPlanner(orm: Orm, set: BehaviourSet) {
+  const supported = new Set(supportedEventTypes(set));
+  const knex = () => orm.em.getConnection().getKnex();
+  return {
+    async plan(eventIds: readonly string[]): Promise<PlannedEvent[]> {
+      if (eventIds.length === 0) return [];
+      return knex().transaction(async (trx) => {
+        const events: EventRow[] = await trx('events')
+          .whereIn('id', eventIds)
+          .whereNull('dispatched_at')
+          .orderBy('id') // one lock order for every planner, so two never deadlock
+          .forUpdate()
+          .select('id', 'type', 'source', 'org_id', 'occurred_at', 'data', 'dispatched_at');
+        // spec §6.1: internal-only and other-set types are dropped silently.
+        const wanted = events.filter((e) => supported.has(e.type));
+        const endpoints = await matchingEndpoints(trx, wanted);
+        const planned: PlannedEvent[] = [];
+        const bodies: { event_id: string; body: string }[] = [];
+        const deliveries: Record<string, string>[] = [];
+        for (const e of wanted) {
+          const endpointIds = endpoints.get(e.id) ?? [];
+          if (endpointIds.length === 0) continue;
+          bodies.push({ event_id: e.id, body: renderEventBody(e) });
+          const ids = endpointIds.map((endpointId) => uuidFromName(e.id, endpointId));
+          endpointIds.forEach((endpointId, i) => deliveries.push({ id: ids[i]!, event_id: e.id, endpoint_id: endpointId, org_id: e.org_id, event_type: e.type }));
+          planned.push({ eventId: e.id, deliveryIds: ids });
+        }
+        if (bodies.length) await trx('webhook_event_bodies').insert(bodies).onConflict('event_id').ignore();
+        for (let i = 0; i < deliveries.length; i += 1000) await trx('webhook_deliveries').insert(deliveries.slice(i, i + 1000)).onConflict('id').ignore();
+        const plannedIds = new Set(planned.map((p) => p.eventId));
+        const settled = events.filter((e) => !plannedIds.has(e.id)).map((e) => e.id);
+        if (settled.length) await trx('events').whereIn('id', settled).update({ dispatched_at: trx.fn.now() });
+        return planned;
+      });
+    },
+    /** The batcher holds these events' deliveries now (its signal is in Temporal's history). */
+    async markDispatched(eventIds: readonly string[]): Promise<void> {
+      if (eventIds.length) await knex()('events').whereIn('id', eventIds).whereNull('dispatched_at').update({ dispatched_at: knex().fn.now() });
+    },
+  };
+}
+
+export type DeliveryPlanner = ReturnType<typeof deliveryPlanner>;
+
+/** Per event: its explicit targets (test.ping), else every live endpoint of its org subscribed to its type. */
+async function matchingEndpoints(trx: Knex.Transaction, events: readonly EventRow[]): Promise<Map<string, string[]>> {
+  const matches = new Map<string, string[]>();
+  if (events.length === 0) return matches;
+  const targets: { event_id: string; endpoint_id: string }[] = await trx('webhook_event_targets').whereIn('event_id', events.map((e) => e.id)).select('event_id', 'endpoint_id');
+  const orgs = [...new Set(events.map((e) => e.org_id))];
+  const endpoints: { id: string; org_id: string; event_types: string[] }[] = await trx('webhook_endpoints')
+    .whereIn('org_id', orgs)
+    .whereNull('deleted_at')
+    .orderBy('id')
+    .select('id', 'org_id', 'event_types');
+  for (const e of events) {
+    const aimed = new Set(targets.filter((t) => t.event_id === e.id).map((t) => t.endpoint_id));
+    const ids = endpoints
+      .filter((ep) => ep.org_id === e.org_id)
+      .filter((ep) => (aimed.size ? aimed.has(ep.id) : ep.event_types.includes('*') || ep.event_types.includes(e.type)))
+      .map((ep) => ep.id);
+    matches.set(e.id, ids);
+  }
+  return matches;
+}

@@ -1,0 +1,132 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import type { AttemptInput } from '../domain/webhook-messages';
+import { AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
+
+export interface Target {
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  status: string;
+  endpoint_id: string;
+  url: string;
+  secret_ciphertext: string;
+  deleted_at: Date | null;
+  body: string;
+  occurred_at: Date;
+}
+
+/** What a claim found: a fresh attempt to make, or a row this owner or another already holds. */
+export type Claim =
+  | { kind: 'fresh' }
+  | { kind: 'in_doubt' } // this owner's row without a result: the worker died between claim and record
+  | { kind: 'recorded'; responseStatus: number | null } // this owner's finished row: a replay, not a new POST
+  | { kind: 'other_owner' };
+
+export interface Finished {
+  input: AttemptInput;
+  durationMs: number | null;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+}
+
+export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
+  const rows: Target[] = await knex('webhook_deliveries as d')
+    .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
+    .join('events as ev', 'ev.id', 'd.event_id')
+    .whereIn('d.id', deliveryIds)
+    .select('d.id as delivery_id', 'd.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.deleted_at', 'b.body', 'ev.occurred_at');
+  return new Map(rows.map((r) => [r.delivery_id, r]));
+}
+
+/**
+ * Records every attempt's start before its POST, in one transaction (issue 11): whatever happens
+ * to the worker afterwards, the attempt exists. An attempt number already held is not taken again.
+ */
+export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[]): Promise<Map<string, Claim>> {
+  const claims = new Map<string, Claim>();
+  if (inputs.length === 0) return claims;
+  await knex.transaction(async (trx) => {
+    const rows = inputs.map((i) => ({ delivery_id: i.deliveryId, number: i.number, attempted_at: new Date(i.attemptedAt), owner: i.owner }));
+    const inserted: { delivery_id: string }[] = await trx('webhook_attempts').insert(rows).onConflict(['delivery_id', 'number']).ignore().returning('delivery_id');
+    const fresh = new Set(inserted.map((r) => r.delivery_id));
+    for (const i of inputs) if (fresh.has(i.deliveryId)) claims.set(i.deliveryId, { kind: 'fresh' });
+    const held = inputs.filter((i) => !fresh.has(i.deliveryId));
+    if (held.length) {
+      const existing: { delivery_id: string; number: number; owner: string | null; duration_ms: number | null; response_status: number | null }[] = await trx('webhook_attempts')
+        .whereIn(['delivery_id', 'number'], held.map((i) => [i.deliveryId, i.number]))
+        .select('delivery_id', 'number', 'owner', 'duration_ms', 'response_status');
+      const byId = new Map(existing.map((r) => [r.delivery_id, r]));
+      for (const i of held) {
+        const row = byId.get(i.deliveryId);
+        if (!row || row.owner !== i.owner) claims.set(i.deliveryId, { kind: 'other_owner' });
+        else if (row.duration_ms === null) claims.set(i.deliveryId, { kind: 'in_doubt' });
+        else claims.set(i.deliveryId, { kind: 'recorded', responseStatus: row.response_status });
+      }
+    }
+    const started = inputs.filter((i) => claims.get(i.deliveryId)?.kind === 'fresh');
+    if (started.length) {
+      await trx.raw(
+        `update webhook_deliveries d
+            set attempt_count = greatest(d.attempt_count, v.number), last_attempt_at = v.attempted_at, updated_at = now()
+           from jsonb_to_recordset(?::jsonb) as v(id uuid, number int, attempted_at timestamptz)
+          where d.id = v.id`,
+        [JSON.stringify(started.map((i) => ({ id: i.deliveryId, number: i.number, attempted_at: i.attemptedAt })))],
+      );
+    }
+  });
+  return claims;
+}
+
+/** Every result of a batch in one transaction: the attempt rows and their deliveries' new status. */
+export async function recordResults(knex: Knex, results: readonly Finished[]): Promise<void> {
+  if (results.length === 0) return;
+  const attempts = results.map((r) => ({
+    delivery_id: r.input.deliveryId,
+    number: r.input.number,
+    owner: r.input.owner,
+    // A result with no measured duration (in doubt) still closes the row: 0 says "not measured".
+    duration_ms: r.durationMs ?? 0,
+    response_status: r.responseStatus,
+    response_body: r.responseBody,
+    error: r.error,
+  }));
+  const deliveries = results.map((r) => {
+    const ok = isSuccess(r.responseStatus);
+    const attemptedAt = new Date(r.input.attemptedAt).getTime();
+    const next = !ok && r.input.nextDelayMs !== null ? new Date(attemptedAt + (r.durationMs ?? 0) + r.input.nextDelayMs).toISOString() : null;
+    return { id: r.input.deliveryId, status: deliveryStatus(ok, r.input.number), next_attempt_at: next };
+  });
+  await knex.transaction(async (trx) => {
+    await trx.raw(
+      `update webhook_attempts a
+          set duration_ms = v.duration_ms, response_status = v.response_status, response_body = v.response_body, error = v.error
+         from jsonb_to_recordset(?::jsonb) as v(delivery_id uuid, number int, owner text, duration_ms int, response_status int, response_body text, error text)
+        where a.delivery_id = v.delivery_id and a.number = v.number and a.owner = v.owner`,
+      [JSON.stringify(attempts)],
+    );
+    // A success is final: a late failure of a racing attempt (manual retry beside the batch) never undoes it.
+    await trx.raw(
+      `update webhook_deliveries d
+          set status = case when d.status = 'success' then 'success' else v.status end,
+              next_attempt_at = case when d.status = 'success' then null else v.next_attempt_at end,
+              updated_at = now()
+         from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, next_attempt_at timestamptz)
+        where d.id = v.id`,
+      [JSON.stringify(deliveries)],
+    );
+  });
+}
+
+/** The endpoint was deleted: the delivery keeps its status and waits for nothing. */
+export async function stopWaiting(knex: Knex, deliveryIds: readonly string[]): Promise<void> {
+  if (deliveryIds.length) await knex('webhook_deliveries').whereIn('id', deliveryIds).update({ next_attempt_at: null, updated_at: knex.fn.now() });
+}
+
+export const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
+
+function deliveryStatus(ok: boolean, number: number): 'success' | 'failed' | 'exhausted' {
+  if (ok) return 'success';
+  return number >= AUTOMATIC_ATTEMPTS ? 'exhausted' : 'failed';
+}

@@ -1,0 +1,77 @@
+/**
+ * Messages, ids and shapes of the delivery engine (spec §6.5), shared by the API, the dispatcher,
+ * the activities and the workflows. Imports nothing of the service's own: types flow down.
+ */
+import { defineSignal } from '@temporalio/workflow';
+
+// spec §6.5: delay before attempts 1..8, each counted from the end of the previous attempt.
+export const ATTEMPT_DELAYS_MS = [0, 30_000, 120_000, 900_000, 3_600_000, 14_400_000, 43_200_000, 86_400_000] as const;
+export const AUTOMATIC_ATTEMPTS = ATTEMPT_DELAYS_MS.length;
+
+/** A delivery workflow per (event, endpoint); the delivery id is uuidFromName(event id, endpoint id). */
+export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
+/**
+ * The long-running first-attempt batchers, one per shard of a task queue (docs/decisions.md,
+ * Delivery engine): the task queue is part of the id, so deployments sharing a namespace never
+ * signal each other's batchers.
+ */
+export const batcherWorkflowId = (taskQueue: string, shard: number) => `webhook-first-attempts-${taskQueue}-${shard}`;
+
+/** Deliveries whose first attempt is due, handed over by the dispatcher. */
+export interface FirstAttemptBatch {
+  deliveryIds: string[];
+}
+export const deliverBatch = defineSignal<[FirstAttemptBatch]>('deliverBatch');
+
+/** Manual retry of a `failed` delivery: attempt now, then the schedule goes on (spec §4.3). */
+export const retryNow = defineSignal('retryNow');
+/** The endpoint was deleted: end without further attempts. */
+export const endpointDeleted = defineSignal('endpointDeleted');
+
+export interface DeliveryInput {
+  deliveryId: string;
+  /** Attempts already recorded; a manual retry of an exhausted delivery continues the numbering. */
+  attemptsMade?: number;
+  /** One attempt only (manual retry of an exhausted delivery), then end. */
+  once?: boolean;
+  /** Make the next attempt at once (a manual retry that found no run waiting), then follow the schedule. */
+  attemptNow?: boolean;
+}
+
+export type DeliveryOutcome = 'success' | 'failed' | 'exhausted' | 'endpoint_deleted' | 'superseded';
+
+export interface AttemptInput {
+  deliveryId: string;
+  number: number;
+  /** The workflow's clock when the attempt began: the durable schedule's own time. */
+  attemptedAt: string;
+  /** Delay before the next automatic attempt if this one fails; null when none follows. */
+  nextDelayMs: number | null;
+  /**
+   * Who makes the attempt (a delivery workflow run, or a batch). The same owner finding its own
+   * row again is a replay after a crash; another owner's row means the attempt is someone else's.
+   */
+  owner: string;
+}
+
+export interface AttemptResult {
+  deliveryId: string;
+  /** `superseded`: another run or batch owns this attempt number (a manual retry raced the batch). */
+  outcome: 'success' | 'failed' | 'endpoint_deleted' | 'superseded';
+  responseStatus: number | null;
+  /**
+   * Response headers the schedule may act on later (Retry-After on 429/503; a 410): kept small,
+   * lower-case names, only when an answer came.
+   */
+  responseHeaders: Record<string, string> | null;
+  /** For the delivery workflow's search attributes (Web UI). */
+  endpointId: string | null;
+  eventType: string | null;
+}
+
+export interface FirstAttemptsInput {
+  deliveryIds: string[];
+  /** Unique per batch and stable across replays: the batcher's run id and the batch's sequence number. */
+  batchId: string;
+  attemptedAt: string;
+}

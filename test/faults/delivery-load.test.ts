@@ -1,0 +1,156 @@
+import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { engineDispatcher } from '../../activities/event-dispatcher';
+import { publishEvents } from '../../activities/event-publisher';
+import { secretBoxFrom } from '../../activities/webhook-secret-box';
+import { endpointStore } from '../../api/notifications/endpoint-store';
+import { openOrm, type Orm } from '../../db/orm';
+import { loadConfig } from '../../lib/config';
+import { freePort } from '../../scripts/lib/free-port';
+import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
+import { startCountingSink } from './support/counting-sink';
+import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
+import { startServicePair, type ServicePair } from './support/service-pair';
+
+const ENDPOINTS = 10;
+const EVENTS_PER_S = 20; // x 10 endpoints: 200 deliveries/s offered
+// Faults strike when the sink has counted this many deliveries: observed states, not times.
+const KILL_WORKER_AT = 1000;
+const KILL_TEMPORAL_AT = 2500;
+const STOP_POSTGRES_AT = 4000;
+const STOP_PUBLISHING_AT = 6000;
+
+
+/**
+ * The delivery engine under load (issue 11): 20 events/s to 10 endpoints each while a worker is
+ * killed, the Temporal server is killed and restarted, and PostgreSQL is stopped and started.
+ * Afterwards every committed event has exactly its 10 deliveries, every one a success, each
+ * received, and each delivery's attempts numbered 1..n with every result recorded.
+ */
+describe('deliveries under load through a worker crash, a Temporal crash and a PostgreSQL stop', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fault-load-'));
+  chmodSync(dir, 0o755);
+  let postgres: PostgresProcess;
+  let temporal: RunningTemporal;
+  let pair: ServicePair;
+  let orm: Orm;
+  let connection: Connection;
+  let pgPort: number;
+  const startPostgres = () => spawnPostgres(join(dir, 'pg'), pgPort);
+  const startTemporal = (port: number) =>
+    startTemporalDevServer({ binary: process.env.TEMPORAL_CLI!, port, dbFile: join(dir, 'temporal.db'), logFile: createWriteStream(join(dir, 'temporal.log'), { flags: 'a' }) });
+
+  beforeAll(async () => {
+    pgPort = await freePort();
+    [postgres, temporal] = await Promise.all([startPostgres(), startTemporal(await freePort())]);
+    pair = await startServicePair({ databaseUrl: postgres.url, temporalAddress: temporal.address });
+  }, 300_000);
+  afterAll(async () => {
+    await connection?.close().catch(() => undefined);
+    await orm?.close();
+    await pair?.stop();
+    await temporal?.stop();
+    await postgres?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Waits for an observed state; a worker that dies meanwhile fails the test at once, with its log. */
+  const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      const dead = pair.workers.find((w) => w.child.exitCode !== null && w.child.signalCode !== 'SIGKILL');
+      if (dead) throw new Error(`${dead.name} exited while waiting for ${what}:\n${dead.logs().slice(-4000)}`);
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${pair.logs().slice(-4000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it('loses, doubles and misnumbers nothing', async () => {
+    const config = loadConfig({ ...pair.env, LOG_LEVEL: 'fatal' });
+    orm = await openOrm(config);
+    connection = await Connection.connect({ address: temporal.address });
+    // This process publishes as the API does: outbox commit, then its own dispatcher.
+    const dispatcher = engineDispatcher(new Client({ connection }), orm, config);
+    const sink = await startCountingSink();
+    const store = endpointStore(orm, secretBoxFrom(config));
+    const orgId = randomUUID();
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const hook = `load-${i}`;
+      const { secret } = await store.create(orgId, { url: `${sink.base}/h/${hook}`, description: hook, eventTypes: ['*'] });
+      sink.secret(hook, secret);
+    }
+
+    const committed: string[] = [];
+    let refused = 0;
+    let publishing = true;
+    const publishes: Promise<unknown>[] = [];
+    const started = Date.now();
+    const publisher = (async () => {
+      for (let i = 0; publishing; i++) {
+        const due = started + (i * 1000) / EVENTS_PER_S;
+        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId, occurredAt: new Date().toISOString(), data: { n: i } };
+        // Not awaited in turn: the offered rate holds even while a commit waits on a fault.
+        publishes.push(
+          publishEvents({ orm, dispatcher }, [event]).then(
+            () => committed.push(event.id),
+            () => refused++, // PostgreSQL away: never committed, so never owed
+          ),
+        );
+      }
+    })();
+
+    await until('deliveries before the worker crash', () => sink.total() >= KILL_WORKER_AT);
+    await pair.workers[0]!.kill9();
+    await pair.addWorker();
+
+    await until('deliveries before the Temporal crash', () => sink.total() >= KILL_TEMPORAL_AT);
+    const temporalPort = Number(temporal.address.split(':')[1]);
+    temporal.process.kill('SIGKILL');
+    await new Promise((r) => temporal.process.once('exit', r));
+    temporal = await startTemporal(temporalPort);
+
+    await until('deliveries before the PostgreSQL stop', () => sink.total() >= STOP_POSTGRES_AT);
+    await postgres.stop();
+    const refusedBefore = refused;
+    await until('publishes refused while PostgreSQL is away', () => refused >= refusedBefore + 40);
+    postgres = await startPostgres();
+
+    await until('deliveries after the faults', () => sink.total() >= STOP_PUBLISHING_AT);
+    publishing = false;
+    await publisher;
+    await Promise.all(publishes);
+    const seconds = (Date.now() - started) / 1000;
+
+    const knex = orm.em.getConnection().getKnex();
+    const owed = committed.length * ENDPOINTS;
+    await until('every delivery a success', async () => {
+      const [row] = await knex('webhook_deliveries').where({ org_id: orgId, status: 'success' }).count<{ count: string }[]>('* as count');
+      return Number(row!.count) >= owed;
+    }, 600_000);
+
+    const deliveries: { id: string; event_id: string; status: string; attempt_count: number }[] = await knex('webhook_deliveries').where({ org_id: orgId }).select('id', 'event_id', 'status', 'attempt_count');
+    const perEvent = new Map<string, number>();
+    for (const d of deliveries) perEvent.set(d.event_id, (perEvent.get(d.event_id) ?? 0) + 1);
+    expect(committed.filter((id) => perEvent.get(id) !== ENDPOINTS)).toEqual([]);
+    expect(deliveries).toHaveLength(owed);
+    expect(deliveries.filter((d) => d.status !== 'success')).toEqual([]);
+    expect(deliveries.filter((d) => sink.received(d.id) === 0).map((d) => d.id)).toEqual([]);
+
+    const attempts: { delivery_id: string; number: number; duration_ms: number | null }[] = await knex('webhook_attempts')
+      .whereIn('delivery_id', knex('webhook_deliveries').where({ org_id: orgId }).select('id'))
+      .orderBy(['delivery_id', 'number'])
+      .select('delivery_id', 'number', 'duration_ms');
+    const numbers = new Map<string, number[]>();
+    for (const a of attempts) numbers.set(a.delivery_id, [...(numbers.get(a.delivery_id) ?? []), a.number]);
+    const misnumbered = deliveries.filter((d) => JSON.stringify(numbers.get(d.id)) !== JSON.stringify(Array.from({ length: d.attempt_count }, (_, i) => i + 1)));
+    expect(misnumbered).toEqual([]);
+    expect(attempts.filter((a) => a.duration_ms === null)).toEqual([]);
+    expect(sink.bad()).toBe(0);
+    console.log({ committed: committed.length, refused, deliveries: owed, received: sink.total(), seconds: Math.round(seconds), offered_deliveries_per_s: EVENTS_PER_S * ENDPOINTS, retried: deliveries.filter((d) => d.attempt_count > 1).length });
+    await sink.close();
+  }, 1_200_000);
+});
