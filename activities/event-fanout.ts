@@ -75,7 +75,7 @@ export interface FanoutPlan {
 /** The event's explicit target (test.ping), else every live endpoint of the org subscribed to its type. */
 async function matchingEndpoints(trx: Knex.Transaction, event: EnvelopeSource): Promise<string[]> {
   const targets = await trx('webhook_event_targets').where({ event_id: event.id }).pluck('endpoint_id');
-  const query = trx('webhook_endpoints').where({ org_id: event.org_id }).whereNull('deleted_at').orderBy('id');
+  const query = trx('webhook_endpoints').where({ org_id: event.org_id, status: 'enabled' }).whereNull('deleted_at').orderBy('id');
   if (targets.length) query.whereIn('id', targets);
   else query.whereRaw(`(event_types @> array[?]::text[] or '*' = any(event_types))`, [event.type]);
   return query.pluck('id');

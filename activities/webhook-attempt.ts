@@ -4,7 +4,7 @@ import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
 import { assertDeliverableUrl, guardedLookup, type SsrfPolicy } from '../lib/ssrf-guard';
 import type { AttemptInput, AttemptResult } from '../workflows/webhook-messages';
 import type { SecretBox } from './webhook-secret-box';
-import { signedRequest } from './webhook-signing';
+import { endpointKeys, signedRequest } from './webhook-signing';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
 export const ATTEMPT_TIMEOUT_MS = 30_000;
@@ -19,6 +19,8 @@ interface Target {
   endpoint_id: string;
   url: string;
   secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
   deleted_at: Date | null;
   body: string;
   occurred_at: Date;
@@ -50,7 +52,7 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
         .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
         .join('events as ev', 'ev.id', 'd.event_id')
         .where('d.id', input.deliveryId)
-        .first('d.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.deleted_at', 'b.body', 'ev.occurred_at');
+        .first('d.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at', 'b.body', 'ev.occurred_at');
       if (!target) throw new Error(`delivery ${input.deliveryId} is not recorded`);
       if (target.deleted_at) {
         await knex('webhook_deliveries').where({ id: input.deliveryId }).update({ next_attempt_at: null, updated_at: knex.fn.now() });
@@ -59,7 +61,7 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       }
       if (target.status === 'success') return { outcome: 'success', responseStatus: null };
 
-      const request = signedRequest((box ??= deps.secrets()).open(target.endpoint_id, target.secret_ciphertext), target.body, {
+      const request = signedRequest(endpointKeys((box ??= deps.secrets()), target), target.body, {
         eventId: target.event_id,
         eventType: target.event_type,
         deliveryId: input.deliveryId,

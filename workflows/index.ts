@@ -2,3 +2,4 @@
 export { subscriptionWorkflow } from './subscription';
 export { eventFanoutWorkflow } from './event-fanout';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { webhookRecoveryWorkflow } from './webhook-recovery';

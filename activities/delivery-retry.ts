@@ -1,21 +1,27 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { WebhookDeliveryRow } from '../../db/entities/webhook-rows';
-import { conflict } from '../../lib/errors';
-import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../../workflows/webhook-messages';
-import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
-import type { DeliveryReads } from './delivery-reads';
+import type { WebhookDeliveryRow } from '../db/entities/webhook-rows';
+import { conflict } from '../lib/errors';
+import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../workflows/webhook-messages';
+import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery';
+
+/** What a retry reads: the delivery again (its schedule may have ended meanwhile) and its endpoint. */
+export interface DeliveryLookup {
+  get(orgId: string, id: string): Promise<WebhookDeliveryRow>;
+  endpointState(endpointId: string): Promise<'enabled' | 'disabled' | 'deleted'>;
+}
 
 /**
  * Manual retry (spec §4.3, §2.7): a `failed` delivery attempts now and its schedule goes on; an
  * `exhausted` one gets one more attempt, numbered after the last, in a new run of the same
- * delivery workflow (same event_id and delivery id); `success` is refused.
+ * delivery workflow (same event_id and delivery id); `success` is refused. The manual retry route
+ * and bulk recovery (activities/webhook-recovery.ts) both retry through here.
  */
-export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryReads }, delivery: WebhookDeliveryRow): Promise<void> {
+export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryLookup }, delivery: WebhookDeliveryRow): Promise<void> {
   refuseUnlessRetryable(delivery);
-  if (await deps.reads.endpointDeleted(delivery.endpoint_id)) {
-    throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
-  }
+  const endpoint = await deps.reads.endpointState(delivery.endpoint_id);
+  if (endpoint === 'deleted') throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
+  if (endpoint === 'disabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint of this delivery is disabled; re-enable it with PATCH first');
   const handle = deps.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
   if (delivery.status === 'failed') {
     try {
