@@ -90,8 +90,19 @@ async function stopRequested(knex: Knex, rec: WebhookRecoveryRow): Promise<boole
   return true;
 }
 
+/**
+ * A completed recovery counts as skipped whatever of its total it did not retry: deliveries that
+ * succeeded on their own before their page was read never reach a chunk.
+ */
 async function finish(knex: Knex, id: string, status: 'completed' | 'cancelled'): Promise<void> {
-  await knex('webhook_recoveries').where({ id, status: 'running' }).update({ status, finished_at: knex.fn.now(), updated_at: knex.fn.now() });
+  await knex('webhook_recoveries')
+    .where({ id, status: 'running' })
+    .update({
+      status,
+      ...(status === 'completed' && { skipped: knex.raw('greatest(skipped, total - done)') }),
+      finished_at: knex.fn.now(),
+      updated_at: knex.fn.now(),
+    });
 }
 
 /** The endpoint was checked enabled just before the chunk; the delivery itself is read fresh. */
