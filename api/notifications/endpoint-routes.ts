@@ -75,7 +75,7 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
 
   router.post(`${one}/rotate-secret`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
     const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
-    ok(ctx, { ...endpointView(row), signing_secret: secret });
+    ok(ctx, { ...(await withRate(row)), signing_secret: secret });
   }));
 
   router.get(`${one}/subscriptions`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
