@@ -63,7 +63,7 @@ export function deliveryPlanner(orm: Orm, set: BehaviourSet) {
 
 export type DeliveryPlanner = ReturnType<typeof deliveryPlanner>;
 
-/** Per event: its explicit targets (test.ping), else every live endpoint of its org subscribed to its type. */
+/** Per event: its explicit targets (test.ping), else every enabled endpoint of its org subscribed to its type. */
 async function matchingEndpoints(trx: Knex.Transaction, events: readonly EventRow[]): Promise<Map<string, string[]>> {
   const matches = new Map<string, string[]>();
   if (events.length === 0) return matches;
@@ -71,6 +71,7 @@ async function matchingEndpoints(trx: Knex.Transaction, events: readonly EventRo
   const orgs = [...new Set(events.map((e) => e.org_id))];
   const endpoints: { id: string; org_id: string; event_types: string[] }[] = await trx('webhook_endpoints')
     .whereIn('org_id', orgs)
+    .where({ status: 'enabled' }) // a disabled endpoint gets nothing until PATCH re-enables it
     .whereNull('deleted_at')
     .orderBy('id')
     .select('id', 'org_id', 'event_types');

@@ -5,6 +5,7 @@ import type { EventDispatcher } from './event-dispatcher';
 import { createPaymentActivities } from './payments';
 import { createProjectionActivities } from './subscription-projection';
 import { createAttemptActivities } from './webhook-attempt';
+import { createRecoveryActivities } from './webhook-recovery';
 import { secretBoxFrom } from './webhook-secret-box';
 import { policyFromConfig } from '../lib/ssrf-guard';
 
@@ -22,10 +23,12 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectionActivities(deps),
     ...createPaymentActivities(deps.processor),
     ...createAttemptActivities({ orm: deps.orm, secrets: () => secretBoxFrom(webhookConfig(deps)), ssrf: () => policyFromConfig(webhookConfig(deps)) }),
+    ...createRecoveryActivities({ orm: deps.orm, batchSize: () => webhookConfig(deps).WEBHOOK_RECOVERY_BATCH_SIZE ?? 200 }),
   };
 }
 
-type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
+type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'> &
+  Partial<Pick<Config, 'WEBHOOK_RECOVERY_BATCH_SIZE'>>;
 
 // Optional so workers that run no webhooks (some tests) need not pass it; the webhook activities refuse without it.
 function webhookConfig(deps: ActivityDeps): WebhookConfig {

@@ -10,6 +10,9 @@ export interface Target {
   endpoint_id: string;
   url: string;
   secret_ciphertext: string;
+  /** The secret before the last rotation, still signing webhook-signature until it expires (issue 12). */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
   deleted_at: Date | null;
   body: string;
   occurred_at: Date;
@@ -36,7 +39,7 @@ export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): P
     .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
     .join('events as ev', 'ev.id', 'd.event_id')
     .whereIn('d.id', deliveryIds)
-    .select('d.id as delivery_id', 'd.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.deleted_at', 'b.body', 'ev.occurred_at');
+    .select('d.id as delivery_id', 'd.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at', 'b.body', 'ev.occurred_at');
   return new Map(rows.map((r) => [r.delivery_id, r]));
 }
 

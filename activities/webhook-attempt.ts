@@ -8,7 +8,7 @@ import type { SsrfPolicy } from '../lib/ssrf-guard';
 import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type Finished, type Target } from './webhook-attempt-store';
 import { connectionFor, post, type Connection } from './webhook-post';
 import type { SecretBox } from './webhook-secret-box';
-import { signedRequest } from './webhook-signing';
+import { endpointKeys, signedRequest } from './webhook-signing';
 
 const HEARTBEAT_EVERY_MS = 2000;
 /** Bounds the memory of results kept across a database outage; beyond it they are recorded as in doubt. */
@@ -87,7 +87,7 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
   async function send(t: Target, input: AttemptInput): Promise<{ finished: Finished; headers: Record<string, string> | null }> {
     let request;
     try {
-      request = signedRequest((box ??= deps.secrets()).open(t.endpoint_id, t.secret_ciphertext), t.body, {
+      request = signedRequest(endpointKeys((box ??= deps.secrets()), t), t.body, {
         eventId: t.event_id,
         eventType: t.event_type,
         deliveryId: input.deliveryId,

@@ -42,7 +42,10 @@ function devKey(env: Config['NODE_ENV']): Buffer {
   return createHash('sha256').update('tranche development webhook secret key - not for production').digest();
 }
 
-/** A new signing secret: 32 bytes from the CSPRNG, prefixed so people recognise it in their vaults. */
+/**
+ * A new signing secret: 32 bytes from the CSPRNG as `whsec_` + standard base64, the form the
+ * Standard Webhooks libraries decode their key from (docs/consumers/README.md).
+ */
 export function newSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }

@@ -55,6 +55,11 @@ const ACCREDITATION_EVENT_TYPES: Record<BehaviourSet, readonly string[]> = {
 };
 
 export const TEST_PING = 'test.ping';
+/**
+ * Not in spec §6.2: an addition (docs/decisions.md, issue 12). Sent to an organisation's other
+ * endpoints when one is disabled (410 Gone, failing too long, or by hand).
+ */
+export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
 
 /** spec §6.2: what a deployment of the given set delivers; anything else is dropped silently. */
 export function supportedEventTypes(set: BehaviourSet): readonly string[] {
@@ -64,6 +69,7 @@ export function supportedEventTypes(set: BehaviourSet): readonly string[] {
     ...KYC_EVENT_TYPES[set],
     ...ACCREDITATION_EVENT_TYPES[set],
     TEST_PING,
+    ENDPOINT_DISABLED,
   ];
 }
 

@@ -77,6 +77,14 @@ export const ConfigSchema = z.object({
   WEBHOOK_BATCHER_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
   /** A delivery still `pending`, with no attempt, this long after it was recorded is handed to a batcher again. */
   WEBHOOK_STUCK_AFTER_MS: z.coerce.number().int().min(1000).max(86_400_000).default(300_000),
+  /** After rotate-secret, webhook-signature also carries a signature with the previous secret for this long (docs/consumers). */
+  WEBHOOK_SECRET_OVERLAP_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
+  /** The longest wait a receiver's Retry-After (429/503) may ask for before the next attempt. */
+  WEBHOOK_RETRY_AFTER_CAP_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(86_400),
+  /** An endpoint that has failed every attempt for this long is disabled (domain/endpoint-health.ts). */
+  WEBHOOK_DISABLE_AFTER_FAILING_SECONDS: z.coerce.number().int().min(60).max(90 * 86_400).default(5 * 86_400),
+  /** Deliveries a bulk recovery retries per activity call (one page, retried a few at a time). */
+  WEBHOOK_RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
 
   /** Largest JSON request body accepted, in kilobytes; a larger one is answered 413 PAYLOAD_TOO_LARGE. */
   BODY_LIMIT_KB: z.coerce.number().int().min(1).max(10_240).default(100),

@@ -2,3 +2,4 @@
 export { subscriptionWorkflow } from './subscription';
 export { deliveryBatcherWorkflow } from './delivery-batcher';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { webhookRecoveryWorkflow } from './webhook-recovery';

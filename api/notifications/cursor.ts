@@ -28,3 +28,16 @@ function decode(cursor: string): [string, string] {
     throw badRequest('INVALID_CURSOR', 'The cursor is not one this list returned');
   }
 }
+
+/** Keyset paging forward by the outbox's publication order (events API, oldest first). */
+export const encodeSeqCursor = (seq: string | number) => Buffer.from(JSON.stringify(['seq', String(seq)])).toString('base64url');
+
+export function decodeSeqCursor(cursor: string): string {
+  try {
+    const [kind, seq] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
+    if (kind !== 'seq' || !/^\d{1,18}$/.test(seq)) throw new Error();
+    return seq;
+  } catch {
+    throw badRequest('INVALID_CURSOR', 'The cursor is not one this list returned');
+  }
+}

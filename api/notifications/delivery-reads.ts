@@ -27,9 +27,9 @@ export function deliveryReads(orm: Orm) {
       return knex()<WebhookAttemptRow>('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('number');
     },
 
-    async endpointDeleted(endpointId: string): Promise<boolean> {
-      const row = await knex()('webhook_endpoints').where({ id: endpointId }).first('deleted_at');
-      return !row || row.deleted_at !== null;
+    async endpointState(endpointId: string): Promise<'enabled' | 'disabled' | 'deleted'> {
+      const row: { deleted_at: Date | null; status: 'enabled' | 'disabled' } | undefined = await knex()('webhook_endpoints').where({ id: endpointId }).first('deleted_at', 'status');
+      return !row || row.deleted_at !== null ? 'deleted' : row.status;
     },
   };
 }

@@ -10,7 +10,11 @@ import { logger } from '../../lib/logger';
 import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messages';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
-import { AppError } from '../../lib/errors';
+import { AppError, conflict } from '../../lib/errors';
+import type { WebhookEndpointRow } from '../../db/entities/webhook-rows';
+import { disableEndpoint } from '../../activities/endpoint-health';
+import { successRates } from './endpoint-success';
+import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
 import { checkWebhookUrl } from './url-policy';
 import { endpointView } from './views';
@@ -19,7 +23,8 @@ import { ok } from './reply';
 
 /** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions.md (Webhooks). */
 export function endpointRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps & { secrets: SecretBox }): void {
-  const store = endpointStore(deps.orm, deps.secrets);
+  const store = endpointStore(deps.orm, deps.secrets, { overlapSeconds: deps.config.WEBHOOK_SECRET_OVERLAP_SECONDS });
+  const withRate = async (row: WebhookEndpointRow) => endpointView(row, (await successRates(deps.orm, [row.id])).get(row.id));
   const set = deps.config.BEHAVIOUR_SET;
   const ssrf = policyFromConfig(deps.config);
   // Scheme rules first, then where the host really points (checked again at every connect).
@@ -41,16 +46,25 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
 
   router.get(base, staff, validate({ query: ListEndpointsQuery }, async (ctx, { query }) => {
     const { items, next_cursor } = await store.list(ctx.state.principal.orgId, query);
-    ok(ctx, { items: items.map(endpointView), next_cursor });
+    const rates = await successRates(deps.orm, items.map((r) => r.id));
+    ok(ctx, { items: items.map((r) => endpointView(r, rates.get(r.id))), next_cursor });
   }));
 
   router.get(one, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
-    ok(ctx, endpointView(await store.get(ctx.state.principal.orgId, params.id)));
+    ok(ctx, await withRate(await store.get(ctx.state.principal.orgId, params.id)));
   }));
 
   router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody }, async (ctx, { params, body }) => {
+    const orgId = ctx.state.principal.orgId;
     const patch = { ...(body.url !== undefined && { url: await url(body.url) }), ...(body.description !== undefined && { description: body.description }) };
-    ok(ctx, endpointView(await store.update(ctx.state.principal.orgId, params.id, patch)));
+    let row = await store.update(orgId, params.id, patch);
+    // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
+    if (body.status === 'enabled' && row.status === 'disabled') row = await store.enable(orgId, params.id);
+    if (body.status === 'disabled' && row.status === 'enabled') {
+      await disableEndpoint(deps, row.id, 'manual');
+      row = await store.get(orgId, params.id);
+    }
+    ok(ctx, await withRate(row));
   }));
 
   router.delete(one, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
@@ -61,7 +75,7 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
 
   router.post(`${one}/rotate-secret`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
     const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
-    ok(ctx, { ...endpointView(row), signing_secret: secret });
+    ok(ctx, { ...(await withRate(row)), signing_secret: secret });
   }));
 
   router.get(`${one}/subscriptions`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
@@ -76,6 +90,7 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
   // spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event.
   router.post(`${one}/test`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
     const endpoint = await store.get(ctx.state.principal.orgId, params.id);
+    if (endpoint.status !== 'enabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
     const event: ServiceEvent = {
       id: newId(),
       type: TEST_PING,
@@ -87,6 +102,8 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
     await publishEvents(deps, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
     ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: uuidFromName(event.id, endpoint.id) }, 202);
   }));
+
+  recoveryRoutes(router, one, staff, { ...deps, store });
 }
 
 /** Ends the deleted endpoint's scheduled deliveries now; an attempt also checks, so a miss is harmless. */

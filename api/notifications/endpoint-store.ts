@@ -6,7 +6,8 @@ import { newSigningSecret, type SecretBox } from '../../activities/webhook-secre
 import { applyCursor, page } from './cursor';
 
 /** Webhook endpoints of an organisation; every read and write is scoped by the caller's org. */
-export function endpointStore(orm: Orm, secrets: SecretBox) {
+export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSeconds?: number } = {}) {
+  const overlapMs = (opts.overlapSeconds ?? 86_400) * 1000;
   const knex = () => orm.em.getConnection().getKnex();
   const live = (orgId: string) => knex()<WebhookEndpointRow>('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at');
 
@@ -45,12 +46,24 @@ export function endpointStore(orm: Orm, secrets: SecretBox) {
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
 
-    /** The next attempt of every pending delivery is signed with the new secret (spec §4.3). */
+    /**
+     * The next attempt of every pending delivery is signed with the new secret (spec §4.3); the
+     * replaced one keeps signing beside it in webhook-signature for the overlap. A second rotation
+     * within the overlap drops the oldest: only the secret just replaced stays valid.
+     */
     async rotate(orgId: string, id: string) {
       const secret = newSigningSecret();
-      const row = await update(orgId, id, { secret_ciphertext: secrets.seal(id, secret) });
+      // SET reads the row as it was, so the secret moved aside is the one this statement replaced.
+      const row = await update(orgId, id, {
+        secret_ciphertext: secrets.seal(id, secret),
+        previous_secret_ciphertext: overlapMs > 0 ? knex().raw('secret_ciphertext') : null,
+        previous_secret_expires_at: overlapMs > 0 ? new Date(Date.now() + overlapMs) : null,
+      } as Partial<WebhookEndpointRow>);
       return { row, secret };
     },
+
+    /** Re-enables a disabled endpoint; it starts again with a clean failure record. */
+    enable: (orgId: string, id: string) => update(orgId, id, { status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null }),
 
     /**
      * Soft delete: delivery history stays readable. Returns the deliveries that may still have

@@ -8,6 +8,7 @@ import { supportedEventTypes } from '../../domain/events';
 import { NOTIFICATION_PATHS } from './paths';
 import { endpointRoutes } from './endpoint-routes';
 import { deliveryRoutes } from './delivery-routes';
+import { eventRoutes } from './event-routes';
 
 /**
  * spec §4.3 under /notifications. The set decides the path segments (paths.ts) and the event
@@ -22,5 +23,6 @@ export function notificationsRouter(deps: ApiDeps): Router {
   router.get('/event-types', auth(deps.tokens), validate({}, (ctx) => ok(ctx, { eventTypes: supportedEventTypes(set) })));
   endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config) });
   deliveryRoutes(router, paths.deliveries, staff, deps);
+  eventRoutes(router, staff, deps);
   return router;
 }

@@ -18,10 +18,10 @@ export const RegisterEndpointBody = z.strictObject({
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
-/** spec §4.3 update body: url and/or description. */
+/** spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint (issue 12). */
 export const UpdateEndpointBody = z
-  .strictObject({ url: url.optional(), description: description.optional() })
-  .refine((b) => b.url !== undefined || b.description !== undefined, 'give url and/or description');
+  .strictObject({ url: url.optional(), description: description.optional(), status: z.enum(['enabled', 'disabled']).optional() })
+  .refine((b) => b.url !== undefined || b.description !== undefined || b.status !== undefined, 'give url, description and/or status');
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
 export const SetEventTypesBody = z.strictObject({ eventTypes });
@@ -40,3 +40,17 @@ export const ListDeliveriesQuery = z.strictObject({
   cursor,
 });
 export type ListDeliveriesQuery = z.infer<typeof ListDeliveriesQuery>;
+
+export const RecoveryParams = z.object({ id: z.uuid(), recovery_id: z.uuid() });
+
+/** Bulk recovery: retry the endpoint's failed and exhausted deliveries created at or after `since`. */
+export const StartRecoveryBody = z.strictObject({ since: z.iso.datetime({ offset: true }) });
+export type StartRecoveryBody = z.infer<typeof StartRecoveryBody>;
+
+/** The events API: oldest first; `after` is the `next_cursor` of the previous page. */
+export const ListEventsQuery = z.strictObject({
+  event_type: z.string().min(1).max(100).optional(),
+  after: z.string().max(200).optional(),
+  limit,
+});
+export type ListEventsQuery = z.infer<typeof ListEventsQuery>;

@@ -1,15 +1,39 @@
-import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/entities/webhook-rows';
+import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow, WebhookRecoveryRow } from '../../db/entities/webhook-rows';
+import { SUCCESS_WINDOW_HOURS, type SuccessRate } from './endpoint-success';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-/** spec §2.6 plus our id and timestamps; the signing secret is added only on create and rotate. */
-export const endpointView = (r: WebhookEndpointRow) => ({
+/**
+ * spec §2.6 plus our id, timestamps and health (issue 12); the signing secret is added only on
+ * create and rotate. `previous_secret_expires_at`: until then the replaced secret still signs.
+ */
+export const endpointView = (r: WebhookEndpointRow, successRate?: SuccessRate) => ({
   id: r.id,
   url: r.url,
   description: r.description,
   eventTypes: r.event_types,
+  status: r.status,
+  disabled_reason: r.disabled_reason,
+  disabled_at: iso(r.disabled_at),
+  success_rate: successRate ?? { window_hours: SUCCESS_WINDOW_HOURS, attempts: 0, succeeded: 0, rate: null },
+  previous_secret_expires_at: r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date() ? iso(r.previous_secret_expires_at) : null,
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
+});
+
+/** A bulk recovery and its progress. */
+export const recoveryView = (r: WebhookRecoveryRow) => ({
+  id: r.id,
+  endpoint_id: r.endpoint_id,
+  since: iso(r.since),
+  until: iso(r.until),
+  status: r.status === 'running' && r.cancel_requested_at ? 'cancelling' : r.status,
+  total: r.total,
+  done: r.done,
+  skipped: r.skipped,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  finished_at: iso(r.finished_at),
 });
 
 /** spec §2.7: status plus what a reader needs to find and reason about the delivery. */

@@ -14,9 +14,41 @@ export interface WebhookEndpointRow {
   event_types: string[];
   /** AES-256-GCM sealed (activities/webhook-secret-box.ts); never leaves the server in this form. */
   secret_ciphertext: string;
+  /** The secret before the last rotation, sealed the same way; signs beside the new one until it expires. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
+  status: EndpointStatus;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  /** First failed attempt since the last success; null while the endpoint succeeds. */
+  failing_since: Date | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+}
+
+export type EndpointStatus = 'enabled' | 'disabled';
+
+export type RecoveryStatus = 'running' | 'completed' | 'cancelled';
+
+/** A bulk recovery of one endpoint (db/migrations/0009-webhook-health.ts). */
+export interface WebhookRecoveryRow {
+  id: string;
+  org_id: string;
+  endpoint_id: string;
+  since: Date;
+  /** The recovery's start: deliveries created later are not part of it. */
+  until: Date;
+  status: RecoveryStatus;
+  total: number;
+  done: number;
+  skipped: number;
+  cursor_created_at: Date | null;
+  cursor_id: string | null;
+  cancel_requested_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
 }
 
 export interface WebhookDeliveryRow {

@@ -6,6 +6,7 @@ import { Migration0004Identity } from './0004-identity';
 import { Migration0005Webhooks } from './0005-webhooks';
 import { Migration0006Payments } from './0006-payments';
 import { Migration0008AttemptClaims } from './0008-attempt-claims';
+import { Migration0009WebhookHealth } from './0009-webhook-health';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0005-webhooks', class: Migration0005Webhooks },
   { name: '0006-payments', class: Migration0006Payments },
   { name: '0008-attempt-claims', class: Migration0008AttemptClaims },
+  { name: '0009-webhook-health', class: Migration0009WebhookHealth },
 ];

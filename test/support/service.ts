@@ -96,7 +96,8 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
       await relay.stop();
-      worker.shutdown();
+      // A test may have stopped this worker already (a worker restart) and started another.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
       await nativeConnection.close();

@@ -27,7 +27,13 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       url: 'https://hooks.example.com/tranche',
       description: 'ops',
       eventTypes: ['subscription.created'],
-      signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      status: 'enabled',
+      disabled_reason: null,
+      disabled_at: null,
+      success_rate: { window_hours: 24, attempts: 0, succeeded: 0, rate: null },
+      previous_secret_expires_at: null,
+      // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
+      signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

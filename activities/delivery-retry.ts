@@ -1,11 +1,16 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { WebhookDeliveryRow } from '../../db/entities/webhook-rows';
-import { conflict } from '../../lib/errors';
-import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../../domain/webhook-messages';
-import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
-import type { DeliveryReads } from './delivery-reads';
-import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../../domain/search-attributes';
+import type { WebhookDeliveryRow } from '../db/entities/webhook-rows';
+import { conflict } from '../lib/errors';
+import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../domain/webhook-messages';
+import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery';
+import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
+
+/** What a retry reads: the delivery again (its schedule may have ended meanwhile) and its endpoint. */
+export interface DeliveryLookup {
+  get(orgId: string, id: string): Promise<WebhookDeliveryRow>;
+  endpointState(endpointId: string): Promise<'enabled' | 'disabled' | 'deleted'>;
+}
 
 /**
  * Manual retry (spec §4.3, §2.7): a `failed` delivery attempts now and its schedule goes on; an
@@ -14,12 +19,13 @@ import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } f
  * never handed over, or its batch lost) attempts now and follows the schedule; `success` is refused.
  * Should the batch make its first attempt after all, it finds the number taken, or its start of
  * the delivery workflow refused: the consumer may see the attempt twice (spec §6.1), never fewer.
+ * The manual retry route and bulk recovery (activities/webhook-recovery.ts) both retry through here.
  */
-export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryReads }, delivery: WebhookDeliveryRow): Promise<void> {
+export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryLookup }, delivery: WebhookDeliveryRow): Promise<void> {
   refuseUnlessRetryable(delivery);
-  if (await deps.reads.endpointDeleted(delivery.endpoint_id)) {
-    throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
-  }
+  const endpoint = await deps.reads.endpointState(delivery.endpoint_id);
+  if (endpoint === 'deleted') throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
+  if (endpoint === 'disabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint of this delivery is disabled; re-enable it with PATCH first');
   const handle = deps.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
   if (delivery.status === 'failed') {
     try {

@@ -1,0 +1,89 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import type { WebhookRecoveryRow } from '../../db/entities/webhook-rows';
+import { conflict, notFound } from '../../lib/errors';
+import { newId } from '../../lib/ids';
+import { recoveryWorkflowId } from '../../workflows/recovery-messages';
+import type { webhookRecoveryWorkflow } from '../../workflows/webhook-recovery';
+import type { EndpointStore } from './endpoint-store';
+import { EndpointParams, RecoveryParams, StartRecoveryBody } from './schema';
+import { recoveryView } from './views';
+import { ok } from './reply';
+
+/**
+ * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint), GET
+ * watches its progress, DELETE asks it to stop after the chunk in flight.
+ */
+export function recoveryRoutes(router: Router, one: string, staff: Middleware, deps: ApiDeps & { store: EndpointStore }): void {
+  const knex = () => deps.orm.em.getConnection().getKnex();
+  const base = `${one}/recoveries`;
+
+  const get = async (orgId: string, endpointId: string, id: string): Promise<WebhookRecoveryRow> => {
+    const row: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries').where({ org_id: orgId, endpoint_id: endpointId, id }).first();
+    if (!row) throw notFound('Recovery');
+    return row;
+  };
+
+  // The row first, then the workflow: a start that failed (or a crash between the two) leaves a
+  // running row without a workflow, which the next POST finds and starts again (resumes).
+  const start = async (id: string) => {
+    await deps.temporal.workflow
+      .start<typeof webhookRecoveryWorkflow>('webhookRecoveryWorkflow', {
+        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+        workflowId: recoveryWorkflowId(id),
+        args: [id],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      });
+  };
+
+  router.post(base, staff, validate({ params: EndpointParams, body: StartRecoveryBody }, async (ctx, { params, body }) => {
+    const orgId = ctx.state.principal.orgId;
+    const endpoint = await deps.store.get(orgId, params.id);
+    if (endpoint.status !== 'enabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries');
+    const running: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries').where({ endpoint_id: endpoint.id, status: 'running' }).first();
+    if (running) {
+      await start(running.id);
+      throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running', { recovery: recoveryView(running) });
+    }
+    const id = newId();
+    const since = new Date(body.since);
+    const until = new Date();
+    const [counted] = await knex()('webhook_deliveries')
+      .where({ endpoint_id: endpoint.id })
+      .whereIn('status', ['failed', 'exhausted'])
+      .whereBetween('created_at', [since, until])
+      .count<{ total: string }[]>({ total: '*' });
+    const [row] = await knex()('webhook_recoveries')
+      .insert({ id, org_id: orgId, endpoint_id: endpoint.id, since, until, total: Number(counted?.total ?? 0) })
+      .returning('*')
+      .catch((err: { code?: string }) => {
+        // Two POSTs at once: the one-running-per-endpoint index lets one through.
+        if (err.code === '23505') throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running');
+        throw err;
+      });
+    await start(id);
+    ok(ctx, recoveryView(row as WebhookRecoveryRow), 202);
+  }));
+
+  router.get(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams }, async (ctx, { params }) => {
+    ok(ctx, recoveryView(await get(ctx.state.principal.orgId, params.id, params.recovery_id)));
+  }));
+
+  // The stop is a flag the workflow's activity reads between chunks, so it holds across worker
+  // restarts and continue-as-new; the recovery says `cancelling` until it has stopped.
+  router.delete(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams }, async (ctx, { params }) => {
+    const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
+    if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
+    const [updated] = await knex()('webhook_recoveries')
+      .where({ id: row.id })
+      .update({ cancel_requested_at: knex().raw('coalesce(cancel_requested_at, now())'), updated_at: knex().fn.now() })
+      .returning('*');
+    ok(ctx, recoveryView(updated as WebhookRecoveryRow), 202);
+  }));
+}

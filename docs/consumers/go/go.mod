@@ -1,0 +1,3 @@
+module example.com/tranche-webhooks
+
+go 1.22
