@@ -19,7 +19,8 @@ describe('the OpenAPI document and the docs page', () => {
     const body = create.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(expect.arrayContaining(['securityClassId', 'unitsSubscribed']));
     expect(body.additionalProperties).toBe(false);
-    expect(body.properties.unitsSubscribed).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
+    // Fractions up to 6 decimals (docs/decisions.md, Trust): a number, not an integer.
+    expect(body.properties.unitsSubscribed).toMatchObject({ type: 'number', exclusiveMinimum: 0 });
     expect(create.parameters).toEqual([expect.objectContaining({ name: 'offering_id', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) })]);
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '401', '403', '404', '409', '413', '422', '429']));
     expect(create.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
