@@ -48,6 +48,17 @@ export const ConfigSchema = z.object({
   OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** The embedded development identity provider under /dev-idp. Default: on outside production; refused in production. */
   DEV_IDP_ENABLED: bool.optional(),
+  /** Operator console (/console/): the Temporal Web UI its workflow links point at. */
+  TEMPORAL_UI_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:8233'),
+  /**
+   * The identity provider staff sign in to the console with (OIDC authorization code + PKCE). Unset:
+   * the development identity provider when it is on, else the console's sign-in is closed. Must be
+   * one of OIDC_ISSUERS, pinned with org_ids (docs/decisions.md, Operator console).
+   */
+  CONSOLE_OIDC_ISSUER: z.url().optional(),
+  /** The console's client id and (for a confidential client) secret at that provider. */
+  CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /** Token exchanges allowed per window, counted per client address and per API key. */
   EXCHANGE_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
   EXCHANGE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
