@@ -27,5 +27,8 @@ export const chip = (value: string | null | undefined) => html`<span class="chip
 /** What the API said when it refused: its message and code, as the error envelope gives them. */
 export function refusal(answer: ApiAnswer): Notice {
   const e = answer.error;
-  return { kind: 'refused', text: e ? `${e.message} (${e.code})` : `The service answered ${answer.status}` };
+  if (!e) return { kind: 'refused', text: `The service answered ${answer.status}` };
+  // Validation failures name each field and what is wrong with it: that is what the person must fix.
+  const fields = Array.isArray(e.details) ? (e.details as { path?: string; message?: string }[]).map((d) => `${d.path || 'input'}: ${d.message ?? ''}`) : [];
+  return { kind: 'refused', text: `${e.message}${fields.length ? ` (${fields.join('; ')})` : ''} (${e.code})` };
 }

@@ -12,7 +12,7 @@ import { NOTIFICATION_PATHS } from '../notifications/paths';
 import { apiClient, type ApiClient } from './api-client';
 import { asset } from './assets';
 import { COMMANDS, isCommand } from './commands';
-import { refusal } from './format';
+import { chip, refusal } from './format';
 import { html } from './html';
 import { layout, type Notice, type Section } from './layout';
 import { temporalLinks } from './links';
@@ -95,7 +95,7 @@ export function consoleRouter(deps: ApiDeps): Router {
   router.get('/auth/start', async (ctx) => {
     const own = new URL(config.PUBLIC_BASE_URL!).origin;
     // The callback lands on PUBLIC_BASE_URL; the pending cookie must be set on that same origin.
-    if (ctx.origin !== own) return ctx.redirect(`${own}/console/auth/start`);
+    if (ownOrigin(ctx) !== own) return ctx.redirect(`${own}/console/auth/start`);
     const { url, pending } = await signIn.start();
     writePending(ctx, pending);
     ctx.redirect(url);
@@ -147,7 +147,8 @@ export function consoleRouter(deps: ApiDeps): Router {
     if (item) return fragment(ctx, queueCard(item, ctx.state.principal, notice));
     // It left the queue meanwhile (someone else decided): say so, with the refusal.
     const now = await ctx.state.api.get(`/issuance/subscriptions/${id}`);
-    return fragment(ctx, html`<article id="card-${id}" class="queue-card done">${doneCardRefused(notice)}${now.ok ? doneCard(now.data, 'Already decided') : ''}</article>`);
+    return fragment(ctx, html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">${doneCardRefused(notice)}
+      ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}</article>`);
   });
 
   router.get('/funds', session, async (ctx) => {
@@ -248,6 +249,9 @@ export function consoleRouter(deps: ApiDeps): Router {
   return router;
 }
 
+/** This request's own origin. (Koa 3's ctx.origin is the Origin request header, not this.) */
+const ownOrigin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
+
 function uuid(value: string | undefined): string {
   if (!Uuid.safeParse(value).success) throw new AppError(404, 'NOT_FOUND', 'Not found');
   return value!;
@@ -260,7 +264,7 @@ function uuid(value: string | undefined): string {
 async function sameOrigin(ctx: Context, next: Next): Promise<void> {
   const origin = ctx.get('origin');
   const site = ctx.get('sec-fetch-site');
-  const same = origin ? origin === ctx.origin : site === 'same-origin';
+  const same = origin ? origin === ownOrigin(ctx) : site === 'same-origin';
   if (!same) throw new AppError(403, 'CROSS_SITE_REQUEST', 'This form must be sent from the console itself');
   await next();
 }

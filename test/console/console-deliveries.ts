@@ -18,7 +18,7 @@ export function consoleDeliveryTests(world: () => { svc: TestService; staff: Act
     const endpoint = await registerHook(svc, receiver, staff, hook, ['test.ping'], { responses: [503, 503] });
     const first = (await api.post(`${paths.endpoints}/${endpoint.id}/test`, staff.token)).body.data.delivery_id as string;
     const second = (await api.post(`${paths.endpoints}/${endpoint.id}/test`, staff.token)).body.data.delivery_id as string;
-    const status = async (id: string) => (await api.get(`${paths.deliveries}/${id}`, staff.token)).body.data.status as string;
+    const status = async (id: string) => (await api.get(`${paths.deliveries}/${id}`, staff.token)).body.data?.status as string | undefined;
     await eventually(async () => ((await status(first)) === 'failed' && (await status(second)) === 'failed' ? true : undefined), 30_000, 'both failed');
 
     await page.goto(`${svc.baseUrl}/console/webhooks`);
