@@ -49,7 +49,7 @@ export function endpointHealthRouter(deps: ApiDeps): Router {
     const failures = await knex()('webhook_attempts as a')
       .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
       .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
-      .where((q) => q.whereNull('a.response_status').orWhereNot('a.response_status', 'between', [200, 299]))
+      .whereRaw('(a.response_status is null or a.response_status not between 200 and 299)')
       .orderBy([{ column: 'a.attempted_at', order: 'desc' }, { column: 'a.number', order: 'desc' }])
       .limit(RECENT_FAILURES)
       .select('a.delivery_id', 'd.event_type', 'd.status', 'a.number', 'a.attempted_at', 'a.response_status', 'a.error');

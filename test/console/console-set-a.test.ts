@@ -44,7 +44,7 @@ describe('Set A operator console', () => {
     await signIn(page, svc, { userId: staffUser, orgId: w.org, roles: ['staff'] });
     const session = (await browser.cookies()).find((c) => c.name === 'tranche_console');
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
-    await expect(page.getByRole('heading', { level: 1 })).resolves.toBeDefined();
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Review queue');
     const cards = await page.locator('[data-testid^="queue-card-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
     expect(cards.indexOf(`queue-card-${older.id}`)).toBeGreaterThanOrEqual(0);
     expect(cards.indexOf(`queue-card-${older.id}`)).toBeLessThan(cards.indexOf(`queue-card-${newer.id}`));
@@ -88,7 +88,7 @@ describe('Set A operator console', () => {
     // Someone else decides first; this page is now stale.
     expect((await w.post(s.id, 'approve', w.staff)).status).toBe(200);
     await page.getByTestId(`request-info-open-${s.id}`).click();
-    await page.getByLabel('What the investor must provide').fill('Proof of address');
+    await page.getByTestId(`queue-card-${s.id}`).getByLabel('What the investor must provide').fill('Proof of address');
     await page.getByTestId(`request-info-submit-${s.id}`).click();
     const refusal = page.getByTestId(`queue-card-${s.id}`).getByTestId('refusal');
     await refusal.waitFor();

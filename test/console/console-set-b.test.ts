@@ -60,7 +60,7 @@ describe('Set B operator console', () => {
     const id = await paidSubscription(2);
     await page.goto(`${svc.baseUrl}/console/`);
     await page.getByTestId(`reject-open-${id}`).click();
-    await page.getByLabel('Reason for rejecting (the investor is told)').fill('Investor is not eligible for this offering');
+    await page.getByTestId(`queue-card-${id}`).getByLabel('Reason for rejecting (the investor is told)').fill('Investor is not eligible for this offering');
     await page.getByTestId(`reject-submit-${id}`).click();
     await page.getByTestId(`queue-card-${id}`).getByTestId('notice').waitFor();
     expect(await subscription(w, id)).toMatchObject({ status: 'rejected', status_reason: 'Investor is not eligible for this offering' });
