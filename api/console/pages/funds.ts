@@ -10,13 +10,13 @@ export function fundsBodyA(q: { referenceCode: string; found: SubscriptionView |
   const s = q.found;
   return html`<hgroup><h1>Funds</h1><p>Match an incoming wire or check to its subscription by the reference code it quotes.</p></hgroup>
 ${banner(notice)}
-<form method="get" action="/console/funds" role="search" class="lookup">
+<search><form method="get" action="/console/funds" class="lookup">
   <label for="reference_code">Reference code</label>
   <fieldset role="group">
     <input id="reference_code" name="reference_code" value="${q.referenceCode}" required maxlength="40" placeholder="TRN-XXXX-XXXX-XXX" autocomplete="off" spellcheck="false">
     <button type="submit">Look up</button>
   </fieldset>
-</form>
+</form></search>
 ${s ? html`<article data-testid="found" aria-labelledby="found-h">
   <header><h2 id="found-h">Subscription <a href="/console/subscriptions/${s.id}"><code>${s.id}</code></a></h2></header>
   <dl class="facts">
