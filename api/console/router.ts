@@ -20,7 +20,7 @@ import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
 import { doneCard, queueBody, queueCard, type QueueItem } from './pages/queue';
 import { signInBody } from './pages/sign-in';
 import { subscriptionBody, type Activity } from './pages/subscription';
-import { endpointBody, endpointsBody, retriedRow, type EndpointView, type Health } from './pages/webhooks';
+import { endpointBody, endpointsBody, retriedRow, WINDOWS, type EndpointView, type Health, type WindowName } from './pages/webhooks';
 import { clearSession, readPending, readSession, writePending, writeSession } from './session-cookies';
 import { consoleSignIn } from './sign-in';
 
@@ -182,7 +182,8 @@ export function consoleRouter(deps: ApiDeps): Router {
   });
 
   router.get('/webhooks/:id', session, async (ctx) => {
-    page(ctx, 200, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, uuid(ctx.params.id), null), ['chart.umd.min.js', 'health-chart.js']);
+    const window = typeof ctx.query.window === 'string' && Object.hasOwn(WINDOWS, ctx.query.window) ? (ctx.query.window as WindowName) : '24h';
+    page(ctx, 200, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, uuid(ctx.params.id), null, window), ['chart.umd.min.js', 'health-chart.js']);
   });
 
   router.post('/webhooks/deliveries/:delivery_id/retry', sameOrigin, session, form, async (ctx) => {
@@ -234,16 +235,17 @@ export function consoleRouter(deps: ApiDeps): Router {
     return fundsBodyB([...list.data.items].reverse(), ctx.state.principal, notice);
   }
 
-  async function endpointPage(ctx: ConsoleCtx, id: string, notice: Notice | null) {
+  async function endpointPage(ctx: ConsoleCtx, id: string, notice: Notice | null, window: WindowName = '24h') {
+    const w = WINDOWS[window];
     const [endpoint, health] = await Promise.all([
       ctx.state.api.get<EndpointView>(`/notifications${paths.endpoints}/${id}`),
-      ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${id}/health`),
+      ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${id}/health?hours=${w.hours}&bucket_minutes=${w.bucket}`),
     ]);
     if (!endpoint.ok || !health.ok) {
       const bad = endpoint.ok ? health : endpoint;
       throw new AppError(bad.status, bad.error?.code ?? 'UPSTREAM_FAILED', bad.error?.message ?? 'Could not read the endpoint');
     }
-    return endpointBody(endpoint.data, health.data, links, notice);
+    return endpointBody(endpoint.data, health.data, links, notice, window);
   }
 
   return router;

@@ -155,5 +155,39 @@ describe('Set A operator console', () => {
     expect(res?.status()).toBe(404);
   });
 
+  it('requests information as staff, signs out, and voids as an admin', async () => {
+    const toVoid = await w.inReviewByWire();
+    const toAsk = await w.inReviewByWire();
+    await page.goto(`${svc.baseUrl}/console/`);
+    const card = page.getByTestId(`queue-card-${toAsk.id}`);
+    await card.getByTestId(`request-info-open-${toAsk.id}`).click();
+    await card.getByLabel('What the investor must provide').fill('A certified copy of the passport');
+    await card.getByTestId(`request-info-submit-${toAsk.id}`).click();
+    await card.getByTestId('notice').waitFor();
+    expect(await sub(toAsk.id)).toMatchObject({ status: 'pending_review', info_requested: 'A certified copy of the passport' });
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/console\/sign-in\?signed_out=1$/);
+    expect((await browser.cookies()).find((c) => c.name === 'tranche_console')).toBeUndefined();
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'a-10-signed-out');
+    await page.goto(`${svc.baseUrl}/console/funds`);
+    await page.waitForURL(/\/console\/sign-in$/);
+
+    // The identity provider's own page is held to the same accessibility check.
+    await page.getByTestId('sign-in').click();
+    await page.waitForURL(/\/dev-idp\/authorize\?/);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await signIn(page, svc, { userId: `console-admin-${randomUUID().slice(0, 8)}`, orgId: w.org, roles: ['admin'] });
+    const adminCard = page.getByTestId(`queue-card-${toVoid.id}`);
+    await adminCard.getByTestId(`void-open-${toVoid.id}`).click();
+    await adminCard.getByLabel('Reason for voiding the agreement').fill('Signed under the wrong entity');
+    await adminCard.getByTestId(`void-submit-${toVoid.id}`).click();
+    await adminCard.getByTestId('notice').waitFor();
+    expect(await sub(toVoid.id)).toMatchObject({ status: 'voided', status_reason: 'Signed under the wrong entity' });
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'a-11-voided-by-admin');
+  });
+
   consoleDeliveryTests(() => ({ svc, staff: w.staff, receiver, page }));
 });

@@ -35,13 +35,22 @@ ${rows.length ? html`<div class="overflow-auto"><table class="striped" data-test
 </table></div>` : html`<p>No webhook endpoints are registered.</p>`}`;
 }
 
-export function endpointBody(e: EndpointView, h: Health, links: TemporalLinks, notice: Notice | null): Html {
-  const points = h.series.map((b) => ({ t: b.start, rate: b.success_rate === null ? null : Math.round(b.success_rate * 1000) / 10, attempts: b.attempts }));
-  const summary = `Success rate ${percent(h.success_rate)} over ${h.attempts} attempts in the last 24 hours, per ${h.bucket_minutes} minutes.`;
+/** The windows the health page offers, as the health route's query. */
+export const WINDOWS = {
+  '1h': { label: 'Last hour', hours: 1, bucket: 5 },
+  '24h': { label: 'Last 24 hours', hours: 24, bucket: 60 },
+  '7d': { label: 'Last 7 days', hours: 168, bucket: 360 },
+} as const;
+export type WindowName = keyof typeof WINDOWS;
+
+export function endpointBody(e: EndpointView, h: Health, links: TemporalLinks, notice: Notice | null, window: WindowName = '24h'): Html {
+  const points = h.series.map((b) => ({ t: b.start, rate: b.success_rate === null ? null : Math.round(b.success_rate * 1000) / 10, attempts: b.attempts, succeeded: b.succeeded }));
+  const summary = `Success rate ${percent(h.success_rate)} over ${h.attempts} attempts, ${WINDOWS[window].label.toLowerCase()}, per ${h.bucket_minutes} minutes.`;
   return html`<nav aria-label="Breadcrumb"><ul><li><a href="/console/webhooks">Webhook health</a></li><li>Endpoint</li></ul></nav>
 <hgroup><h1>${e.url}</h1><p>${e.description || 'No description'} · events: ${e.eventTypes.join(', ')}</p></hgroup>
 ${banner(notice)}
 <section aria-labelledby="rate-h"><h2 id="rate-h">Success rate over time</h2>
+<nav aria-label="Time window"><ul>${Object.entries(WINDOWS).map(([name, w]) => html`<li><a href="/console/webhooks/${e.id}?window=${name}" ${name === window ? html`aria-current="true"` : ''}>${w.label}</a></li>`)}</ul></nav>
 <p data-testid="success-summary">${summary}</p>
 <div class="chart-box"><canvas id="success-chart" role="img" aria-label="${summary}" data-series="${JSON.stringify(points)}"></canvas></div>
 <details><summary>Chart data as a table</summary>
