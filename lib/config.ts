@@ -151,6 +151,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     broken: (c) => production(c) && c.PAYMENT_PROCESSOR === 'sandbox' && !c.SANDBOX_NOTIFICATION_SECRET,
   },
   {
+    variable: 'CONSOLE_OIDC_ISSUER',
+    message: 'must be one of OIDC_ISSUERS and pinned to organisations with org_ids: the console has no API key to name the organisation',
+    broken: (c) => c.CONSOLE_OIDC_ISSUER !== undefined && !c.OIDC_ISSUERS.some((i) => i.issuer === c.CONSOLE_OIDC_ISSUER && i.org_ids),
+  },
+  {
     variable: 'DEV_IDP_ENABLED',
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
