@@ -43,12 +43,16 @@ ${opts.body}
 </html>`.text;
 }
 
-/** A message at the top of a page after an action: a status for success, an alert for a refusal. */
+/**
+ * A message after an action: a status for success, an alert for a refusal. It takes the focus
+ * (autofocus, which htmx also honours in swapped content), so a keyboard user continues from it
+ * rather than from the top of the page or a button that no longer exists.
+ */
 export function banner(b: Notice | null): Html {
   if (!b) return html``;
   return b.kind === 'ok'
-    ? html`<div class="notice ok" role="status" data-testid="notice">${b.text}</div>`
-    : html`<div class="notice refused" role="alert" data-testid="refusal"><strong>Refused:</strong> ${b.text}</div>`;
+    ? html`<div class="notice ok" role="status" data-testid="notice" tabindex="-1" autofocus>${b.text}</div>`
+    : html`<div class="notice refused" role="alert" data-testid="refusal" tabindex="-1" autofocus><strong>Refused:</strong> ${b.text}</div>`;
 }
 export interface Notice {
   kind: 'ok' | 'refused';

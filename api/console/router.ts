@@ -14,7 +14,7 @@ import { asset } from './assets';
 import { COMMANDS, isCommand } from './commands';
 import { chip, refusal } from './format';
 import { html } from './html';
-import { layout, type Notice, type Section } from './layout';
+import { banner, layout, type Notice, type Section } from './layout';
 import { temporalLinks } from './links';
 import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
 import { doneCard, queueBody, queueCard, type QueueItem } from './pages/queue';
@@ -147,7 +147,7 @@ export function consoleRouter(deps: ApiDeps): Router {
     if (item) return fragment(ctx, queueCard(item, ctx.state.principal, notice));
     // It left the queue meanwhile (someone else decided): say so, with the refusal.
     const now = await ctx.state.api.get(`/issuance/subscriptions/${id}`);
-    return fragment(ctx, html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">${doneCardRefused(notice)}
+    return fragment(ctx, html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">${banner(notice)}
       ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}</article>`);
   });
 
@@ -194,7 +194,7 @@ export function consoleRouter(deps: ApiDeps): Router {
     const rowId = typeof body.row === 'string' && /^retry-[0-9a-f-]{36}(-\d+)?$/.test(body.row) ? body.row : `retry-${deliveryId}`;
     if (isHtmx(ctx)) return fragment(ctx, retriedRow(rowId, notice));
     const endpointId = typeof body.endpoint_id === 'string' && Uuid.safeParse(body.endpoint_id).success ? body.endpoint_id : null;
-    if (!endpointId) return page(ctx, answer.ok ? 200 : answer.status, 'Webhook health', 'webhooks', html`${refusalOrOk(notice)}<p><a href="/console/webhooks">Webhook health</a></p>`);
+    if (!endpointId) return page(ctx, answer.ok ? 200 : answer.status, 'Webhook health', 'webhooks', html`${banner(notice)}<p><a href="/console/webhooks">Webhook health</a></p>`);
     page(ctx, answer.ok ? 200 : answer.status, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, endpointId, notice), ['chart.umd.min.js', 'health-chart.js']);
   });
 
@@ -271,5 +271,3 @@ async function sameOrigin(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
-const doneCardRefused = (notice: Notice) => html`<div class="notice refused" role="alert" data-testid="refusal"><strong>Refused:</strong> ${notice.text}</div>`;
-const refusalOrOk = (notice: Notice) => (notice.kind === 'ok' ? html`<div class="notice ok" role="status" data-testid="notice">${notice.text}</div>` : doneCardRefused(notice));

@@ -45,6 +45,8 @@ describe('Set A operator console', () => {
     const session = (await browser.cookies()).find((c) => c.name === 'tranche_console');
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Review queue');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('Skip to content');
     const cards = await page.locator('[data-testid^="queue-card-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
     expect(cards.indexOf(`queue-card-${older.id}`)).toBeGreaterThanOrEqual(0);
     expect(cards.indexOf(`queue-card-${older.id}`)).toBeLessThan(cards.indexOf(`queue-card-${newer.id}`));
@@ -78,6 +80,8 @@ describe('Set A operator console', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByTestId(`queue-card-${s.id}`).getByTestId('notice').waitFor();
+    // The outcome takes the focus, so the keyboard user goes on from there.
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.dataset.testid)).toBe('notice');
     expect(await sub(s.id)).toMatchObject({ status: 'rejected', status_reason: 'Source of funds not documented' });
     await screenshot(page, 'a-03-rejected');
   });

@@ -48,7 +48,7 @@ export function queueCard(i: QueueItem, p: Principal, notice: Notice | null): Ht
 /** What replaces a card once a command went through: the outcome, and where to look next. */
 export function doneCard(s: SubscriptionView, text: string): Html {
   return html`<article id="card-${s.id}" class="queue-card done" data-testid="queue-card-${s.id}">
-  <p role="status" data-testid="notice">${text}: the subscription is now ${chip(s.status)}.
+  <p role="status" data-testid="notice" tabindex="-1" autofocus>${text}: the subscription is now ${chip(s.status)}.
   <a href="/console/subscriptions/${s.id}">Open subscription</a></p>
 </article>`;
 }
