@@ -13,9 +13,13 @@ import { subscriptionsRouter } from './issuance/subscriptions-router';
 import { notificationsRouter } from './notifications/router';
 import { paymentsRouter } from './payments/router';
 import { openApiRouter } from './openapi/router';
+import { reviewRouter } from './issuance/review-routes';
+import { endpointHealthRouter } from './notifications/health-routes';
+import { consoleRouter } from './console/router';
+import { devIdpAuthorizeRouter } from './identity/dev-idp-authorize';
 
 /** Every router of the service; a feature adds its own here. */
-const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter];
+const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter, reviewRouter, endpointHealthRouter];
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: true });
@@ -25,6 +29,8 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(metricsEndpoint());
   app.use(requestContext(deps.orm));
   app.use(writeRateLimit(deps.tokens, config.WRITE_RATE_LIMIT, config.WRITE_RATE_WINDOW_SECONDS));
+  // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.
+  for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)]) app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.

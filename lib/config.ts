@@ -51,6 +51,17 @@ export const ConfigSchema = z.object({
    * unless turned on (`npm start` turns it on for its embedded stack); refused in production.
    */
   DEV_IDP_ENABLED: bool.default(false),
+  /** Operator console (/console/): the Temporal Web UI its workflow links point at. */
+  TEMPORAL_UI_URL: z.url({ protocol: /^https?$/ }).default('http://localhost:8233'),
+  /**
+   * The identity provider staff sign in to the console with (OIDC authorization code + PKCE). Unset:
+   * the development identity provider when it is on, else the console's sign-in is closed. Must be
+   * one of OIDC_ISSUERS, pinned with org_ids (docs/decisions.md, Operator console).
+   */
+  CONSOLE_OIDC_ISSUER: z.url().optional(),
+  /** The console's client id and (for a confidential client) secret at that provider. */
+  CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /** Token exchanges allowed per window, counted per client address and per API key. */
   EXCHANGE_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
   EXCHANGE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
@@ -152,6 +163,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     variable: 'SANDBOX_NOTIFICATION_SECRET',
     message: 'required in production when the sandbox processor runs',
     broken: (c) => production(c) && c.PAYMENT_PROCESSOR === 'sandbox' && !c.SANDBOX_NOTIFICATION_SECRET,
+  },
+  {
+    variable: 'CONSOLE_OIDC_ISSUER',
+    message: 'must be one of OIDC_ISSUERS and pinned to organisations with org_ids: the console has no API key to name the organisation',
+    broken: (c) => c.CONSOLE_OIDC_ISSUER !== undefined && !c.OIDC_ISSUERS.some((i) => i.issuer === c.CONSOLE_OIDC_ISSUER && i.org_ids),
   },
   {
     variable: 'DEV_IDP_ENABLED',

@@ -17,9 +17,12 @@ export function devIdpRoutes(router: Router, deps: ApiDeps, idp: DevIdp): void {
     ctx.body = {
       issuer: idp.issuer,
       jwks_uri: `${idp.issuer}/jwks.json`,
+      authorization_endpoint: `${idp.issuer}/authorize`,
+      token_endpoint: `${idp.issuer}/token`,
+      code_challenge_methods_supported: ['S256'],
       id_token_signing_alg_values_supported: ['ES256'],
       subject_types_supported: ['public'],
-      response_types_supported: ['id_token'],
+      response_types_supported: ['code', 'id_token'],
       audience: DEV_IDP_AUDIENCE,
     };
   });

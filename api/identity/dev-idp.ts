@@ -2,6 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createLocalJWKSet, SignJWT, type JWK } from 'jose';
 import { newId } from '../../lib/ids';
 import type { Role } from '../../domain/principal';
+import type { Config } from '../../lib/config';
 import type { TrustedIssuer } from './id-token-verifier';
 
 export const DEV_IDP_AUDIENCE = 'tranche-dev';
@@ -32,8 +33,8 @@ export class DevIdp {
     return { issuer: this.issuer, audience: DEV_IDP_AUDIENCE, keys: createLocalJWKSet(this.jwks()) };
   }
 
-  async mintIdToken(input: { userId: string; orgId: string; roles: Role[]; ttlSeconds: number }): Promise<string> {
-    return new SignJWT({ org_id: input.orgId, roles: input.roles })
+  async mintIdToken(input: { userId: string; orgId: string; roles: Role[]; ttlSeconds: number; nonce?: string }): Promise<string> {
+    return new SignJWT({ org_id: input.orgId, roles: input.roles, ...(input.nonce ? { nonce: input.nonce } : {}) })
       .setProtectedHeader({ alg: ALG, kid: this.publicJwk.kid!, typ: 'JWT' })
       .setIssuer(this.issuer)
       .setAudience(DEV_IDP_AUDIENCE)
@@ -42,4 +43,17 @@ export class DevIdp {
       .setExpirationTime(`${input.ttlSeconds}s`)
       .sign(this.privateKey);
   }
+}
+
+const perConfig = new WeakMap<Config, DevIdp>();
+
+/** The app's one development identity provider (null when off): the exchange and the console share its key. */
+export function devIdpOf(config: Config): DevIdp | null {
+  if (!config.DEV_IDP_ENABLED) return null;
+  let idp = perConfig.get(config);
+  if (!idp) {
+    idp = new DevIdp(config.PUBLIC_BASE_URL!);
+    perConfig.set(config, idp);
+  }
+  return idp;
 }

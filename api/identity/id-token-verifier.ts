@@ -19,6 +19,10 @@ export interface VerifiedIdentity {
   roles: Role[];
   /** The organisation the ID token names in `org_id`, when it names one. */
   orgId: string | null;
+  /** Whether the issuer is pinned to organisations (org_ids): the console signs in only through such issuers. */
+  orgPinned: boolean;
+  /** The OIDC `nonce` claim, which a relying party that sent one must compare. */
+  nonce: string | null;
 }
 
 // Asymmetric only: an HMAC-signed ID token would mean the IdP shares a secret with every client.
@@ -68,7 +72,8 @@ export class IdTokenVerifier {
     if (orgId !== null && orgId !== keyOrgId) {
       throw forbidden('The ID token names another organisation than the API key', 'ID_TOKEN_ORG_MISMATCH');
     }
-    return { issuer: trusted.issuer, userId: payload.sub!, roles: rolesFrom(payload.roles), orgId };
+    const nonce = typeof payload.nonce === 'string' ? payload.nonce : null;
+    return { issuer: trusted.issuer, userId: payload.sub!, roles: rolesFrom(payload.roles), orgId, orgPinned: Boolean(trusted.orgIds), nonce };
   }
 
   /** Reads `iss` before verifying, only to pick whose keys to verify with. */

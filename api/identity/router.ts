@@ -5,7 +5,7 @@ import { accreditationFlow } from './accreditation-flow';
 import { accreditationRoutes } from './accreditation-routes';
 import { accreditations } from './accreditations';
 import { apiKeyRoutes } from './api-key-routes';
-import { DevIdp } from './dev-idp';
+import { devIdpOf } from './dev-idp';
 import { devIdpRoutes } from './dev-idp-routes';
 import { configuredIssuers, IdTokenVerifier } from './id-token-verifier';
 import { exchangeRoutes } from './exchange-routes';
@@ -18,7 +18,7 @@ import { tokenExchange } from './token-exchange';
 export function identityRouter(deps: ApiDeps): Router {
   const router = new Router();
   const { config } = deps;
-  const devIdp = config.DEV_IDP_ENABLED ? new DevIdp(config.PUBLIC_BASE_URL!) : null;
+  const devIdp = devIdpOf(config);
   const verifier = new IdTokenVerifier([...configuredIssuers(config), ...(devIdp ? [devIdp.trustedIssuer()] : [])]);
   const limiter = new RateLimiter(config.EXCHANGE_RATE_LIMIT, config.EXCHANGE_RATE_WINDOW_SECONDS * 1000);
   const kyc = kycModel(config.BEHAVIOUR_SET);

@@ -8,6 +8,8 @@ import { Migration0006Payments } from './0006-payments';
 import { Migration0008AttemptClaims } from './0008-attempt-claims';
 import { Migration0009WebhookHealth } from './0009-webhook-health';
 
+import { Migration0012Console } from './0012-console';
+
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
   { name: '0001-issuance', class: Migration0001Issuance },
@@ -18,4 +20,6 @@ export const migrationsList: MigrationObject[] = [
   { name: '0006-payments', class: Migration0006Payments },
   { name: '0008-attempt-claims', class: Migration0008AttemptClaims },
   { name: '0009-webhook-health', class: Migration0009WebhookHealth },
+
+  { name: '0012-console', class: Migration0012Console },
 ];

@@ -1,0 +1,273 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context, Next } from 'koa';
+import { z } from 'zod';
+import { AppError } from '../../lib/errors';
+import { logger } from '../../lib/logger';
+import type { Principal } from '../../domain/principal';
+import type { ApiDeps } from '../deps';
+import { devIdpOf } from '../identity/dev-idp';
+import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
+import { NOTIFICATION_PATHS } from '../notifications/paths';
+import { apiClient, type ApiClient } from './api-client';
+import { asset } from './assets';
+import { COMMANDS, isCommand } from './commands';
+import { chip, refusal } from './format';
+import { html } from './html';
+import { banner, layout, type Notice, type Section } from './layout';
+import { temporalLinks } from './links';
+import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
+import { doneCard, queueBody, queueCard, type QueueItem } from './pages/queue';
+import { signInBody } from './pages/sign-in';
+import { subscriptionBody, type Activity } from './pages/subscription';
+import { endpointBody, endpointsBody, retriedRow, WINDOWS, type EndpointView, type Health, type WindowName } from './pages/webhooks';
+import { clearSession, readPending, readSession, writePending, writeSession } from './session-cookies';
+import { consoleSignIn } from './sign-in';
+
+interface ConsoleState {
+  principal: Principal;
+  api: ApiClient;
+}
+type ConsoleCtx = Context & { state: ConsoleState };
+
+const Uuid = z.uuid();
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/**
+ * The operator console at /console/ (issue 15): server-rendered pages, htmx for in-place actions.
+ * Every read and command goes through the JSON API with the staff member's own access token
+ * (api-client.ts); this router holds no data access of its own.
+ */
+export function consoleRouter(deps: ApiDeps): Router {
+  const { config } = deps;
+  const router = new Router<ConsoleState>({ prefix: '/console' });
+  const set = config.BEHAVIOUR_SET;
+  const paths = NOTIFICATION_PATHS[set];
+  const links = temporalLinks(config);
+  const devIdp = devIdpOf(config);
+  const signIn = consoleSignIn({
+    config,
+    devIdp,
+    verifier: new IdTokenVerifier([...configuredIssuers(config), ...(devIdp ? [devIdp.trustedIssuer()] : [])]),
+    tokens: deps.tokens,
+    kyc: deps.kyc,
+  });
+  const form = bodyParser({ enableTypes: ['form'], formLimit: '32kb', encoding: 'utf-8' });
+
+  const page = (ctx: Context, status: number, title: string, section: Section, body: ReturnType<typeof html>, scripts?: string[]) => {
+    ctx.status = status;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = layout({ title, section, principal: (ctx.state as Partial<ConsoleState>).principal ?? null, set, body, scripts });
+  };
+  const fragment = (ctx: Context, body: ReturnType<typeof html>) => {
+    ctx.status = 200; // htmx swaps 2xx answers only; a refusal is shown inside the fragment
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = body.text;
+  };
+  const isHtmx = (ctx: Context) => ctx.get('hx-request') === 'true';
+
+  router.use(async (ctx, next) => {
+    ctx.set('Content-Security-Policy', CSP);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'same-origin');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    try {
+      await next();
+    } catch (err) {
+      const known = err instanceof AppError;
+      if (!known) logger.error({ err }, 'console page failed');
+      const message = known ? `${err.message} (${err.code})` : 'Something went wrong on our side; try again.';
+      page(ctx, known ? err.status : 500, 'Error', 'none', html`<h1>Cannot show this page</h1><p role="alert">${message}</p><p><a href="/console/">Back to the console</a></p>`);
+    }
+  });
+
+  router.get('/assets/:name', (ctx) => {
+    const file = asset(ctx.params.name!);
+    if (!file) return void (ctx.status = 404);
+    ctx.type = file.type;
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.body = file.body;
+  });
+
+  // Sign-in, sign-out: the only routes without a session.
+  router.get('/sign-in', (ctx) => page(ctx, 200, 'Sign in', 'none', signInBody(ctx.query.signed_out === '1' ? { kind: 'ok', text: 'You are signed out.' } : null)));
+
+  router.get('/auth/start', async (ctx) => {
+    const own = new URL(config.PUBLIC_BASE_URL!).origin;
+    // The callback lands on PUBLIC_BASE_URL; the pending cookie must be set on that same origin.
+    if (ownOrigin(ctx) !== own) return ctx.redirect(`${own}/console/auth/start`);
+    const { url, pending } = await signIn.start();
+    writePending(ctx, pending);
+    ctx.redirect(url);
+  });
+
+  router.get('/auth/callback', async (ctx) => {
+    const pending = readPending(ctx);
+    clearSession(ctx, 'pending');
+    try {
+      const { accessToken, expiresIn } = await signIn.finish(ctx.query, pending);
+      writeSession(ctx, accessToken, expiresIn);
+      ctx.redirect('/console/');
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      page(ctx, err.status, 'Sign in', 'none', signInBody({ kind: 'refused', text: `${err.message} (${err.code})` }));
+    }
+  });
+
+  router.post('/auth/sign-out', sameOrigin, (ctx) => {
+    clearSession(ctx, 'session');
+    ctx.status = 303;
+    ctx.redirect('/console/sign-in?signed_out=1');
+  });
+
+  router.get('/', session, async (ctx) => page(ctx, 200, 'Review queue', 'queue', queueBody(await queue(ctx), ctx.state.principal, null)));
+
+  router.get('/subscriptions/:id', session, async (ctx) => {
+    page(ctx, 200, 'Subscription', 'queue', await detail(ctx, uuid(ctx.params.id), null));
+  });
+
+  router.post('/subscriptions/:id/:command', sameOrigin, session, form, async (ctx) => {
+    const id = uuid(ctx.params.id);
+    const name = ctx.params.command!;
+    if (!isCommand(name)) throw new AppError(404, 'ROUTE_NOT_FOUND', 'No such command');
+    const body = ctx.request.body as Record<string, unknown>;
+    const c = COMMANDS[name];
+    const answer = await ctx.state.api.post(`/issuance/subscriptions/${id}/${name}`, c.reason ? { reason: typeof body.reason === 'string' ? body.reason : '' } : {});
+    const notice: Notice = answer.ok ? { kind: 'ok', text: `${c.done}.` } : refusal(answer);
+    const from = body.from;
+    if (from === 'detail') return page(ctx, answer.ok ? 200 : answer.status, 'Subscription', 'queue', await detail(ctx, id, notice));
+    if (from === 'funds') {
+      if (isHtmx(ctx)) return fragment(ctx, issuedRow(answer.ok ? answer.data : (await ctx.state.api.get(`/issuance/subscriptions/${id}`)).data, notice));
+      return page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', await fundsB(ctx, notice));
+    }
+    const items = await queue(ctx);
+    if (!isHtmx(ctx)) return page(ctx, answer.ok ? 200 : answer.status, 'Review queue', 'queue', queueBody(items, ctx.state.principal, notice));
+    if (answer.ok) return fragment(ctx, doneCard(answer.data, c.done));
+    const item = items.find((i) => i.subscription.id === id);
+    if (item) return fragment(ctx, queueCard(item, ctx.state.principal, notice));
+    // It left the queue meanwhile (someone else decided): say so, with the refusal.
+    const now = await ctx.state.api.get(`/issuance/subscriptions/${id}`);
+    return fragment(ctx, html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">${banner(notice)}
+      ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}</article>`);
+  });
+
+  router.get('/funds', session, async (ctx) => {
+    if (set === 'B') return page(ctx, 200, 'Funds', 'funds', await fundsB(ctx, null));
+    const referenceCode = typeof ctx.query.reference_code === 'string' ? ctx.query.reference_code.trim() : '';
+    if (!referenceCode) return page(ctx, 200, 'Funds', 'funds', fundsBodyA({ referenceCode, found: null }, null));
+    const found = await ctx.state.api.get(`/issuance/reconciliations/${encodeURIComponent(referenceCode)}`);
+    page(ctx, found.ok ? 200 : found.status, 'Funds', 'funds', fundsBodyA({ referenceCode, found: found.ok ? found.data : null }, found.ok ? null : refusal(found)));
+  });
+
+  if (set === 'A') {
+    router.post('/funds/reconcile', sameOrigin, session, form, async (ctx) => {
+      const body = ctx.request.body as Record<string, unknown>;
+      const referenceCode = typeof body.reference_code === 'string' ? body.reference_code.trim() : '';
+      const amount = typeof body.amount === 'string' ? body.amount.trim() : '';
+      const answer = await ctx.state.api.post('/issuance/reconciliations', { referenceCode, amount });
+      const notice: Notice = answer.ok ? { kind: 'ok', text: `Funds of ${amount} reconciled: the subscription is now ${answer.data.status.replaceAll('_', ' ')}.` } : refusal(answer);
+      const found = answer.ok ? answer : await ctx.state.api.get(`/issuance/reconciliations/${encodeURIComponent(referenceCode)}`);
+      page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', fundsBodyA({ referenceCode, found: found.ok ? found.data : null, amount: answer.ok ? undefined : amount }, notice));
+    });
+  }
+
+  router.get('/webhooks', session, async (ctx) => {
+    const list = await ctx.state.api.get(`/notifications${paths.endpoints}?limit=100`);
+    if (!list.ok) throw new AppError(list.status, list.error?.code ?? 'UPSTREAM_FAILED', list.error?.message ?? 'Could not list endpoints');
+    const rows = await Promise.all((list.data.items as EndpointView[]).map(async (endpoint) => {
+      const h = await ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${endpoint.id}/health`);
+      return { endpoint, health: h.ok ? h.data : null };
+    }));
+    page(ctx, 200, 'Webhook health', 'webhooks', endpointsBody(rows));
+  });
+
+  router.get('/webhooks/:id', session, async (ctx) => {
+    const window = typeof ctx.query.window === 'string' && Object.hasOwn(WINDOWS, ctx.query.window) ? (ctx.query.window as WindowName) : '24h';
+    page(ctx, 200, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, uuid(ctx.params.id), null, window), ['chart.umd.min.js', 'health-chart.js']);
+  });
+
+  router.post('/webhooks/deliveries/:delivery_id/retry', sameOrigin, session, form, async (ctx) => {
+    const deliveryId = uuid(ctx.params.delivery_id);
+    const body = ctx.request.body as Record<string, unknown>;
+    const answer = await ctx.state.api.post(`/notifications${paths.deliveries}/${deliveryId}/retry`);
+    const notice: Notice = answer.ok ? { kind: 'ok', text: `Retry of delivery ${deliveryId.slice(0, 8)} accepted: the attempt runs now.` } : refusal(answer);
+    const rowId = typeof body.row === 'string' && /^retry-[0-9a-f-]{36}(-\d+)?$/.test(body.row) ? body.row : `retry-${deliveryId}`;
+    if (isHtmx(ctx)) return fragment(ctx, retriedRow(rowId, notice));
+    const endpointId = typeof body.endpoint_id === 'string' && Uuid.safeParse(body.endpoint_id).success ? body.endpoint_id : null;
+    if (!endpointId) return page(ctx, answer.ok ? 200 : answer.status, 'Webhook health', 'webhooks', html`${banner(notice)}<p><a href="/console/webhooks">Webhook health</a></p>`);
+    page(ctx, answer.ok ? 200 : answer.status, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, endpointId, notice), ['chart.umd.min.js', 'health-chart.js']);
+  });
+
+  /** Requires a console session: a valid access token in the httpOnly cookie, else off to sign in. */
+  async function session(ctx: Context, next: Next): Promise<void> {
+    const token = readSession(ctx);
+    let principal: Principal | null = null;
+    if (token) principal = await deps.tokens.verify(token).catch(() => null);
+    if (!token || !principal) {
+      if (token) clearSession(ctx, 'session');
+      if (isHtmx(ctx)) {
+        ctx.set('HX-Redirect', '/console/sign-in');
+        ctx.status = 204;
+        return;
+      }
+      return ctx.redirect('/console/sign-in');
+    }
+    (ctx as ConsoleCtx).state.principal = principal;
+    (ctx as ConsoleCtx).state.api = apiClient(ctx, token);
+    await next();
+  }
+
+  async function queue(ctx: ConsoleCtx): Promise<QueueItem[]> {
+    const answer = await ctx.state.api.get('/issuance/review-queue');
+    if (!answer.ok) throw new AppError(answer.status, answer.error?.code ?? 'UPSTREAM_FAILED', answer.error?.message ?? 'Could not read the review queue');
+    return answer.data.items;
+  }
+
+  async function detail(ctx: ConsoleCtx, id: string, notice: Notice | null) {
+    const [sub, activity] = await Promise.all([ctx.state.api.get(`/issuance/subscriptions/${id}`), ctx.state.api.get<Activity>(`/issuance/subscriptions/${id}/activity`)]);
+    if (!sub.ok) throw new AppError(sub.status, sub.error?.code ?? 'UPSTREAM_FAILED', sub.error?.message ?? 'Could not read the subscription');
+    return subscriptionBody(sub.data, activity.ok ? activity.data : { events: [], deliveries: [] }, ctx.state.principal, links, set, notice);
+  }
+
+  async function fundsB(ctx: ConsoleCtx, notice: Notice | null) {
+    const list = await ctx.state.api.get('/issuance/subscriptions?status=approved&limit=100');
+    if (!list.ok) throw new AppError(list.status, list.error?.code ?? 'UPSTREAM_FAILED', list.error?.message ?? 'Could not list subscriptions');
+    return fundsBodyB([...list.data.items].reverse(), ctx.state.principal, notice);
+  }
+
+  async function endpointPage(ctx: ConsoleCtx, id: string, notice: Notice | null, window: WindowName = '24h') {
+    const w = WINDOWS[window];
+    const [endpoint, health] = await Promise.all([
+      ctx.state.api.get<EndpointView>(`/notifications${paths.endpoints}/${id}`),
+      ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${id}/health?hours=${w.hours}&bucket_minutes=${w.bucket}`),
+    ]);
+    if (!endpoint.ok || !health.ok) {
+      const bad = endpoint.ok ? health : endpoint;
+      throw new AppError(bad.status, bad.error?.code ?? 'UPSTREAM_FAILED', bad.error?.message ?? 'Could not read the endpoint');
+    }
+    return endpointBody(endpoint.data, health.data, links, notice, window);
+  }
+
+  return router;
+}
+
+/** This request's own origin. (Koa 3's ctx.origin is the Origin request header, not this.) */
+const ownOrigin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
+
+function uuid(value: string | undefined): string {
+  if (!Uuid.safeParse(value).success) throw new AppError(404, 'NOT_FOUND', 'Not found');
+  return value!;
+}
+
+/**
+ * Console writes ride a cookie, so a form on another site must not be able to send one: the
+ * browser's Origin (or, without it, Sec-Fetch-Site) must say the request came from this origin.
+ */
+async function sameOrigin(ctx: Context, next: Next): Promise<void> {
+  const origin = ctx.get('origin');
+  const site = ctx.get('sec-fetch-site');
+  const same = origin ? origin === ownOrigin(ctx) : site === 'same-origin';
+  if (!same) throw new AppError(403, 'CROSS_SITE_REQUEST', 'This form must be sent from the console itself');
+  await next();
+}
+

@@ -1,0 +1,104 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import type { SubscriptionState } from '../../domain/subscription';
+import { toSubscriptionView } from '../../domain/subscription-view';
+import { notFound } from '../../lib/errors';
+import type { ApiDeps } from '../deps';
+import { auth } from '../middleware/auth';
+import { validate, type Ctx } from '../middleware/validate';
+import { deliveryView } from '../notifications/views';
+import { SubscriptionParams } from './schema';
+import { subscriptionReads } from './subscription-reads';
+
+const ReviewQueueQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(100) });
+const ReferenceParams = z.object({ reference_code: z.string().trim().min(1).max(40) });
+
+const ok = (ctx: Ctx, data: unknown) => {
+  ctx.body = { success: true, data };
+};
+
+interface QueueRow {
+  state: SubscriptionState;
+  review_since: Date;
+  kyc_status: string | null;
+  accreditation_status: string | null;
+}
+
+/**
+ * Staff reads behind the operator console (issue 15; docs/decisions.md, Operator console): the
+ * review queue with what a reviewer weighs, a subscription's events and deliveries, and a lookup by
+ * reference code. Same token, roles and organisation scoping as the routes they sit beside.
+ */
+export function reviewRouter(deps: ApiDeps): Router {
+  const router = new Router({ prefix: '/issuance' });
+  const staff = auth(deps.tokens, 'staff', 'admin');
+  const reads = subscriptionReads(deps.orm);
+  const sql = () => deps.orm.em.getConnection();
+
+  router.get('/review-queue', staff, validate({ query: ReviewQueueQuery }, async (ctx, { query }) => {
+    const orgId = ctx.state.principal.orgId;
+    const rows = await sql().execute<QueueRow[]>(
+      `select s.state, s.review_since, k.status as kyc_status,
+              (select a.status from accreditations a where a.org_id = s.org_id and a.user_id = s.investor_id
+                order by a.created_at desc limit 1) as accreditation_status
+         from subscriptions s
+         left join kyc_verifications k on k.org_id = s.org_id and k.user_id = s.investor_id
+        where s.org_id = ? and s.status = 'pending_review'
+        order by s.review_since asc, s.id asc
+        limit ?`,
+      [orgId, query.limit],
+    );
+    const now = Date.now();
+    ok(ctx, {
+      items: rows.map((r) => ({
+        subscription: toSubscriptionView(r.state),
+        investor_id: r.state.investorId,
+        kyc_status: r.kyc_status ?? 'none',
+        accreditation_status: r.accreditation_status ?? 'none',
+        accreditation_self_reported: r.state.accreditationStatus,
+        review_since: new Date(r.review_since).toISOString(),
+        waiting_seconds: Math.max(0, Math.floor((now - new Date(r.review_since).getTime()) / 1000)),
+      })),
+    });
+  }));
+
+  router.get('/subscriptions/:subscription_id/activity', staff, validate({ params: SubscriptionParams }, async (ctx, { params }) => {
+    const record = await reads.authorized(params.subscription_id, ctx.state.principal, 'read');
+    const events = await sql().execute<{ id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]>(
+      `select id, type, occurred_at, data from events
+        where org_id = ? and coalesce(data->>'subscription_id', data->>'id') = ?
+          and (type like 'subscription.%' or type = 'shares.issued')
+        order by seq`,
+      [record.orgId, record.id],
+    );
+    const deliveries = events.length
+      ? await sql().getKnex()('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .where('d.org_id', record.orgId)
+        .whereIn('d.event_id', events.map((e) => e.id))
+        .orderBy([{ column: 'd.created_at' }, { column: 'd.id' }])
+        .select('d.*', 'e.url as endpoint_url')
+      : [];
+    ok(ctx, {
+      events: events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        occurred_at: new Date(e.occurred_at).toISOString(),
+        status: typeof e.data.status === 'string' ? e.data.status : null,
+        payment_status: typeof e.data.payment_status === 'string' ? e.data.payment_status : null,
+        reason: typeof e.data.reason === 'string' ? e.data.reason : null,
+        message: typeof e.data.message === 'string' ? e.data.message : null,
+      })),
+      deliveries: deliveries.map((d: Parameters<typeof deliveryView>[0] & { endpoint_url: string }) => ({ ...deliveryView(d), endpoint_url: d.endpoint_url })),
+    });
+  }));
+
+  if (deps.config.BEHAVIOUR_SET === 'A') {
+    router.get('/reconciliations/:reference_code', staff, validate({ params: ReferenceParams }, async (ctx, { params }) => {
+      const record = await reads.byReferenceCode(params.reference_code, ctx.state.principal);
+      if (!record) throw notFound('Subscription with that reference code');
+      ok(ctx, toSubscriptionView(record.state));
+    }));
+  }
+  return router;
+}
