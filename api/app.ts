@@ -6,6 +6,8 @@ import { errorEnvelope } from './middleware/errors';
 import { httpMetrics, metricsEndpoint } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
+import { idempotency } from './middleware/idempotency';
+import { secretBoxFrom } from '../activities/webhook-secret-box';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
 import { offeringsRouter } from './issuance/offerings-router';
@@ -26,6 +28,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(requestContext(deps.orm));
   app.use(writeRateLimit(deps.tokens, config.WRITE_RATE_LIMIT, config.WRITE_RATE_WINDOW_SECONDS));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
+  app.use(idempotency({ orm: deps.orm, tokens: deps.tokens, box: secretBoxFrom(config), ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS }));
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.
   for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0' })]) {

@@ -1,18 +1,24 @@
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../../lib/config';
+import { currentIdempotencyScope } from '../../lib/idempotency-scope';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import type { SubscriptionView } from '../../domain/subscription-view';
 import { InvestorIdKey, OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
 import { created } from '../../workflows/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 
-/** Longest a command may take end to end (a processor call inside it has its own 30 s limit). */
-const COMMAND_DEADLINE_MS = 60_000;
-
 /** The API's only way to talk to subscription workflows. */
-export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>) {
-  const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + COMMAND_DEADLINE_MS, fn);
+export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'COMMAND_TIMEOUT_MS'>) {
+  // Longest a command may take end to end (a processor call inside it has its own 30 s limit);
+  // past it the API answers 503 COMMAND_OUTCOME_UNKNOWN (api/middleware/errors.ts).
+  const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + config.COMMAND_TIMEOUT_MS, fn);
+  // Under an Idempotency-Key the update id is derived from it: a retry is the same update, and
+  // Temporal answers a completed one with its outcome instead of running it twice.
+  const updateId = (name: string) => {
+    const scope = currentIdempotencyScope();
+    return scope ? `idem-${scope}-${name}` : undefined;
+  };
 
   return {
     /**
@@ -34,7 +40,7 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
       });
       try {
         return await withDeadline(() =>
-          temporal.workflow.executeUpdateWithStart(created, { args: [{ requestHash: start.requestHash }], startWorkflowOperation: startOp }),
+          temporal.workflow.executeUpdateWithStart(created, { args: [{ requestHash: start.requestHash }], startWorkflowOperation: startOp, updateId: updateId(created.name) }),
         );
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
@@ -45,7 +51,7 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
     async command<R, A extends unknown[]>(subscriptionId: string, update: UpdateDefinition<R, A>, ...args: A): Promise<R> {
       const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
       // The SDK's overloads split on arity; one call site covers both.
-      return withDeadline(() => handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] }));
+      return withDeadline(() => handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown], updateId: updateId(update.name) }));
     },
 
     async signal<A extends unknown[]>(subscriptionId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {
