@@ -25,6 +25,9 @@ export interface TestService {
   temporal: Client;
   tokens: AccessTokens;
   worker: Worker;
+  /** Stops the worker (commands then go unanswered) and starts a fresh one on the same queue. */
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,13 +73,15 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dispatcher = temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET));
-  const worker = await createWorker({
-    config,
-    connection: nativeConnection,
-    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
-    deps: { orm, processor, dispatcher, config },
-  });
-  const running = worker.run();
+  const newWorker = () =>
+    createWorker({
+      config,
+      connection: nativeConnection,
+      workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
+      deps: { orm, processor, dispatcher, config },
+    });
+  let worker = await newWorker();
+  let running: Promise<void> | undefined = worker.run();
   const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
@@ -92,13 +97,28 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     orm,
     temporal,
     tokens,
-    worker,
+    get worker() {
+      return worker;
+    },
+    async stopWorker() {
+      if (running) {
+        worker.shutdown();
+        await running;
+      }
+      running = undefined;
+    },
+    async startWorker() {
+      worker = await newWorker();
+      running = worker.run();
+    },
     async stop() {
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
       await relay.stop();
-      worker.shutdown();
-      await running;
+      if (running) {
+        worker.shutdown();
+        await running;
+      }
       await connection.close();
       await nativeConnection.close();
       processor.close?.();
