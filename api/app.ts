@@ -16,6 +16,9 @@ import { notificationsRouter } from './notifications/router';
 import { paymentsRouter } from './payments/router';
 import { openApiRouter } from './openapi/router';
 
+const DESCRIPTION =
+  'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
+
 /** Every router of the service; a feature adds its own here. */
 const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter];
 
@@ -31,7 +34,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(idempotency({ orm: deps.orm, tokens: deps.tokens, box: secretBoxFrom(config), ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS }));
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.
-  for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0' })]) {
+  for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0', description: DESCRIPTION }, config.BEHAVIOUR_SET)]) {
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   }
   return app;

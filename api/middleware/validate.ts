@@ -16,7 +16,7 @@ export interface RouteDoc {
   /** The `data` of the success envelope; ok() builds the answer through it (api/respond.ts). */
   response?: z.ZodType;
   /** The success status this route answers (default 200; 204 has no body). */
-  status?: 200 | 201 | 202 | 204;
+  status?: 200 | 201 | 202 | 204 | 303;
 }
 export type Input<S extends Schemas> = { [K in keyof S & keyof Schemas]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
 export type Ctx = RouterContext<AuthState>;

@@ -5,6 +5,8 @@ import { ROUTE_DOC, ROUTE_SCHEMAS, type RouteDoc, type Schemas } from '../middle
 import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, outputSchema, type JsonSchema } from './json-schema';
 import { IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
 import { TAGS, tagOf } from './tags';
+import { webhooksSection } from './webhooks';
+import type { BehaviourSet } from '../../domain/behaviour-set';
 
 type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[]; [ROUTE_DOC]?: RouteDoc };
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);
@@ -20,7 +22,7 @@ export interface DocumentInfo {
  * the schemas its validate() checks and answers with, and whether auth() guards it. No
  * hand-written copy to drift. Named view schemas (`.meta({ id })`) become components.
  */
-export function buildOpenApi(routers: Router[], info: DocumentInfo, webhooks: Record<string, JsonSchema> = {}): JsonSchema {
+export function buildOpenApi(routers: Router[], info: DocumentInfo, set: BehaviourSet): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const components: Record<string, JsonSchema> = { ErrorEnvelope: ERROR_ENVELOPE };
   for (const router of routers) {
@@ -41,6 +43,7 @@ export function buildOpenApi(routers: Router[], info: DocumentInfo, webhooks: Re
       }
     }
   }
+  const webhooks = webhooksSection(set, components);
   return {
     openapi: '3.1.0',
     info,
@@ -96,6 +99,7 @@ function operation(method: string, { rawPath, schemas, roles, doc }: Route, comp
   const status = String(doc.status ?? (method === 'delete' ? 204 : 200));
   const responses: Record<string, JsonSchema> = {};
   if (status === '204') responses[status] = { description: 'Done; no body' };
+  else if (status === '303') responses[status] = { description: 'Redirect (Location) to the successUrl or cancelUrl' };
   else if (enveloped) responses[status] = jsonResponse('Success', successEnvelope(doc, components));
   else responses[status] = { description: 'Success' };
   for (const code of [...errors].sort((a, b) => a - b)) {

@@ -5,6 +5,7 @@ export const TAGS = [
   { name: 'notifications', description: 'Webhook endpoints, deliveries and event types (/notifications)' },
   { name: 'payments', description: 'Payment processor notifications and the built-in sandbox (/payments, /sandbox)' },
   { name: 'service', description: 'Health, readiness and this document' },
+  { name: 'webhooks', description: 'Events this deployment POSTs to registered endpoints (spec §6): envelope, data and headers' },
 ];
 
 const BY_PREFIX: Record<string, string> = {
