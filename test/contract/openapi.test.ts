@@ -24,7 +24,10 @@ describe('the OpenAPI document and the docs page', () => {
     expect(body.required).toEqual(expect.arrayContaining(['securityClassId', 'unitsSubscribed']));
     expect(body.additionalProperties).toBe(false);
     expect(body.properties.unitsSubscribed).toMatchObject({ type: 'integer', exclusiveMinimum: 0 });
-    expect(create.parameters).toEqual([expect.objectContaining({ name: 'offering_id', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) })]);
+    expect(create.parameters).toEqual([
+      expect.objectContaining({ name: 'offering_id', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) }),
+      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
+    ]);
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '401', '403', '404', '409', '413', '422', '429']));
     expect(create.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
     // Set A has reconciliations; Set B's issue-shares is not served, so not documented.
