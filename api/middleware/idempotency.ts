@@ -62,7 +62,9 @@ export function idempotency(deps: { orm: Orm; tokens: AccessTokens; box: SecretB
       await finish(store, deps.box, scope, scopeId, err.status, errorBody(err));
       throw raw;
     }
-    await finish(store, deps.box, scope, scopeId, status, body);
+    // The command has happened: failing to keep its answer must not turn it into an error. The
+    // row stays held until its lease ends; a retry then runs again (the same Temporal update).
+    await finish(store, deps.box, scope, scopeId, status, body).catch((err: unknown) => logger.error({ err }, 'could not keep an idempotent answer'));
   };
 }
 
