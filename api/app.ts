@@ -6,6 +6,8 @@ import { errorEnvelope } from './middleware/errors';
 import { httpMetrics, metricsEndpoint } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
+import { idempotency } from './middleware/idempotency';
+import { secretBoxFrom } from '../activities/webhook-secret-box';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
 import { offeringsRouter } from './issuance/offerings-router';
@@ -17,6 +19,9 @@ import { reviewRouter } from './issuance/review-routes';
 import { endpointHealthRouter } from './notifications/health-routes';
 import { consoleRouter } from './console/router';
 import { devIdpAuthorizeRouter } from './identity/dev-idp-authorize';
+
+const DESCRIPTION =
+  'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
 
 /** Every router of the service; a feature adds its own here. */
 const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter, reviewRouter, endpointHealthRouter];
@@ -32,9 +37,10 @@ export function createApp(deps: ApiDeps): Koa {
   // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.
   for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)]) app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
+  app.use(idempotency({ orm: deps.orm, tokens: deps.tokens, box: secretBoxFrom(config), ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS }));
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.
-  for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0' })]) {
+  for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0', description: DESCRIPTION }, config.BEHAVIOUR_SET)]) {
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   }
   return app;

@@ -1,34 +1,15 @@
 import type { SubscriptionState } from './subscription';
+import type { SubscriptionView } from './subscription-view-schema';
 
 /** The subscription as the API returns it (spec §2.1): snake_case, money as strings. */
-export interface SubscriptionView {
-  id: string;
-  offering_id: string;
-  security_class_id: string;
-  tranche_id: string | null;
-  units_subscribed: number;
-  price_per_unit: string;
-  total_amount: string;
-  currency: string;
-  payment_method: string | null;
-  payment_status: string;
-  subscription_agreement_signed: boolean;
-  status: string;
-  signed_at: string | null;
-  created_at: string;
-  updated_at: string;
-  reference_code?: string | null;
-  shares_id?: string | null;
-  shares_issued_at?: string | null;
-  status_reason?: string | null;
-  info_requested?: string | null;
-}
+export type { SubscriptionView };
 
 export function toSubscriptionView(s: SubscriptionState): SubscriptionView {
   const view: SubscriptionView = {
     id: s.id,
     offering_id: s.offeringId,
     security_class_id: s.securityClassId,
+    investor_id: s.investorId,
     tranche_id: s.trancheId,
     units_subscribed: s.unitsSubscribed,
     price_per_unit: s.pricePerUnit,

@@ -86,6 +86,8 @@ export interface SubscriptionState {
   requestHash: string | null;
   /** Bumped on every change; the projection applies a write only if it is newer. */
   version: number;
+  /** The `sequence` of the last event this subscription published (absent before any was numbered). */
+  eventSequence?: number;
 }
 
 /** What the create command carries into the workflow; the workflow derives the rest. */

@@ -102,6 +102,10 @@ export const ConfigSchema = z.object({
   /** Writes (POST/PUT/PATCH/DELETE) allowed per window, counted per access-token subject, else per client address. */
   WRITE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
   WRITE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** How long a command waits for its workflow to answer; past it the answer is 503 COMMAND_OUTCOME_UNKNOWN. */
+  COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  /** How long an Idempotency-Key is remembered (per caller, method and path) and its first answer replayed. */
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
   /** Worker: port of the Temporal SDK's own Prometheus exporter (/metrics). Unset: not exported. */
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Worker: port serving the service's own metrics (webhook deliveries, attempts, latency). Unset: not served. */

@@ -122,6 +122,7 @@ export function initialState(n: NewSubscription): SubscriptionState {
     infoRequested: null,
     updatedAt: n.createdAt,
     version: 0,
+    eventSequence: 0,
   };
 }
 

@@ -81,16 +81,17 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   async function commit(ch: Change): Promise<SubscriptionView> {
     const now = new Date().toISOString();
-    const next: SubscriptionState = { ...ch.state, version: state.version + 1, updatedAt: now };
-    const view = toSubscriptionView(next);
-    const events: ServiceEvent[] = ch.events.map((e) => ({
-      id: uuid4(),
-      type: e.type,
-      source: EVENT_SOURCES.issuance,
-      orgId: next.orgId,
-      occurredAt: now,
-      data: e.type.startsWith('subscription.') ? { ...view, ...e.data } : (e.data ?? {}),
-    }));
+    // Per-subscription event order (docs/decisions.md): kept in state, so replays and
+    // continue-as-new carry it; states from before it existed count on from 0.
+    let sequence = state.eventSequence ?? 0;
+    const base: SubscriptionState = { ...ch.state, version: state.version + 1, updatedAt: now };
+    const view = toSubscriptionView(base);
+    const events: ServiceEvent[] = ch.events.map((e) => {
+      sequence += 1;
+      const data = e.type.startsWith('subscription.') ? { ...view, ...e.data } : { ...e.data, investor_id: base.investorId };
+      return { id: uuid4(), type: e.type, source: EVENT_SOURCES.issuance, orgId: base.orgId, occurredAt: now, data: { ...data, sequence } };
+    });
+    const next: SubscriptionState = { ...base, eventSequence: sequence };
     await recordTransition(next, events);
     if (next.status !== state.status) upsertSearchAttributes([{ key: SubscriptionStatusKey, value: next.status }]);
     state = next;

@@ -1,23 +1,25 @@
 import Router from '@koa/router';
+import { AppError } from '../../lib/errors';
+import { z } from 'zod';
 import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import { ok } from '../respond';
+
+const Alive = z.object({ status: z.literal('ok') });
+const Ready = z.object({ database: z.literal('ok'), temporal: z.literal('ok') });
 
 /** GET /health: the process is alive. GET /ready: PostgreSQL and Temporal answer. */
 export function healthRouter(deps: ApiDeps): Router {
   const router = new Router();
-  router.get('/health', (ctx) => {
-    ctx.body = { success: true, data: { status: 'ok' } };
-  });
-  router.get('/ready', async (ctx) => {
+  router.get('/health', validate({ response: Alive, summary: 'Liveness: the process answers' }, (ctx) => ok(ctx, { status: 'ok' })));
+  router.get('/ready', validate({ response: Ready, summary: 'Readiness: PostgreSQL and Temporal answer (503 NOT_READY otherwise)' }, async (ctx) => {
     const [database, temporal] = await Promise.all([
       check(() => deps.orm.em.getConnection().execute('select 1')),
       check(() => deps.temporal.connection.workflowService.getSystemInfo({})),
     ]);
-    const ready = database && temporal;
-    ctx.status = ready ? 200 : 503;
-    ctx.body = ready
-      ? { success: true, data: { database: 'ok', temporal: 'ok' } }
-      : { success: false, error: { code: 'NOT_READY', message: 'A dependency is unreachable', details: { database: database ? 'ok' : 'down', temporal: temporal ? 'ok' : 'down' } } };
-  });
+    if (database && temporal) return ok(ctx, { database: 'ok', temporal: 'ok' });
+    throw new AppError(503, 'NOT_READY', 'A dependency is unreachable', { database: database ? 'ok' : 'down', temporal: temporal ? 'ok' : 'down' });
+  }));
   return router;
 }
 

@@ -4,7 +4,7 @@ import { validate } from '../middleware/validate';
 import { createApiKey } from './api-keys';
 import { DEV_IDP_AUDIENCE, type DevIdp } from './dev-idp';
 import { ok } from './respond';
-import { DevMintBody } from './schema';
+import { DevMintBody, DevMintResponse } from './schema';
 
 const ID_TOKEN_TTL_SECONDS = 600;
 
@@ -13,7 +13,7 @@ const ID_TOKEN_TTL_SECONDS = 600;
  * token (and an API key) for any user, organisation and role. Mounted only when DEV_IDP_ENABLED.
  */
 export function devIdpRoutes(router: Router, deps: ApiDeps, idp: DevIdp): void {
-  router.get('/dev-idp/.well-known/openid-configuration', (ctx) => {
+  router.get('/dev-idp/.well-known/openid-configuration', validate({ summary: "The development identity provider's OpenID discovery document" }, (ctx) => {
     ctx.body = {
       issuer: idp.issuer,
       jwks_uri: `${idp.issuer}/jwks.json`,
@@ -25,13 +25,13 @@ export function devIdpRoutes(router: Router, deps: ApiDeps, idp: DevIdp): void {
       response_types_supported: ['code', 'id_token'],
       audience: DEV_IDP_AUDIENCE,
     };
-  });
+  }));
 
-  router.get('/dev-idp/jwks.json', (ctx) => {
+  router.get('/dev-idp/jwks.json', validate({ summary: "The development identity provider's signing keys (JWKS)" }, (ctx) => {
     ctx.body = idp.jwks();
-  });
+  }));
 
-  router.post('/dev-idp/mint', validate({ body: DevMintBody }, async (ctx, input) => {
+  router.post('/dev-idp/mint', validate({ body: DevMintBody, response: DevMintResponse, summary: 'Mint a development ID token (and optionally an API key); development only' }, async (ctx, input) => {
     const b = input.body;
     const idToken = await idp.mintIdToken({ userId: b.user_id, orgId: b.org_id, roles: b.roles, ttlSeconds: ID_TOKEN_TTL_SECONDS });
     const apiKey = b.api_key ? (await createApiKey(deps.orm.em.fork(), { orgId: b.org_id, name: 'dev-idp mint', createdBy: 'dev-idp' })).key : null;

@@ -3,7 +3,7 @@ import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { parseApiKey } from './api-keys';
 import { ok } from './respond';
-import { ExchangeBody } from './schema';
+import { ExchangeBody, TokenResponse } from './schema';
 import type { tokenExchange } from './token-exchange';
 
 /** spec §4.2 token exchange, and the JWKS other services verify our access tokens with. */
@@ -17,14 +17,14 @@ export function exchangeRoutes(router: Router, deps: ApiDeps, exchange: ReturnTy
       parseApiKey(apiKey);
       await next();
     },
-    validate({ body: ExchangeBody }, async (ctx, input) => {
+    validate({ body: ExchangeBody, response: TokenResponse, summary: 'Exchange an identity provider ID token for an access token (spec §4.2)' }, async (ctx, input) => {
       ok(ctx, await exchange.exchange(ctx.get('x-api-key'), input.body.token));
       ctx.set('Cache-Control', 'no-store');
     }),
   );
 
-  router.get('/identity/.well-known/jwks.json', (ctx) => {
+  router.get('/identity/.well-known/jwks.json', validate({ summary: 'The public keys access tokens are signed with (JWKS)' }, (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = deps.tokens.jwks();
-  });
+  }));
 }

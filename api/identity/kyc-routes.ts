@@ -7,7 +7,7 @@ import { validate } from '../middleware/validate';
 import { commitIdentityChange } from './identity-change';
 import type { KycModel } from './kyc-model';
 import { ok } from './respond';
-import { kycDecisionBody, RecordParams, SubjectQuery } from './schema';
+import { kycDecisionBody, RecordParams, SubjectQuery, KycCaseView, KycSessionView } from './schema';
 
 const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
 
@@ -16,13 +16,14 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
   const investor = auth(deps.tokens, 'investor');
   const staff = auth(deps.tokens, 'staff', 'admin');
   const anyone = auth(deps.tokens);
+  const view = deps.config.BEHAVIOUR_SET === 'A' ? KycCaseView : KycSessionView;
 
-  router.post('/identity/kyc', investor, async (ctx) => {
+  router.post('/identity/kyc', investor, validate({ response: view, status: 201, summary: 'Start (or restart) KYC verification for the caller' }, async (ctx) => {
     const { orgId, userId } = ctx.state.principal as Principal;
-    ok(ctx, await commitIdentityChange(deps, { orgId, userId }, (em) => model.start(em, orgId, userId)), 201);
-  });
+    ok(ctx, await commitIdentityChange(deps, { orgId, userId }, (em) => model.start(em, orgId, userId)));
+  }));
 
-  router.get('/identity/kyc', anyone, validate({ query: SubjectQuery }, async (ctx, input) => {
+  router.get('/identity/kyc', anyone, validate({ query: SubjectQuery, response: view, summary: "Get the caller's KYC record (staff: any user's of the organisation)" }, async (ctx, input) => {
     const p = ctx.state.principal;
     // Investors read only their own record, whatever user_id they pass.
     const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
@@ -31,7 +32,7 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
     ok(ctx, record);
   }));
 
-  router.post('/identity/kyc/:id/decisions', staff, validate({ params: RecordParams, body: kycDecisionBody(model.actions) }, async (ctx, input) => {
+  router.post('/identity/kyc/:id/decisions', staff, validate({ params: RecordParams, body: kycDecisionBody(model.actions), response: view, summary: 'Decide a KYC record (staff)' }, async (ctx, input) => {
     const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
     ok(ctx, await commitIdentityChange(deps, null, (em) => model.apply(em, target, input.body.action, 'staff', input.body.reason)));
   }));

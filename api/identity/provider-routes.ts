@@ -6,7 +6,8 @@ import { commitIdentityChange } from './identity-change';
 import type { KycModel } from './kyc-model';
 import { verifyProviderSignature } from './provider-signature';
 import { ok } from './respond';
-import { providerNotification } from './schema';
+import { providerNotification, AccreditationView, KycCaseView, KycSessionView } from './schema';
+import { z } from 'zod';
 
 /**
  * The verification provider's notifications (HMAC-signed, see provider-signature.ts). They move
@@ -20,7 +21,7 @@ export function providerRoutes(router: Router, deps: ApiDeps, models: { kyc: Kyc
       verifyProviderSignature(deps.config.IDENTITY_PROVIDER_WEBHOOK_SECRET, { timestamp: ctx.get('x-provider-timestamp'), signature: ctx.get('x-provider-signature') }, rawBody);
       await next();
     },
-    validate({ body: providerNotification(models.kyc.actions) }, async (ctx, input) => {
+    validate({ body: providerNotification(models.kyc.actions), response: z.union([KycCaseView, KycSessionView, AccreditationView]), summary: "The verification provider's signed KYC or accreditation notification" }, async (ctx, input) => {
       const n = input.body;
       const result = await commitIdentityChange(deps, null, (em) =>
         n.kind === 'kyc'

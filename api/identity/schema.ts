@@ -55,3 +55,49 @@ export const DevMintBody = z.object({
   /** Also create an API key for the organisation (off when the caller already has one). */
   api_key: z.boolean().default(true),
 });
+
+// ---- Answers (the `data` of the success envelope) ----
+const timestamp = z.iso.datetime({ offset: true });
+
+/** docs/decisions.md, Identity: the exchange's answer. */
+export const TokenResponse = z.object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() }).meta({ id: 'TokenResponse' });
+
+export const ApiKeyView = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    org_id: z.uuid(),
+    last_four: z.string(),
+    created_by: z.string(),
+    created_at: timestamp,
+    revoked_at: timestamp.nullable(),
+    last_used_at: timestamp.nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+/** The plain key appears in this one answer only. */
+export const ApiKeyCreated = ApiKeyView.extend({ key: z.string().describe('service_ak_<org_id>_<random>; shown once') }).meta({ id: 'ApiKeyCreated' });
+export const ApiKeyList = z.array(ApiKeyView);
+
+/** Set A: one KYC case per user with attempts (status of the case; attempt_status of the current attempt). */
+export const KycCaseView = z
+  .object({
+    kyc_case_id: z.uuid(),
+    current_attempt_id: z.uuid().nullable(),
+    user_id: z.string(),
+    status: z.string(),
+    attempt_status: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'KycCase' });
+/** Set B: KYC sessions; the newest is the user's KYC state. */
+export const KycSessionView = z
+  .object({ session_id: z.uuid(), user_id: z.string(), status: z.string(), created_at: timestamp, updated_at: timestamp })
+  .meta({ id: 'KycSession' });
+
+export const AccreditationView = z
+  .object({ id: z.uuid(), user_id: z.string(), method: z.string(), status: z.string(), created_at: timestamp, updated_at: timestamp })
+  .meta({ id: 'Accreditation' });
+export const AccreditationList = z.array(AccreditationView);
+
+export const DevMintResponse = z.object({ id_token: z.string(), api_key: z.string().nullable(), expires_in: z.number().int() });

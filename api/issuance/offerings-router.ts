@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { z } from 'zod';
 import { OfferingSchema, type Offering } from '../../db/entities/offering';
 import { SecurityClassSchema } from '../../db/entities/security-class';
 import { TrancheSchema } from '../../db/entities/tranche';
@@ -9,8 +10,9 @@ import type { Principal } from '../../domain/principal';
 import type { ApiDeps } from '../deps';
 import { auth, type AuthState } from '../middleware/auth';
 import { validate } from '../middleware/validate';
+import { ok } from '../respond';
 import { OfferingParams } from './schema';
-import { CreateOfferingBody, CreateSecurityClassBody, CreateTrancheBody, UpdateOfferingBody } from './offerings-schema';
+import { CreateOfferingBody, CreateSecurityClassBody, CreateTrancheBody, OfferingView, SecurityClassView, TrancheView, UpdateOfferingBody } from './offerings-schema';
 import { offeringView, securityClassView, trancheView } from './offering-views';
 
 /** Offerings, their security classes and tranches: staff create them, everyone in the org reads them. */
@@ -26,7 +28,7 @@ export function offeringsRouter(deps: ApiDeps): Router {
     return offering;
   }
 
-  router.post('/', staff, validate({ body: CreateOfferingBody }, async (ctx, input) => {
+  router.post('/', staff, validate({ body: CreateOfferingBody, response: OfferingView, status: 201, summary: 'Create an offering (staff)' }, async (ctx, input) => {
     const now = new Date();
     const offering = em().create(OfferingSchema, {
       id: newId(),
@@ -38,43 +40,41 @@ export function offeringsRouter(deps: ApiDeps): Router {
       updatedAt: now,
     });
     await em().flush();
-    ctx.status = 201;
-    ctx.body = { success: true, data: offeringView(offering) };
+    ok(ctx, offeringView(offering));
   }));
 
-  router.get('/', anyone, async (ctx) => {
+  router.get('/', anyone, validate({ response: z.array(OfferingView), summary: "List the organisation's offerings (newest 200)" }, async (ctx) => {
     const { principal } = ctx.state as AuthState;
     const offerings = await em().find(OfferingSchema, { orgId: principal.orgId }, { orderBy: { createdAt: 'desc' }, limit: 200 });
-    ctx.body = { success: true, data: offerings.map((o) => offeringView(o)) };
-  });
+    ok(ctx, offerings.map((o) => offeringView(o)));
+  }));
 
-  router.get('/:offering_id', anyone, validate({ params: OfferingParams }, async (ctx, input) => {
+  router.get('/:offering_id', anyone, validate({ params: OfferingParams, response: OfferingView, summary: 'Get an offering with its security classes and tranches' }, async (ctx, input) => {
     const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
     const [classes, tranches] = await Promise.all([
       em().find(SecurityClassSchema, { offeringId: offering.id }, { orderBy: { createdAt: 'asc' } }),
       em().find(TrancheSchema, { offeringId: offering.id }, { orderBy: { createdAt: 'asc' } }),
     ]);
-    ctx.body = { success: true, data: offeringView(offering, classes, tranches) };
+    ok(ctx, offeringView(offering, classes, tranches));
   }));
 
-  router.patch('/:offering_id', staff, validate({ params: OfferingParams, body: UpdateOfferingBody }, async (ctx, input) => {
+  router.patch('/:offering_id', staff, validate({ params: OfferingParams, body: UpdateOfferingBody, response: OfferingView, summary: 'Open or close an offering (staff)' }, async (ctx, input) => {
     const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
     offering.status = input.body.status;
     offering.updatedAt = new Date();
     await em().flush();
-    ctx.body = { success: true, data: offeringView(offering) };
+    ok(ctx, offeringView(offering));
   }));
 
-  router.post('/:offering_id/security-classes', staff, validate({ params: OfferingParams, body: CreateSecurityClassBody }, async (ctx, input) => {
+  router.post('/:offering_id/security-classes', staff, validate({ params: OfferingParams, body: CreateSecurityClassBody, response: SecurityClassView, status: 201, summary: 'Add a security class to an offering (staff)' }, async (ctx, input) => {
     const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
     const { name, pricePerUnit } = input.body;
     const cls = em().create(SecurityClassSchema, { id: newId(), offeringId: offering.id, name, pricePerUnit: normaliseMoney(pricePerUnit), createdAt: new Date() });
     await em().flush();
-    ctx.status = 201;
-    ctx.body = { success: true, data: securityClassView(cls) };
+    ok(ctx, securityClassView(cls));
   }));
 
-  router.post('/:offering_id/tranches', staff, validate({ params: OfferingParams, body: CreateTrancheBody }, async (ctx, input) => {
+  router.post('/:offering_id/tranches', staff, validate({ params: OfferingParams, body: CreateTrancheBody, response: TrancheView, status: 201, summary: 'Add a tranche to an offering (staff)' }, async (ctx, input) => {
     const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
     const { name, pricePerUnit, status } = input.body;
     const tranche = em().create(TrancheSchema, {
@@ -86,8 +86,7 @@ export function offeringsRouter(deps: ApiDeps): Router {
       createdAt: new Date(),
     });
     await em().flush();
-    ctx.status = 201;
-    ctx.body = { success: true, data: trancheView(tranche) };
+    ok(ctx, trancheView(tranche));
   }));
 
   return router;

@@ -5,6 +5,30 @@ import { isDecimalMoney, parseMoney } from '../../lib/money';
 const money = z.string().refine(isDecimalMoney, { message: 'a decimal string with at most two places, e.g. "12.50"', abort: true });
 const positiveMoney = money.refine((v) => parseMoney(v) > 0n, 'must be greater than 0');
 
+const timestamp = z.iso.datetime({ offset: true });
+
+export const SecurityClassView = z
+  .object({ id: z.uuid(), offering_id: z.uuid(), name: z.string(), price_per_unit: z.string(), created_at: timestamp })
+  .meta({ id: 'SecurityClass' });
+export const TrancheView = z
+  .object({ id: z.uuid(), offering_id: z.uuid(), name: z.string(), price_per_unit: z.string().nullable().describe('null: the security class price applies'), status: z.enum(['open', 'closed']), created_at: timestamp })
+  .meta({ id: 'Tranche' });
+export const OfferingView = z
+  .object({
+    id: z.uuid(),
+    org_id: z.uuid(),
+    name: z.string(),
+    currency: z.string(),
+    status: z.enum(['open', 'closed']),
+    raised_amount: z.string(),
+    investor_count: z.number().int(),
+    security_classes: z.array(SecurityClassView).describe('Filled on GET of one offering; empty elsewhere'),
+    tranches: z.array(TrancheView).describe('Filled on GET of one offering; empty elsewhere'),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Offering' });
+
 export const CreateOfferingBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   /** ISO 4217, upper case. */

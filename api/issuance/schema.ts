@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from '../../domain/subscription';
 import { isDecimalMoney, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
+import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 
 export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
 export const OfferingParams = z.object({ offering_id: z.uuid() });
+export const ReferenceCodeParams = z.object({ reference_code: z.string().trim().min(1).max(40) });
 
 /** spec §4.1 create body. */
 export const CreateSubscriptionBody = z.strictObject({
@@ -66,3 +68,6 @@ export const ListSubscriptionsQuery = z.strictObject({
 });
 
 export const IdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, 'printable ASCII only');
+
+/** A page of subscriptions, newest first; `next_cursor` is null on the last page. */
+export const SubscriptionList = z.object({ items: z.array(SubscriptionViewSchema), next_cursor: z.string().nullable() }).meta({ id: 'SubscriptionList' });

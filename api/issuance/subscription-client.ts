@@ -1,6 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../../lib/config';
+import { currentIdempotencyScope } from '../../lib/idempotency-scope';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import type { SubscriptionView } from '../../domain/subscription-view';
 import { InvestorIdKey, OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
@@ -9,15 +10,20 @@ import { created, paymentNotified, type PaymentNotification } from '../../workfl
 import type { Projection } from './subscription-reads';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 
-/** Longest a command may take end to end (a processor call inside it has its own 30 s limit). */
-const COMMAND_DEADLINE_MS = 60_000;
-
 /**
  * The API's only way to talk to subscription workflows. A workflow ends 90 days after its terminal
  * state; past that the projection speaks for it (docs/decisions.md, Trust: after the workflow closes).
  */
-export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>, projection: Projection) {
-  const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + COMMAND_DEADLINE_MS, fn);
+export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'COMMAND_TIMEOUT_MS'>, projection: Projection) {
+  // Longest a command may take end to end (a processor call inside it has its own 30 s limit);
+  // past it the API answers 503 COMMAND_OUTCOME_UNKNOWN (api/middleware/errors.ts).
+  const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + config.COMMAND_TIMEOUT_MS, fn);
+  // Under an Idempotency-Key the update id is derived from it: a retry is the same update, and
+  // Temporal answers a completed one with its outcome instead of running it twice.
+  const updateId = (name: string) => {
+    const scope = currentIdempotencyScope();
+    return scope ? `idem-${scope}-${name}` : undefined;
+  };
 
   /** A command for a closed workflow is refused like any other, with the status it ended in. */
   async function closed(subscriptionId: string, err: unknown): Promise<never> {
@@ -46,7 +52,7 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
       });
       try {
         return await withDeadline(() =>
-          temporal.workflow.executeUpdateWithStart(created, { args: [{ requestHash: start.requestHash }], startWorkflowOperation: startOp }),
+          temporal.workflow.executeUpdateWithStart(created, { args: [{ requestHash: start.requestHash }], startWorkflowOperation: startOp, updateId: updateId(created.name) }),
         );
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
@@ -57,9 +63,9 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
     async command<R, A extends unknown[]>(subscriptionId: string, update: UpdateDefinition<R, A>, ...args: A): Promise<R> {
       const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
       // The SDK's overloads split on arity; one call site covers both.
-      return withDeadline(() => handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown] })).catch(
-        (err: unknown) => closed(subscriptionId, err),
-      );
+      return withDeadline(() =>
+        handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown], updateId: updateId(update.name) }),
+      ).catch((err: unknown) => closed(subscriptionId, err));
     },
 
     async signal<A extends unknown[]>(subscriptionId: string, signal: SignalDefinition<A>, ...args: A): Promise<void> {

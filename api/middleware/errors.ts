@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NotFoundError } from '@mikro-orm/core';
 import { ZodError } from 'zod';
@@ -19,11 +19,17 @@ export function errorEnvelope(): Middleware {
       const err = toAppError(raw);
       if (err.status >= 500) logger.error({ err: raw, requestId: ctx.state.requestId }, 'request failed');
       ctx.status = err.status;
-      ctx.body = { success: false, error: { code: err.code, message: err.message, details: err.details ?? null } };
-      if (err.code === 'RATE_LIMITED') ctx.set('Retry-After', String((err.details as { retry_after_seconds: number }).retry_after_seconds));
+      ctx.body = errorBody(err);
+      const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
+      if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
     }
   };
 }
+
+export const errorBody = (err: AppError) => ({ success: false, error: { code: err.code, message: err.message, details: err.details ?? null } });
+
+/** Seconds a caller should wait before retrying a command whose outcome is unknown. */
+const OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS = 5;
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -38,6 +44,12 @@ export function toAppError(err: unknown): AppError {
     }
     return new AppError(502, 'UPSTREAM_FAILED', 'A downstream service did not complete the command; try again');
   }
+  // The workflow did not answer within the command deadline: the update may still apply.
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || deadlineExceeded(err)) {
+    return new AppError(503, 'COMMAND_OUTCOME_UNKNOWN', 'The command was sent but not answered in time and may still apply; retry with the same Idempotency-Key to get its result', {
+      retry_after_seconds: OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS,
+    });
+  }
   const status = (err as { status?: number; expose?: boolean }).status;
   // The router refuses a method a path lacks (405) or that no route has at all (501, e.g. TRACE):
   // both are the caller's mistake, so both are a 405, not a server error.
@@ -48,4 +60,10 @@ export function toAppError(err: unknown): AppError {
     return new AppError(400, 'MALFORMED_REQUEST', 'The request body could not be parsed as JSON');
   }
   return new AppError(500, 'INTERNAL', 'Something went wrong on our side');
+}
+
+/** gRPC DEADLINE_EXCEEDED (code 4), bare or wrapped in the client's ServiceError. */
+function deadlineExceeded(err: unknown): boolean {
+  const grpc = err instanceof ServiceError ? err.cause : err;
+  return isGrpcServiceError(grpc) && grpc.code === 4;
 }

@@ -10,23 +10,36 @@ export interface Schemas {
   params?: z.ZodType;
   query?: z.ZodType;
 }
-export type Input<S extends Schemas> = { [K in keyof S]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
+/** What the document says about a route besides its input: its one-line summary and its success answer. */
+export interface RouteDoc {
+  summary?: string;
+  /** The `data` of the success envelope; ok() builds the answer through it (api/respond.ts). */
+  response?: z.ZodType;
+  /** The success status this route answers (default 200; 204 has no body). */
+  status?: 200 | 201 | 202 | 204 | 303;
+}
+export type Input<S extends Schemas> = { [K in keyof S & keyof Schemas]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
 export type Ctx = RouterContext<AuthState>;
 
 /** Where validate() leaves its schemas on the middleware it returns, so api/openapi documents exactly what is checked. */
 export const ROUTE_SCHEMAS = Symbol('tranche.routeSchemas');
+/** Where validate() leaves the route's RouteDoc, for the document and for ok() while the handler runs. */
+export const ROUTE_DOC = Symbol('tranche.routeDoc');
 
 /**
  * Validates path, query and body with zod, then runs the handler with the typed input.
  * Every problem found is reported at once, in the error envelope's details.
  */
-export function validate<S extends Schemas>(schemas: S, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Middleware {
+export function validate<S extends Schemas>(spec: S & RouteDoc, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Middleware {
+  const { summary, response, status, ...schemas } = spec;
+  const doc: RouteDoc = { summary, response, status };
   const middleware: Middleware = async (ctx) => {
+    (ctx.state as Record<symbol, unknown>)[ROUTE_DOC] = doc;
     const sources = { params: (ctx as unknown as Ctx).params ?? {}, query: ctx.query, body: (ctx.request as { body?: unknown }).body ?? {} };
     const input: Record<string, unknown> = {};
     const issues: { in: string; path: string; message: string }[] = [];
     for (const key of ['params', 'query', 'body'] as const) {
-      const schema = schemas[key];
+      const schema = (schemas as Schemas)[key];
       if (!schema) continue;
       const nul = nulPath(sources[key], []);
       if (nul) {
@@ -44,7 +57,8 @@ export function validate<S extends Schemas>(schemas: S, handler: (ctx: Ctx, inpu
     if (issues.length) throw validationFailed(issues);
     await handler(ctx as unknown as Ctx, input as Input<S>);
   };
-  return Object.assign(middleware, { [ROUTE_SCHEMAS]: schemas as Schemas });
+  const inputs = Object.keys(schemas).length ? { [ROUTE_SCHEMAS]: schemas as Schemas } : {};
+  return Object.assign(middleware, inputs, { [ROUTE_DOC]: doc });
 }
 
 /**

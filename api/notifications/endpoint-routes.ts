@@ -18,7 +18,7 @@ import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
 import { checkWebhookUrl } from './url-policy';
 import { endpointView } from './views';
-import { EndpointParams, ListEndpointsQuery, RegisterEndpointBody, SetEventTypesBody, UpdateEndpointBody } from './schema';
+import { EndpointParams, ListEndpointsQuery, RegisterEndpointBody, SetEventTypesBody, UpdateEndpointBody, EndpointList, EndpointView, EndpointWithSecret, EventTypesView, TestEventView } from './schema';
 import { ok } from './reply';
 
 /** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions.md (Webhooks). */
@@ -38,23 +38,23 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
   };
   const one = `${base}/:id`;
 
-  router.post(base, staff, validate({ body: RegisterEndpointBody }, async (ctx, { body }) => {
+  router.post(base, staff, validate({ body: RegisterEndpointBody, response: EndpointWithSecret, status: 201, summary: 'Register a webhook endpoint (returns its signing secret once)' }, async (ctx, { body }) => {
     const input = { url: await url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes) };
     const { row, secret } = await store.create(ctx.state.principal.orgId, input);
     ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
   }));
 
-  router.get(base, staff, validate({ query: ListEndpointsQuery }, async (ctx, { query }) => {
+  router.get(base, staff, validate({ query: ListEndpointsQuery, response: EndpointList, summary: "List the organisation's webhook endpoints" }, async (ctx, { query }) => {
     const { items, next_cursor } = await store.list(ctx.state.principal.orgId, query);
     const rates = await successRates(deps.orm, items.map((r) => r.id));
     ok(ctx, { items: items.map((r) => endpointView(r, rates.get(r.id))), next_cursor });
   }));
 
-  router.get(one, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+  router.get(one, staff, validate({ params: EndpointParams, response: EndpointView, summary: 'Get a webhook endpoint' }, async (ctx, { params }) => {
     ok(ctx, await withRate(await store.get(ctx.state.principal.orgId, params.id)));
   }));
 
-  router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody }, async (ctx, { params, body }) => {
+  router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody, response: EndpointView, summary: "Change a webhook endpoint's url, description or status (re-enable)" }, async (ctx, { params, body }) => {
     const orgId = ctx.state.principal.orgId;
     const patch = { ...(body.url !== undefined && { url: await url(body.url) }), ...(body.description !== undefined && { description: body.description }) };
     let row = await store.update(orgId, params.id, patch);
@@ -67,28 +67,28 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
     ok(ctx, await withRate(row));
   }));
 
-  router.delete(one, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+  router.delete(one, staff, validate({ params: EndpointParams, status: 204, summary: 'Delete a webhook endpoint (its pending deliveries stop)' }, async (ctx, { params }) => {
     const pending = await store.remove(ctx.state.principal.orgId, params.id);
     await stopDeliveries(deps, pending);
     ctx.status = 204;
   }));
 
-  router.post(`${one}/rotate-secret`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+  router.post(`${one}/rotate-secret`, staff, validate({ params: EndpointParams, response: EndpointWithSecret, summary: 'Rotate the signing secret (the new one is returned once)' }, async (ctx, { params }) => {
     const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
     ok(ctx, { ...(await withRate(row)), signing_secret: secret });
   }));
 
-  router.get(`${one}/subscriptions`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+  router.get(`${one}/subscriptions`, staff, validate({ params: EndpointParams, response: EventTypesView, summary: 'Get the event types the endpoint subscribes to' }, async (ctx, { params }) => {
     ok(ctx, { eventTypes: (await store.get(ctx.state.principal.orgId, params.id)).event_types });
   }));
 
-  router.put(`${one}/subscriptions`, staff, validate({ params: EndpointParams, body: SetEventTypesBody }, async (ctx, { params, body }) => {
+  router.put(`${one}/subscriptions`, staff, validate({ params: EndpointParams, body: SetEventTypesBody, response: EventTypesView, summary: 'Set the event types the endpoint subscribes to' }, async (ctx, { params, body }) => {
     const row = await store.setEventTypes(ctx.state.principal.orgId, params.id, checkEventTypes(set, body.eventTypes));
     ok(ctx, { eventTypes: row.event_types });
   }));
 
   // spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event.
-  router.post(`${one}/test`, staff, validate({ params: EndpointParams }, async (ctx, { params }) => {
+  router.post(`${one}/test`, staff, validate({ params: EndpointParams, response: TestEventView, status: 202, summary: 'Send a test.ping event to the endpoint' }, async (ctx, { params }) => {
     const endpoint = await store.get(ctx.state.principal.orgId, params.id);
     if (endpoint.status !== 'enabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
     const event: ServiceEvent = {

@@ -6,6 +6,7 @@ import { ok } from './reply';
 import { secretBoxFrom } from '../../activities/webhook-secret-box';
 import { supportedEventTypes } from '../../domain/events';
 import { NOTIFICATION_PATHS } from './paths';
+import { EventTypesView } from './schema';
 import { endpointRoutes } from './endpoint-routes';
 import { deliveryRoutes } from './delivery-routes';
 import { eventRoutes } from './event-routes';
@@ -20,7 +21,7 @@ export function notificationsRouter(deps: ApiDeps): Router {
   const paths = NOTIFICATION_PATHS[set];
   const staff = auth(deps.tokens, 'staff', 'admin');
 
-  router.get('/event-types', auth(deps.tokens), validate({}, (ctx) => ok(ctx, { eventTypes: supportedEventTypes(set) })));
+  router.get('/event-types', auth(deps.tokens), validate({ response: EventTypesView, summary: 'List the event types this deployment delivers' }, (ctx) => ok(ctx, { eventTypes: supportedEventTypes(set) })));
   endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config) });
   deliveryRoutes(router, paths.deliveries, staff, deps);
   eventRoutes(router, staff, deps);

@@ -54,3 +54,60 @@ export const ListEventsQuery = z.strictObject({
   limit,
 });
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
+
+// ---- Answers (the `data` of the success envelope); built by views.ts, checked by ok() ----
+const timestamp = z.iso.datetime({ offset: true });
+
+/** spec §2.6 plus our id and timestamps (docs/decisions.md, Webhooks). */
+export const EndpointView = z
+  .object({
+    id: z.uuid(),
+    url: z.string(),
+    description: z.string(),
+    eventTypes: z.array(z.string()),
+    status: z.enum(['enabled', 'disabled']).describe('A disabled endpoint gets no deliveries until PATCH re-enables it'),
+    disabled_reason: z.string().nullable().describe('gone (410), failing (every attempt failed for the configured period) or manual'),
+    disabled_at: timestamp.nullable(),
+    success_rate: z
+      .object({ window_hours: z.number().int(), attempts: z.number().int(), succeeded: z.number().int(), rate: z.number().nullable() })
+      .describe('Attempts over the last window_hours; rate is succeeded/attempts, null with no attempts'),
+    previous_secret_expires_at: timestamp.nullable().describe('Until then webhook-signature also carries a signature with the replaced secret'),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+/** Register and rotate-secret only: the signing secret, shown this once (spec §8). */
+export const EndpointWithSecret = EndpointView.extend({ signing_secret: z.string().describe('whsec_…; HMAC-SHA256 key for the signature header') }).meta({
+  id: 'WebhookEndpointWithSecret',
+});
+export const EndpointList = z.object({ items: z.array(EndpointView), next_cursor: z.string().nullable() }).meta({ id: 'WebhookEndpointList' });
+export const EventTypesView = z.object({ eventTypes: z.array(z.string()) }).meta({ id: 'EventTypes' });
+export const TestEventView = z.object({ event_id: z.uuid(), event_type: z.literal('test.ping'), delivery_id: z.uuid() }).meta({ id: 'TestEvent' });
+
+/** spec §2.7. */
+export const DeliveryView = z
+  .object({
+    id: z.uuid(),
+    event_id: z.uuid(),
+    event_type: z.string(),
+    endpoint_id: z.uuid(),
+    status: z.enum(DELIVERY_STATUSES as [string, ...string[]]),
+    attempt_count: z.number().int(),
+    last_attempt_at: timestamp.nullable(),
+    next_attempt_at: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'WebhookDelivery' });
+export const AttemptView = z
+  .object({
+    number: z.number().int(),
+    attempted_at: timestamp,
+    duration_ms: z.number().int(),
+    response_status: z.number().int().nullable(),
+    response_body: z.string().nullable().describe('The first 4 KB of what the endpoint answered'),
+    error: z.string().nullable().describe('timeout, or the network error code'),
+  })
+  .meta({ id: 'WebhookAttempt' });
+export const DeliveryDetail = DeliveryView.extend({ attempts: z.array(AttemptView) }).meta({ id: 'WebhookDeliveryDetail' });
+export const DeliveryList = z.object({ items: z.array(DeliveryView), next_cursor: z.string().nullable() }).meta({ id: 'WebhookDeliveryList' });

@@ -1,59 +1,90 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { AUTH_ROLES } from '../middleware/auth';
-import { ROUTE_SCHEMAS, type Schemas } from '../middleware/validate';
-import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, SUCCESS_ENVELOPE, type JsonSchema } from './json-schema';
+import { ROUTE_DOC, ROUTE_SCHEMAS, type RouteDoc, type Schemas } from '../middleware/validate';
+import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, outputSchema, type JsonSchema } from './json-schema';
+import { IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
+import { TAGS, tagOf } from './tags';
+import { webhooksSection } from './webhooks';
+import type { BehaviourSet } from '../../domain/behaviour-set';
 
-type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[] };
+type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[]; [ROUTE_DOC]?: RouteDoc };
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);
+
+export interface DocumentInfo {
+  title: string;
+  version: string;
+  description?: string;
+}
 
 /**
  * The OpenAPI 3.1 document, read off the routers the app serves: each layer's path and methods,
- * the schemas its validate() checks, and whether auth() guards it. No hand-written copy to drift.
+ * the schemas its validate() checks and answers with, and whether auth() guards it. No
+ * hand-written copy to drift. Named view schemas (`.meta({ id })`) become components.
  */
-export function buildOpenApi(routers: Router[], info: { title: string; version: string; description?: string }): JsonSchema {
+export function buildOpenApi(routers: Router[], info: DocumentInfo, set: BehaviourSet): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
+  const components: Record<string, JsonSchema> = { ErrorEnvelope: ERROR_ENVELOPE };
   for (const router of routers) {
     for (const layer of router.stack) {
       if (typeof layer.path !== 'string') continue;
       const methods = layer.methods.map((m) => m.toLowerCase()).filter((m) => m !== 'head' && m !== 'options');
       if (!methods.length) continue;
       const stack = layer.stack as Tagged[];
-      const schemas = stack.find((m) => m[ROUTE_SCHEMAS])?.[ROUTE_SCHEMAS];
-      const roles = stack.find((m) => m[AUTH_ROLES])?.[AUTH_ROLES];
+      const route: Route = {
+        rawPath: layer.path,
+        schemas: stack.find((m) => m[ROUTE_SCHEMAS])?.[ROUTE_SCHEMAS],
+        roles: stack.find((m) => m[AUTH_ROLES])?.[AUTH_ROLES],
+        doc: stack.find((m) => m[ROUTE_DOC])?.[ROUTE_DOC] ?? {},
+      };
       const path = layer.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       for (const method of methods) {
-        (paths[path] ??= {})[method] = operation(method, layer.path, schemas, roles);
+        (paths[path] ??= {})[method] = operation(method, route, components);
       }
     }
   }
+  const webhooks = webhooksSection(set, components);
   return {
     openapi: '3.1.0',
     info,
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    tags: TAGS,
     paths,
+    webhooks,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /identity/auth/exchange (spec §5.1)' } },
-      schemas: { SuccessEnvelope: SUCCESS_ENVELOPE, ErrorEnvelope: ERROR_ENVELOPE },
+      schemas: components,
     },
   };
 }
 
-function operation(method: string, rawPath: string, schemas: Schemas | undefined, roles: string[] | undefined): JsonSchema {
-  const enveloped = Boolean(schemas || roles);
-  const op: JsonSchema = { operationId: `${method}${rawPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}` };
+interface Route {
+  rawPath: string;
+  schemas?: Schemas;
+  roles?: string[];
+  doc: RouteDoc;
+}
+
+function operation(method: string, { rawPath, schemas, roles, doc }: Route, components: Record<string, JsonSchema>): JsonSchema {
+  const enveloped = Boolean(schemas || roles || doc.response);
+  const op: JsonSchema = {
+    operationId: `${method}${rawPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    tags: [tagOf(rawPath)],
+  };
+  if (doc.summary) op.summary = doc.summary;
   if (roles) {
     op.security = [{ bearer: [] }];
     if (roles.length) op.description = `Needs the role ${roles.join(' or ')}.`;
   }
-  op.parameters = [...pathParameters(rawPath, schemas?.params), ...queryParameters(schemas?.query)];
+  // Authenticated POSTs are commands: each takes an Idempotency-Key (api/middleware/idempotency.ts).
+  const idempotent = method === 'post' && Boolean(roles);
+  op.parameters = [...pathParameters(rawPath, schemas?.params), ...queryParameters(schemas?.query), ...(idempotent ? [IDEMPOTENCY_HEADER] : [])];
   const hasBody = Boolean(schemas?.body) && method !== 'get' && method !== 'delete';
   if (hasBody) op.requestBody = { required: true, content: { 'application/json': { schema: inputSchema(schemas!.body!) } } };
 
   const errors = new Set<number>();
   if (roles) [401, 403, 404].forEach((s) => errors.add(s));
   if (rawPath.includes(':')) errors.add(404);
-  if (schemas) errors.add(422);
+  if (schemas || idempotent) errors.add(422);
   // A query can parse and still be refused by the handler (a cursor that does not decode).
   if (schemas?.query) errors.add(400);
   // The body parser runs before any route, so every body-carrying method can meet its refusals.
@@ -62,28 +93,32 @@ function operation(method: string, rawPath: string, schemas: Schemas | undefined
   if (WRITES.has(method) && !roles) [401, 404].forEach((s) => errors.add(s));
   if (WRITES.has(method)) errors.add(429);
   if (WRITES.has(method) && roles) errors.add(409);
+  // A command the workflow did not answer in time may still apply: 503, retry with the same key.
+  if (idempotent || (method === 'delete' && roles)) errors.add(503);
 
+  const status = String(doc.status ?? (method === 'delete' ? 204 : 200));
   const responses: Record<string, JsonSchema> = {};
-  for (const status of successStatuses(method)) {
-    responses[status] = status === '204' ? { description: 'Done; no body' } : enveloped ? jsonResponse('Success', '#/components/schemas/SuccessEnvelope') : { description: 'Success' };
-  }
-  for (const status of [...errors].sort((a, b) => a - b)) {
+  if (status === '204') responses[status] = { description: 'Done; no body' };
+  else if (status === '303') responses[status] = { description: 'Redirect (Location) to the successUrl or cancelUrl' };
+  else if (enveloped) responses[status] = jsonResponse('Success', successEnvelope(doc, components));
+  else responses[status] = { description: 'Success' };
+  for (const code of [...errors].sort((a, b) => a - b)) {
     // A route outside validate()/auth() may answer its refusals its own way (the sandbox's HTML pages).
-    responses[String(status)] = enveloped ? jsonResponse(ERROR_REASONS[status]!, '#/components/schemas/ErrorEnvelope') : { description: ERROR_REASONS[status]! };
+    const response = enveloped ? jsonResponse(ERROR_REASONS[code]!, { $ref: '#/components/schemas/ErrorEnvelope' }) : { description: ERROR_REASONS[code]! };
+    if (code === 429 || code === 503) response.headers = { 'Retry-After': RETRY_AFTER_HEADER };
+    responses[String(code)] = response;
   }
   op.responses = responses;
   return op;
 }
 
-/** What a method answers on success in this API: creates answer 201, commands 200, deletes 204. */
-function successStatuses(method: string): string[] {
-  if (method === 'post') return ['200', '201'];
-  if (method === 'delete') return ['200', '204'];
-  return ['200'];
+function successEnvelope(doc: RouteDoc, components: Record<string, JsonSchema>): JsonSchema {
+  const data = doc.response ? outputSchema(doc.response, components) : {};
+  return { type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data } };
 }
 
-function jsonResponse(description: string, ref: string): JsonSchema {
-  return { description, content: { 'application/json': { schema: { $ref: ref } } } };
+function jsonResponse(description: string, schema: JsonSchema): JsonSchema {
+  return { description, content: { 'application/json': { schema } } };
 }
 
 function pathParameters(rawPath: string, schema: Schemas['params']): JsonSchema[] {

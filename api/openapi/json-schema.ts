@@ -12,12 +12,24 @@ export function inputSchema(schema: z.ZodType): JsonSchema {
   return rest;
 }
 
-/** The body every successful JSON answer has (spec §4): what `data` holds is each resource's own. */
-export const SUCCESS_ENVELOPE: JsonSchema = {
-  type: 'object',
-  required: ['success', 'data'],
-  properties: { success: { const: true }, data: {} },
-};
+/**
+ * A zod view as JSON Schema describing what the service sends (`io: 'output'`). Views named with
+ * `.meta({ id })` are hoisted into `components` (shared by reference), so a generated client gets
+ * one type per view.
+ */
+export function outputSchema(schema: z.ZodType, components: Record<string, JsonSchema>): JsonSchema {
+  const { $schema: _dialect, $defs, ...rest } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) components[id] = toComponentRefs(def) as JsonSchema;
+  return toComponentRefs(rest) as JsonSchema;
+}
+
+function toComponentRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toComponentRefs);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', '#/components/schemas/') : toComponentRefs(v)]),
+  );
+}
 
 /** The one error envelope api/middleware/errors.ts answers with, whatever went wrong. */
 export const ERROR_ENVELOPE: JsonSchema = {
@@ -43,9 +55,10 @@ export const ERROR_REASONS: Record<number, string> = {
   401: 'No valid bearer access token',
   403: 'The token lacks the role, organisation or KYC this needs',
   404: 'The resource does not exist or is not visible to the caller',
-  409: 'The resource is not in a state that allows this',
+  409: 'The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use',
   413: 'The body is larger than the configured limit',
   415: 'The body is not application/json',
   422: 'Path, query or body failed validation; details lists every issue',
   429: 'Too many requests from this client; see Retry-After',
+  503: 'COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result',
 };

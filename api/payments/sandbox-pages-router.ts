@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Orm } from '../../db/orm';
 import type { SandboxLedger, SessionOutcome } from '../../payments/sandbox/sandbox-ledger';
 import { closedPage, sessionPage } from './sandbox-pages';
+import { validate } from '../middleware/validate';
 
 const Params = z.object({ kind: z.enum(['setup', 'checkout']), session_id: z.uuid() });
 const Outcome = z.enum(['complete', 'cancel', 'decline']);
@@ -26,16 +27,16 @@ export function sandboxPagesRouter(_orm: Orm, ledger: SandboxLedger): Router {
     ctx.body = body;
   };
 
-  router.get('/:kind/:session_id', async (ctx) => {
+  router.get('/:kind/:session_id', validate({ summary: 'The sandbox hosted setup or checkout page (HTML)' }, async (ctx) => {
     const p = Params.safeParse(ctx.params);
     if (!p.success) return html(ctx, 404, closedPage(null));
     const s = await ledger.session(p.data.session_id);
     if (!s || s.mode !== modeOf(p.data.kind)) return html(ctx, 404, closedPage(null));
     if (s.status !== 'open' || s.expiresAt <= new Date()) return html(ctx, 410, closedPage(s));
     html(ctx, 200, sessionPage(s, `/sandbox/${p.data.kind}/${s.id}`));
-  });
+  }));
 
-  router.post('/:kind/:session_id/:outcome', async (ctx) => {
+  router.post('/:kind/:session_id/:outcome', validate({ status: 303, summary: "The sandbox page's form: link, pay, decline or cancel, then redirect" }, async (ctx) => {
     const p = Params.safeParse(ctx.params);
     const outcome = Outcome.safeParse(ctx.params.outcome);
     if (!p.success || !outcome.success) return html(ctx, 404, closedPage(null));
@@ -45,7 +46,7 @@ export function sandboxPagesRouter(_orm: Orm, ledger: SandboxLedger): Router {
     if (!result) return html(ctx, 409, closedPage(await ledger.session(s.id)));
     ctx.status = 303;
     ctx.redirect(result.redirectTo);
-  });
+  }));
 
   return router;
 }

@@ -7,7 +7,7 @@ import { Migration0005Webhooks } from './0005-webhooks';
 import { Migration0006Payments } from './0006-payments';
 import { Migration0008AttemptClaims } from './0008-attempt-claims';
 import { Migration0009WebhookHealth } from './0009-webhook-health';
-
+import { Migration0010IdempotencyKeys } from './0010-idempotency-keys';
 import { Migration0012Console } from './0012-console';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -20,6 +20,6 @@ export const migrationsList: MigrationObject[] = [
   { name: '0006-payments', class: Migration0006Payments },
   { name: '0008-attempt-claims', class: Migration0008AttemptClaims },
   { name: '0009-webhook-health', class: Migration0009WebhookHealth },
-
+  { name: '0010-idempotency-keys', class: Migration0010IdempotencyKeys },
   { name: '0012-console', class: Migration0012Console },
 ];

@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
@@ -19,9 +23,11 @@ describe('the OpenAPI document and the docs page', () => {
     const body = create.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(expect.arrayContaining(['securityClassId', 'unitsSubscribed']));
     expect(body.additionalProperties).toBe(false);
-    // Fractions up to 6 decimals (docs/decisions.md, Trust): a number, not an integer.
-    expect(body.properties.unitsSubscribed).toMatchObject({ type: 'number', exclusiveMinimum: 0 });
-    expect(create.parameters).toEqual([expect.objectContaining({ name: 'offering_id', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) })]);
+    expect(body.properties.unitsSubscribed).toMatchObject({ type: 'number', exclusiveMinimum: 0 }); // fractions up to 6 decimals (Trust)
+    expect(create.parameters).toEqual([
+      expect.objectContaining({ name: 'offering_id', in: 'path', required: true, schema: expect.objectContaining({ format: 'uuid' }) }),
+      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false }),
+    ]);
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '401', '403', '404', '409', '413', '422', '429']));
     expect(create.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
     // Set A has reconciliations; Set B's issue-shares is not served, so not documented.
@@ -31,6 +37,78 @@ describe('the OpenAPI document and the docs page', () => {
     expect(list).toEqual(['status', 'offering_id', 'limit', 'cursor']);
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
+
+  it('types every success answer with its one status, and tags and summarises every operation', async () => {
+    const doc = (await http(svc.baseUrl).get('/openapi.json')).body;
+    expect(doc.jsonSchemaDialect).toBeUndefined();
+    const data = (op: any, status: string) => op.responses[status].content['application/json'].schema.properties.data;
+    const subs = doc.paths['/issuance/offerings/{offering_id}/subscriptions'].post;
+    expect(Object.keys(subs.responses).filter((s) => s.startsWith('2'))).toEqual(['201']);
+    expect(data(subs, '201')).toEqual({ $ref: '#/components/schemas/Subscription' });
+    const cancel = doc.paths['/issuance/subscriptions/{subscription_id}'].delete;
+    expect(Object.keys(cancel.responses).filter((s) => s.startsWith('2'))).toEqual(['204']);
+    expect(doc.components.schemas.Subscription.required).toEqual(expect.arrayContaining(['id', 'investor_id', 'status', 'payment_status', 'total_amount']));
+    expect(data(doc.paths['/notifications/webhook-endpoints'].post, '201')).toEqual({ $ref: '#/components/schemas/WebhookEndpointWithSecret' });
+    expect(data(doc.paths['/identity/auth/exchange'].post, '200')).toEqual({ $ref: '#/components/schemas/TokenResponse' });
+    expect(doc.paths['/issuance/subscriptions/by-reference/{reference_code}'].get.summary).toMatch(/without reconciling/);
+
+    const ops = Object.entries(doc.paths).flatMap(([path, methods]: [string, any]) => Object.entries(methods).map(([method, op]: [string, any]) => ({ path, method, op })));
+    for (const { path, method, op } of ops) {
+      expect({ path, method, tags: op.tags, summary: typeof op.summary }).toEqual({ path, method, tags: [expect.stringMatching(/^(identity|issuance|notifications|payments|service)$/)], summary: 'string' });
+      const enveloped = Object.entries(op.responses).find(([s, r]: [string, any]) => s.startsWith('2') && r.content?.['application/json']);
+      // Every JSON success answer documents what its data holds (HTML pages and JWKS are not enveloped).
+      if (enveloped && op.security) expect(JSON.stringify((enveloped[1] as any).content['application/json'].schema.properties.data)).not.toBe('{}');
+      const key = (op.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect({ path, method, key }).toEqual({ path, method, key: method === 'post' && Boolean(op.security) });
+    }
+    for (const tag of ['identity', 'issuance', 'notifications', 'payments']) expect(ops.some(({ op }) => op.tags[0] === tag)).toBe(true);
+  });
+
+  it('documents every event type of the set as a webhook, with the envelope, its data and the delivery headers', async () => {
+    const api = http(svc.baseUrl);
+    const doc = (await api.get('/openapi.json')).body;
+    const staffToken = await svc.tokens.sign({ userId: 'u', orgId: '00000000-0000-4000-8000-000000000009', roles: ['staff'], kycCompleted: false });
+    const served = (await api.get('/notifications/event-types', staffToken)).body.data.eventTypes as string[];
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...served, 'webhook.endpoint.disabled'].sort());
+    const approved = doc.webhooks['subscription.approved'].post;
+    const body = approved.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['event_id', 'event_type', 'source', 'org_id', 'version', 'timestamp', 'data']);
+    expect(body.properties.event_type).toEqual({ const: 'subscription.approved' });
+    expect(body.properties.data).toEqual({ $ref: '#/components/schemas/SubscriptionEventData' });
+    expect(doc.components.schemas.SubscriptionEventData.required).toEqual(expect.arrayContaining(['investor_id', 'sequence']));
+    expect(doc.webhooks['kyc.case.approved'].post.requestBody.content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/KycCaseEventData' });
+    const headers = approved.parameters.map((p: { name: string }) => p.name);
+    expect(headers).toEqual(expect.arrayContaining(['X-Service-Signature', 'X-Service-Event-Type', 'X-Service-Event-Id', 'X-Service-Delivery-Id', 'X-Service-Timestamp', 'User-Agent', 'webhook-id', 'webhook-timestamp', 'webhook-signature']));
+    const disabled = doc.webhooks['webhook.endpoint.disabled'].post.requestBody.content['application/json'].schema.properties.data;
+    expect(doc.components.schemas[disabled.$ref.split('/').pop()].required).toEqual(['endpoint_id', 'reason', 'disabled_at']);
+  });
+
+  it('opens the docs page in a browser with no warning, operations grouped by tag, each with its summary', async () => {
+    const executablePath = process.env.CHROMIUM_PATH;
+    if (!executablePath) throw new Error('CHROMIUM_PATH is not set: run the tests with scripts/test.sh');
+    const profile = mkdtempSync(join(tmpdir(), 'tranche-docs-'));
+    const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+    const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args, timeout: 60_000, viewport: { width: 1280, height: 2400 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${svc.baseUrl}/docs`);
+      await page.locator('.opblock-tag-section').first().waitFor({ timeout: 60_000 });
+      const tags = await page.locator('.opblock-tag').allInnerTexts();
+      for (const tag of ['identity', 'issuance', 'notifications', 'payments']) expect(tags.some((t) => t.split('\n')[0]!.trim() === tag)).toBe(true);
+      expect(tags.some((t) => /^default/.test(t))).toBe(false);
+      expect(await page.locator('.errors-wrapper').count()).toBe(0);
+      const summaries = await page.locator('.opblock-summary-description').allInnerTexts();
+      expect(summaries.length).toBeGreaterThan(40);
+      expect(summaries.every((t) => t.trim().length > 0)).toBe(true);
+      await page.getByText('Webhooks', { exact: true }).first().waitFor({ timeout: 10_000 });
+      const shot = join(tmpdir(), 'tranche-docs.png');
+      await page.screenshot({ path: shot });
+      process.stdout.write(`docs page screenshot: ${shot}\n`);
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('serves the docs page and its assets from the service, not a CDN', async () => {
     const page = await fetch(`${svc.baseUrl}/docs`);

@@ -77,7 +77,7 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
   const start = (s: NewSubscription) =>
     env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', { workflowId: subscriptionWorkflowId(s.id), taskQueue, args: [{ start: s }] });
   const sign = { signature: 'A. Investor', signedAt: '2026-11-22T09:00:00Z', ipAddress: null };
-  const client = () => subscriptionClient(env.client, { TEMPORAL_TASK_QUEUE: taskQueue }, projectionOf(orm));
+  const client = () => subscriptionClient(env.client, { TEMPORAL_TASK_QUEUE: taskQueue, COMMAND_TIMEOUT_MS: 60_000 }, projectionOf(orm));
 
   it('answers a command after the 90-day linger with 409 and the terminal status, not 404', async () => {
     const s = newSubscription('A');

@@ -24,6 +24,9 @@ export interface TestService {
   temporal: Client;
   tokens: AccessTokens;
   worker: Worker;
+  /** Stops the worker (commands then go unanswered) and starts a fresh one on the same queue. */
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,13 +72,15 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dispatcher = engineDispatcher(temporal, orm, config);
-  const worker = await createWorker({
-    config,
-    connection: nativeConnection,
-    workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
-    deps: { orm, processor, dispatcher, config },
-  });
-  const running = worker.run();
+  const newWorker = () =>
+    createWorker({
+      config,
+      connection: nativeConnection,
+      workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
+      deps: { orm, processor, dispatcher, config },
+    });
+  let worker = await newWorker();
+  let running: Promise<void> | undefined = worker.run();
   const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS, stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
@@ -91,14 +96,27 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     orm,
     temporal,
     tokens,
-    worker,
+    get worker() {
+      return worker;
+    },
+    async stopWorker() {
+      if (running) {
+        worker.shutdown();
+        await running;
+      }
+      running = undefined;
+    },
+    async startWorker() {
+      worker = await newWorker();
+      running = worker.run();
+    },
     async stop() {
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
       await relay.stop();
       // A test may have stopped this worker already (a worker restart) and started another.
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+      if (running && worker.getState() === 'RUNNING') worker.shutdown();
+      if (running) await running;
       await connection.close();
       await nativeConnection.close();
       processor.close?.();

@@ -1,0 +1,77 @@
+/**
+ * The `data` of each event type (spec §6.3; docs/decisions.md for what the spec leaves unshown).
+ * Documentation of what the publishers build; subscription data is the API's own view schema.
+ */
+import { z } from 'zod';
+import type { BehaviourSet } from '../../domain/behaviour-set';
+import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
+
+const timestamp = z.iso.datetime({ offset: true });
+const reason = z.string().optional().describe('Given by staff (or the provider) with a refusal or a request');
+/** docs/decisions.md, Integrator contract: per-subscription order of every event the subscription publishes. */
+const sequence = z
+  .number()
+  .int()
+  .min(1)
+  .describe('Per-subscription event number: 1 for subscription.created, then +1 per event of the subscription, with no gaps. Order and deduplicate by (subscription id, sequence).');
+
+export const SubscriptionEventData = SubscriptionViewSchema.extend({
+  sequence,
+  reason: z.string().optional().describe('subscription.rejected and subscription.voided'),
+  message: z.string().optional().describe('subscription.info_requested: what staff ask for'),
+}).meta({ id: 'SubscriptionEventData' });
+
+export const SharesIssuedData = z
+  .object({
+    shares_id: z.string(),
+    subscription_id: z.uuid(),
+    investor_id: z.string(),
+    offering_id: z.uuid(),
+    security_class_id: z.uuid(),
+    units: z.number().int(),
+    issued_at: timestamp,
+    sequence,
+  })
+  .meta({ id: 'SharesIssuedData' });
+
+const KycData: Record<BehaviourSet, z.ZodType> = {
+  A: z
+    .object({ kyc_case_id: z.uuid(), current_attempt_id: z.uuid().nullable(), user_id: z.string(), status: z.string().describe('Of the attempt (kyc.attempt.*) or the case (kyc.case.*)'), reason })
+    .meta({ id: 'KycCaseEventData' }),
+  B: z.object({ session_id: z.uuid(), user_id: z.string(), status: z.string(), reason }).meta({ id: 'KycSessionEventData' }),
+};
+
+const accreditation = (idField: string, id: string) =>
+  z
+    .object({
+      [idField]: z.uuid(),
+      user_id: z.string(),
+      status: z.string(),
+      method: z.string(),
+      document_id: z.uuid().optional().describe('accreditation.document.uploaded'),
+      content_type: z.string().optional().describe('accreditation.document.uploaded'),
+      reason,
+    })
+    .meta({ id });
+const AccreditationData: Record<BehaviourSet, z.ZodType> = {
+  A: accreditation('accreditation_id', 'AccreditationEventData'),
+  B: accreditation('session_id', 'AccreditationSessionEventData'),
+};
+
+export const TestPingData = z.object({ endpoint_id: z.uuid(), message: z.string() }).meta({ id: 'TestPingData' });
+
+/** Sent when an endpoint is disabled after failing for too long (issue 12). */
+export const EndpointDisabledData = z
+  .object({ endpoint_id: z.uuid(), reason: z.string(), disabled_at: timestamp })
+  .meta({ id: 'WebhookEndpointDisabledData' });
+export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
+
+/** The data schema of an event type in a set. */
+export function eventDataSchema(set: BehaviourSet, type: string): z.ZodType {
+  if (type.startsWith('subscription.')) return SubscriptionEventData;
+  if (type === 'shares.issued') return SharesIssuedData;
+  if (type.startsWith('kyc.')) return KycData[set];
+  if (type.startsWith('accreditation.')) return AccreditationData[set];
+  if (type === ENDPOINT_DISABLED) return EndpointDisabledData;
+  return TestPingData;
+}

@@ -1,0 +1,16 @@
+import type { JsonSchema } from './json-schema';
+
+/** Documented on every authenticated POST; the rules are in api/middleware/idempotency.ts. */
+export const IDEMPOTENCY_HEADER: JsonSchema = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+export const RETRY_AFTER_HEADER: JsonSchema = {
+  description: 'Seconds to wait before retrying (with the same Idempotency-Key for a command)',
+  schema: { type: 'string' },
+};

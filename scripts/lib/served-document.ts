@@ -1,0 +1,30 @@
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../api/app';
+import type { ApiDeps } from '../../api/deps';
+import { loadConfig } from '../../lib/config';
+
+/**
+ * GET /openapi.json of a running API, or of an app built in process for the set: the document is
+ * read off the routers at construction, so nothing behind them (database, Temporal) is touched.
+ */
+export async function documentFor(set: 'A' | 'B', url?: string): Promise<object> {
+  if (url) return fetchDocument(url);
+  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', BEHAVIOUR_SET: set, DATABASE_URL: 'postgres://unused@127.0.0.1/unused', PUBLIC_BASE_URL: 'http://127.0.0.1:3000' });
+  const unused = {} as never;
+  // request-context opens a MikroORM context on every request; a named stand-in is all it reads.
+  const orm = { em: { name: 'unused', fork: () => unused } } as unknown as ApiDeps['orm'];
+  const app = createApp({ config, orm, temporal: { connection: {} } as never, tokens: unused, kyc: unused, dispatcher: unused });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    return await fetchDocument(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    server.close();
+  }
+}
+
+async function fetchDocument(baseUrl: string): Promise<object> {
+  const res = await fetch(`${baseUrl}/openapi.json`, { signal: AbortSignal.timeout(30_000) });
+  if (!res.ok) throw new Error(`GET /openapi.json answered ${res.status}`);
+  return (await res.json()) as object;
+}

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { actor } from '../support/fixtures';
+import { startService, type TestService } from '../support/service';
+import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
+
+/**
+ * Idempotency-Key on every state-changing POST (docs/decisions.md, Integrator contract): the first
+ * answer is replayed for the same key and body, another body is 409, and a command the workflow
+ * did not answer in time (503) gets its real result when retried with the same key.
+ */
+describe('Idempotency-Key on commands, Set A', () => {
+  let svc: TestService;
+  let w: LifecycleWorld;
+  const key = () => `key-${randomUUID()}`;
+  const withKey = (k: string) => ({ 'idempotency-key': k });
+
+  beforeAll(async () => {
+    // Short enough that a stopped worker turns a command into a 503 within the test.
+    svc = await startService({ set: 'A', env: { COMMAND_TIMEOUT_MS: '10000' } });
+    w = await lifecycleWorld(svc);
+  }, 120_000);
+  afterAll(() => svc?.stop());
+
+  const path = (id: string, op: string) => `/issuance/subscriptions/${id}/${op}`;
+  const eventsOf = async (id: string, type: string) => (await w.events(id)).filter((e) => e.type === type);
+
+  it('replays a create for the same key and body, and refuses the key with another body', async () => {
+    const k = key();
+    const body = { securityClassId: w.offering.securityClassId, unitsSubscribed: 3 };
+    const url = `/issuance/offerings/${w.offering.offeringId}/subscriptions`;
+    const first = await w.api.post(url, w.investor.token, body, withKey(k));
+    const again = await w.api.post(url, w.investor.token, { unitsSubscribed: 3, securityClassId: w.offering.securityClassId }, withKey(k));
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const other = await w.api.post(url, w.investor.token, { ...body, unitsSubscribed: 4 }, withKey(k));
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await eventsOf(first.body.data.id, 'subscription.created')).toHaveLength(1);
+  });
+
+  it('replays an investor command (sign) instead of refusing it as a second signature', async () => {
+    const s = await w.create();
+    const k = key();
+    const body = { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' };
+    const first = await w.api.post(path(s.id, 'sign-agreement'), w.investor.token, body, withKey(k));
+    const again = await w.api.post(path(s.id, 'sign-agreement'), w.investor.token, body, withKey(k));
+    expect(first.status).toBe(200);
+    expect(first.body.data.status).toBe('pending_payment');
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const other = await w.api.post(path(s.id, 'sign-agreement'), w.investor.token, { ...body, signature: 'Someone Else' }, withKey(k));
+    expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Without a key the same command is a new request, refused by the state machine.
+    const fresh = await w.api.post(path(s.id, 'sign-agreement'), w.investor.token, body);
+    expect(fresh.body.error.code).toBe('INVALID_TRANSITION');
+    expect(await eventsOf(s.id, 'subscription.signed')).toHaveLength(1);
+  });
+
+  it('replays staff commands (approve, reconcile) and keeps a refusal as the answer to its key', async () => {
+    const s = await w.inReviewByWire();
+    const k = key();
+    const approve = () => w.api.post(path(s.id, 'approve'), w.staff.token, {}, withKey(k));
+    const [a, b] = [await approve(), await approve()];
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(b.body).toEqual(a.body);
+    // The key is the caller's: another staff member with the same key sends a new request.
+    const colleague = await actor(svc, w.org, ['staff']);
+    const theirs = await w.api.post(path(s.id, 'approve'), colleague.token, {}, withKey(k));
+    expect(theirs.body.error.code).toBe('INVALID_TRANSITION');
+
+    const rk = key();
+    const reconcile = () => w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: s.reference_code, amount: s.total_amount }, withKey(rk));
+    const [r1, r2] = [await reconcile(), await reconcile()];
+    expect(r1.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
+    expect(r2.status).toBe(200);
+    expect(r2.body).toEqual(r1.body);
+    expect(await eventsOf(s.id, 'subscription.completed')).toHaveLength(1);
+
+    // A refusal is an answer too: the same key gets the same 409, not a fresh attempt.
+    const rej = key();
+    const reject1 = await w.api.post(path(s.id, 'reject'), w.staff.token, { reason: 'late' }, withKey(rej));
+    const reject2 = await w.api.post(path(s.id, 'reject'), w.staff.token, { reason: 'late' }, withKey(rej));
+    expect(reject1.status).toBe(409);
+    expect(reject2.headers.get('idempotent-replayed')).toBe('true');
+    expect(reject2.body).toEqual(reject1.body);
+  });
+
+  it('answers a concurrent duplicate with the first answer or 409 IDEMPOTENCY_KEY_IN_USE, and applies once', async () => {
+    const s = await w.inReviewByWire();
+    const k = key();
+    const replies = await Promise.all([1, 2, 3].map(() => w.api.post(path(s.id, 'approve'), w.staff.token, {}, withKey(k))));
+    for (const r of replies) {
+      if (r.status === 409) expect(r.body.error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      else expect(r.body.data.status).toBe('approved');
+    }
+    expect(replies.some((r) => r.status === 200)).toBe(true);
+    expect(await eventsOf(s.id, 'subscription.approved')).toHaveLength(1);
+  });
+
+  it('replays endpoint create, rotate and test with the same signing secret, stored sealed', async () => {
+    const base = '/notifications/webhook-endpoints';
+    const k = key();
+    const body = { url: 'https://hooks.invalid/tranche', eventTypes: ['subscription.created'] };
+    const first = await w.api.post(base, w.staff.token, body, withKey(k));
+    const again = await w.api.post(base, w.staff.token, body, withKey(k));
+    expect(first.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    const list = await w.api.get(`${base}?limit=100`, w.staff.token);
+    expect(list.body.data.items.filter((e: { id: string }) => e.id === first.body.data.id)).toHaveLength(1);
+
+    const rk = key();
+    const rotate = () => w.api.post(`${base}/${first.body.data.id}/rotate-secret`, w.staff.token, undefined, withKey(rk));
+    const [r1, r2] = [await rotate(), await rotate()];
+    expect(r1.body.data.signing_secret).not.toBe(first.body.data.signing_secret);
+    expect(r2.body.data.signing_secret).toBe(r1.body.data.signing_secret);
+    const rows: { body_sealed: string }[] = await svc.orm.em.getConnection().execute('select body_sealed from idempotency_keys where body_sealed is not null');
+    expect(rows.some((r) => r.body_sealed.includes(r1.body.data.signing_secret))).toBe(false);
+
+    const tk = key();
+    const ping = () => w.api.post(`${base}/${first.body.data.id}/test`, w.staff.token, undefined, withKey(tk));
+    const [t1, t2] = [await ping(), await ping()];
+    expect(t1.status).toBe(202);
+    expect(t2.body.data.event_id).toBe(t1.body.data.event_id);
+  });
+
+  it('refuses a malformed key with 422 in the one envelope', async () => {
+    const s = await w.create();
+    const res = await w.api.post(path(s.id, 'request-signature'), w.investor.token, {}, withKey('has space'));
+    expect(res.status).toBe(422);
+    expect(res.body.error.details[0]).toMatchObject({ in: 'header', path: 'Idempotency-Key' });
+  });
+
+  it('answers 503 COMMAND_OUTCOME_UNKNOWN when no worker answers, and the retry with the same key gets the real result once', async () => {
+    const s = await w.inReviewByWire();
+    const k = key();
+    const approve = () => w.api.post(path(s.id, 'approve'), w.staff.token, {}, withKey(k));
+    await svc.stopWorker();
+    let first;
+    try {
+      first = await approve();
+    } finally {
+      await svc.startWorker();
+    }
+    expect(first.status).toBe(503);
+    expect(first.body.error.code).toBe('COMMAND_OUTCOME_UNKNOWN');
+    expect(Number(first.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Retry as a client would, on the answer it observes (no sleeps), until the outcome is known.
+    let retry = await approve();
+    for (let i = 0; retry.status === 503 && i < 20; i++) retry = await approve();
+    expect(retry.status).toBe(200);
+    expect(retry.body.data.status).toBe('approved');
+    expect(await eventsOf(s.id, 'subscription.approved')).toHaveLength(1);
+    const replay = await approve();
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(retry.body);
+  });
+});
