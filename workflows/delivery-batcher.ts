@@ -38,8 +38,12 @@ const MAX_BATCH = 100;
  * batches grow instead of PostgreSQL connections (32 overloaded the pool in the smoke bench).
  */
 const MAX_IN_FLIGHT = 8;
-/** Well under the 51,200-event limit, so continue-as-new never races it. */
-const HISTORY_LIMIT = 10_000;
+/**
+ * Far under the 51,200-event limit: a worker that takes over a shard (sticky cache lost, worker
+ * restarted) replays the whole run, and replaying ~10,000 events on a loaded machine took longer
+ * than the SDK's deadlock limit in the load fault test. A run of 2,000 replays in a fraction.
+ */
+const HISTORY_LIMIT = 2_000;
 /**
  * Abandoned children still count against a run's 2,000 pending children until they end (days, on
  * the §6.5 schedule); a new run starts from none. An endpoint outage fails thousands at once.
