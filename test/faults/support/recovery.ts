@@ -64,11 +64,16 @@ export async function expectDeliveriesSurviveBackoffFault(
   const [delivered] = await settledDeliveries(databaseUrl, receiver.received, [sub.id], 150_000);
   await receiver.close();
   expect(delivered).toEqual({ undelivered: [], attemptGaps: [] });
-  const attempts = await sql(
-    databaseUrl,
-    `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
-    [sub.id],
-  );
+  // The receiver has attempt 2; its result is written just after the POST returns.
+  const attempts = await eventually('attempt 2 results recorded', async () => {
+    const rows = await sql(
+      databaseUrl,
+      `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
+      [sub.id],
+    );
+    if (rows.some((r) => r.status !== 'success')) throw new Error(`not yet: ${JSON.stringify(rows)}`);
+    return rows;
+  });
   expect(attempts).toEqual([
     { attempt_count: 2, status: 'success' },
     { attempt_count: 2, status: 'success' },
