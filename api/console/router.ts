@@ -155,7 +155,7 @@ export function consoleRouter(deps: ApiDeps): Router {
     if (set === 'B') return page(ctx, 200, 'Funds', 'funds', await fundsB(ctx, null));
     const referenceCode = typeof ctx.query.reference_code === 'string' ? ctx.query.reference_code.trim() : '';
     if (!referenceCode) return page(ctx, 200, 'Funds', 'funds', fundsBodyA({ referenceCode, found: null }, null));
-    const found = await ctx.state.api.get(`/issuance/reconciliations/${encodeURIComponent(referenceCode)}`);
+    const found = await ctx.state.api.get(`/issuance/subscriptions/by-reference/${encodeURIComponent(referenceCode)}`);
     page(ctx, found.ok ? 200 : found.status, 'Funds', 'funds', fundsBodyA({ referenceCode, found: found.ok ? found.data : null }, found.ok ? null : refusal(found)));
   });
 
@@ -166,7 +166,7 @@ export function consoleRouter(deps: ApiDeps): Router {
       const amount = typeof body.amount === 'string' ? body.amount.trim() : '';
       const answer = await ctx.state.api.post('/issuance/reconciliations', { referenceCode, amount });
       const notice: Notice = answer.ok ? { kind: 'ok', text: `Funds of ${amount} reconciled: the subscription is now ${answer.data.status.replaceAll('_', ' ')}.` } : refusal(answer);
-      const found = answer.ok ? answer : await ctx.state.api.get(`/issuance/reconciliations/${encodeURIComponent(referenceCode)}`);
+      const found = answer.ok ? answer : await ctx.state.api.get(`/issuance/subscriptions/by-reference/${encodeURIComponent(referenceCode)}`);
       page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', fundsBodyA({ referenceCode, found: found.ok ? found.data : null, amount: answer.ok ? undefined : amount }, notice));
     });
   }

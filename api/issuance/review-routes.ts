@@ -5,17 +5,13 @@ import { toSubscriptionView } from '../../domain/subscription-view';
 import { notFound } from '../../lib/errors';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
-import { validate, type Ctx } from '../middleware/validate';
+import { validate } from '../middleware/validate';
+import { ok } from '../respond';
 import { deliveryView } from '../notifications/views';
 import { SubscriptionParams } from './schema';
 import { subscriptionReads } from './subscription-reads';
 
 const ReviewQueueQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(100) });
-const ReferenceParams = z.object({ reference_code: z.string().trim().min(1).max(40) });
-
-const ok = (ctx: Ctx, data: unknown) => {
-  ctx.body = { success: true, data };
-};
 
 interface QueueRow {
   state: SubscriptionState;
@@ -26,8 +22,7 @@ interface QueueRow {
 
 /**
  * Staff reads behind the operator console (issue 15; docs/decisions.md, Operator console): the
- * review queue with what a reviewer weighs, a subscription's events and deliveries, and a lookup by
- * reference code. Same token, roles and organisation scoping as the routes they sit beside.
+ * review queue with what a reviewer weighs, and a subscription's events and deliveries. Same token, roles and organisation scoping as the routes they sit beside.
  */
 export function reviewRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/issuance' });
@@ -93,12 +88,5 @@ export function reviewRouter(deps: ApiDeps): Router {
     });
   }));
 
-  if (deps.config.BEHAVIOUR_SET === 'A') {
-    router.get('/reconciliations/:reference_code', staff, validate({ params: ReferenceParams }, async (ctx, { params }) => {
-      const record = await reads.byReferenceCode(params.reference_code, ctx.state.principal);
-      if (!record) throw notFound('Subscription with that reference code');
-      ok(ctx, toSubscriptionView(record.state));
-    }));
-  }
   return router;
 }

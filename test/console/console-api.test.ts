@@ -52,8 +52,8 @@ describe('Console reads and sign-in over HTTP (Set A)', () => {
     expect(endpoint.status).toBe(201);
     expect((await w.api.get(`/issuance/subscriptions/${s.id}/activity`, w.staff.token)).status).toBe(404);
     expect((await w.api.get(`/notifications/webhook-endpoints/${endpoint.body.data.id}/health`, w.staff.token)).status).toBe(404);
-    expect((await w.api.get(`/issuance/reconciliations/${s.reference_code}`, w.staff.token)).status).toBe(404);
-    expect((await other.api.get(`/issuance/reconciliations/${s.reference_code}`, other.staff.token)).body.data.id).toBe(s.id);
+    expect((await w.api.get(`/issuance/subscriptions/by-reference/${s.reference_code}`, w.staff.token)).status).toBe(404);
+    expect((await other.api.get(`/issuance/subscriptions/by-reference/${s.reference_code}`, other.staff.token)).body.data.id).toBe(s.id);
   });
 
   it('takes a dev IdP code once, and only with its PKCE verifier', async () => {
