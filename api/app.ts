@@ -18,13 +18,14 @@ import { openApiRouter } from './openapi/router';
 const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter];
 
 export function createApp(deps: ApiDeps): Koa {
-  const app = new Koa({ proxy: true });
   const { config } = deps;
+  // Off by default: trusting the header unasked lets a client pick its own address (docs/decisions.md).
+  const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   app.use(httpMetrics());
   app.use(errorEnvelope());
   app.use(metricsEndpoint());
   app.use(requestContext(deps.orm));
-  app.use(writeRateLimit(deps.tokens, config.WRITE_RATE_LIMIT, config.WRITE_RATE_WINDOW_SECONDS));
+  app.use(writeRateLimit(deps));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.

@@ -25,7 +25,24 @@ export const ConfigSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('tranche'),
+  /**
+   * TLS to Temporal (Temporal Cloud, or a cluster with mTLS): PEM files of the client certificate
+   * and key (mTLS), of the CA that signed the server (unset: the system's), and the name the server's
+   * certificate must carry (unset: the host of TEMPORAL_ADDRESS). Any of them turns TLS on.
+   */
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** API key for Temporal Cloud (sent as a bearer token; implies TLS). */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   /** Workflows a worker keeps in memory (about 0.25 MiB each); the rest replay their short history when next needed. */
+  /**
+   * Worker: on SIGTERM, how long running activities may finish before they are cancelled. Longer
+   * than a webhook attempt's 30 s (spec §6.5), so a deploy does not cut an attempt and resend it.
+   */
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(31).max(600).default(40),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(200),
 
   /** PKCS#8 PEM of the ES256 key that signs access tokens. Unset: a fresh key per process (dev/test only). */
@@ -48,8 +65,12 @@ export const ConfigSchema = z.object({
   OIDC_JWKS_COOLDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** The embedded development identity provider under /dev-idp. Default: on outside production; refused in production. */
   DEV_IDP_ENABLED: bool.optional(),
-  /** Token exchanges allowed per window, counted per client address and per API key. */
-  EXCHANGE_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+  /**
+   * Token exchanges allowed per window, counted per presented API key (a backend exchanging for its
+   * users: 1,200 a minute, 20 a second sustained) and per client address (failed attempts included).
+   */
+  EXCHANGE_RATE_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(1200),
+  EXCHANGE_RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(1200),
   EXCHANGE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   /** HMAC-SHA256 secret the KYC/accreditation provider signs its notifications with. Unset: notifications are refused. */
   IDENTITY_PROVIDER_WEBHOOK_SECRET: z.string().min(32).optional(),
@@ -77,6 +98,18 @@ export const ConfigSchema = z.object({
   /** Writes (POST/PUT/PATCH/DELETE) allowed per window, counted per access-token subject, else per client address. */
   WRITE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
   WRITE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /**
+   * Signed notifications from payment processors and the identity provider, counted per sending
+   * address apart from investors' writes (a processor sends for every investor at once).
+   */
+  NOTIFICATION_RATE_LIMIT: z.coerce.number().int().min(1).default(6000),
+  /**
+   * Take the client address from X-Forwarded-For. Only behind a proxy that sets it: otherwise any
+   * client could claim a fresh address per request and escape every per-address limit.
+   */
+  TRUST_PROXY: bool.default(false),
+  /** Proxies in front of the API that append to X-Forwarded-For; the client address is the entry they appended. */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
   /** Worker: port of the Temporal SDK's own Prometheus exporter (/metrics). Unset: not exported. */
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Worker: port serving the service's own metrics (webhook deliveries, attempts, latency). Unset: not served. */
@@ -138,6 +171,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     variable: 'SANDBOX_NOTIFICATION_SECRET',
     message: 'required in production when the sandbox processor runs',
     broken: (c) => production(c) && c.PAYMENT_PROCESSOR === 'sandbox' && !c.SANDBOX_NOTIFICATION_SECRET,
+  },
+  {
+    variable: 'TEMPORAL_TLS_CERT_PATH, TEMPORAL_TLS_KEY_PATH',
+    message: 'a client certificate needs its key, and a key its certificate',
+    broken: (c) => Boolean(c.TEMPORAL_TLS_CERT_PATH) !== Boolean(c.TEMPORAL_TLS_KEY_PATH),
   },
   {
     variable: 'DEV_IDP_ENABLED',

@@ -5,6 +5,7 @@ import { Migration0003KycVerifications } from './0003-kyc-verifications';
 import { Migration0004Identity } from './0004-identity';
 import { Migration0005Webhooks } from './0005-webhooks';
 import { Migration0006Payments } from './0006-payments';
+import { Migration0011RateLimits } from './0011-rate-limits';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0004-identity', class: Migration0004Identity },
   { name: '0005-webhooks', class: Migration0005Webhooks },
   { name: '0006-payments', class: Migration0006Payments },
+  { name: '0011-rate-limits', class: Migration0011RateLimits },
 ];

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { freePort } from './free-port';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
+import { temporalSetup } from '../temporal-setup';
 
 export interface Stack {
   databaseUrl: string;
@@ -55,6 +56,9 @@ export async function startStack(opts: {
       started.push(temporal);
       temporalAddress = temporal.address;
     }
+
+    // What a worker no longer does at start (it holds no operator rights): npm run temporal:setup.
+    await temporalSetup({ ...process.env, TEMPORAL_ADDRESS: temporalAddress });
 
     return {
       databaseUrl,
