@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const orm = await openOrm(config);
   await migrate(orm);
   const temporal = await connectClient(config);
-  const tokens = await AccessTokens.create({ privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
+  const tokens = await AccessTokens.create({ privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY, publishedKeysPem: config.ACCESS_TOKEN_PUBLISHED_KEYS, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET)) });
   const server = app.listen(config.PORT, config.HOST, () => logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'));
   server.requestTimeout = 90_000;

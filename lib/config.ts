@@ -47,6 +47,12 @@ export const ConfigSchema = z.object({
 
   /** PKCS#8 PEM of the ES256 key that signs access tokens. Unset: a fresh key per process (dev/test only). */
   ACCESS_TOKEN_PRIVATE_KEY: z.string().includes('PRIVATE KEY').optional(),
+  /**
+   * The other keys of an access-token key rotation, published in the JWKS and accepted: PEM blocks
+   * (public or private; only the public half is used) of the next key before it signs, and of the
+   * previous key until its last tokens expire (docs/decisions.md, key rotation).
+   */
+  ACCESS_TOKEN_PUBLISHED_KEYS: z.string().includes('-----BEGIN').optional(),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
 
   /**
@@ -84,6 +90,12 @@ export const ConfigSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
   WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes').optional(),
+  /**
+   * The keyring signing secrets are sealed under, for rotation: `<key id>:<base64 of 32 bytes>`,
+   * comma-separated, the current key first. The first seals; every key listed opens values sealed
+   * under it (a sealed value names its key). WEBHOOK_SECRET_KEY, if also set, joins as key id `default`.
+   */
+  WEBHOOK_SECRET_KEYS: z.string().optional().transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
   /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
@@ -136,6 +148,20 @@ export const ConfigSchema = z.object({
 
 export type Config = Omit<z.infer<typeof ConfigSchema>, 'DEV_IDP_ENABLED'> & { DEV_IDP_ENABLED: boolean };
 
+function parseKeyring(text: string, ctx: z.RefinementCtx): { id: string; key: Buffer }[] {
+  const ring = text.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+    const at = entry.indexOf(':');
+    return { id: entry.slice(0, at), key: Buffer.from(entry.slice(at + 1), 'base64') };
+  });
+  const bad = ring.length === 0 || ring.some((k) => !/^[A-Za-z0-9_-]{1,32}$/.test(k.id) || k.key.length !== 32);
+  const duplicate = new Set(ring.map((k) => k.id)).size !== ring.length;
+  if (bad || duplicate) {
+    ctx.addIssue({ code: 'custom', message: 'must be `<key id>:<base64 of 32 bytes>`, comma-separated, ids unique (letters, digits, - and _)' });
+    return z.NEVER;
+  }
+  return ring;
+}
+
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
   try {
     return JSON.parse(text);
@@ -154,8 +180,8 @@ const production = (c: Parsed) => c.NODE_ENV === 'production';
 const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed) => boolean }[] = [
   {
     variable: 'WEBHOOK_SECRET_KEY',
-    message: 'required in production, so signing secrets are encrypted under a key of your own',
-    broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY,
+    message: 'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
+    broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY && !c.WEBHOOK_SECRET_KEYS,
   },
   {
     variable: 'ACCESS_TOKEN_PRIVATE_KEY',
