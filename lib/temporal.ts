@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
 import { ConfigError } from './config';
@@ -73,5 +74,25 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
   }
 }
 
+/**
+ * Registers the namespace when it does not exist: the full server creates none (the dev server and
+ * Temporal Cloud do). Where it exists, nothing is asked, so a key without that right is enough.
+ */
+export async function ensureNamespace(connection: Connection, namespace: string): Promise<void> {
+  try {
+    await connection.workflowService.describeNamespace({ namespace });
+    return;
+  } catch (err) {
+    if ((err as { code?: number }).code !== GRPC_NOT_FOUND) throw err;
+  }
+  try {
+    // Closed workflows stay listed for 3 days; the service's own records outlive them in PostgreSQL.
+    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('3 days') });
+  } catch (err) {
+    if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
+  }
+}
+
+const GRPC_NOT_FOUND = 5;
 const GRPC_ALREADY_EXISTS = 6;
 const GRPC_UNIMPLEMENTED = 12;

@@ -1,13 +1,14 @@
 /**
  * `npm run temporal:setup`: what a Temporal namespace needs before the first worker starts, done
- * with operator rights the workers do not hold: the search attributes the workflows write.
+ * with operator rights the workers do not hold: the namespace (when missing) and the search
+ * attributes the workflows write.
  * Idempotent; `npm start`, `npm run cluster` and the tests run it. On Temporal Cloud, run it once
  * with an API key that may manage the namespace, or add the attributes in the Cloud console.
  */
 import { Connection } from '@temporalio/client';
 import { ConfigError, ConfigSchema } from '../lib/config';
 import { logger } from '../lib/logger';
-import { ensureSearchAttributes, temporalConnectionOptions } from '../lib/temporal';
+import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } from '../lib/temporal';
 
 /** Only the Temporal variables: the setup needs no database. */
 function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -23,6 +24,7 @@ export async function temporalSetup(env: NodeJS.ProcessEnv = process.env): Promi
   const config = temporalConfig(env);
   const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
   try {
+    await ensureNamespace(connection, config.TEMPORAL_NAMESPACE);
     await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
     logger.info({ namespace: config.TEMPORAL_NAMESPACE }, 'temporal namespace set up');
   } finally {

@@ -146,9 +146,12 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
 function clusterSecrets(dataDir: string): Record<string, string> {
   const file = join(dataDir, 'secrets.json');
   if (!existsSync(file)) {
+    const ecKey = () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const secrets = {
-      ACCESS_TOKEN_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      ACCESS_TOKEN_PRIVATE_KEY: ecKey(),
+      // The next key of a rotation, published ahead (docs/decisions.md, key rotation).
+      ACCESS_TOKEN_PUBLISHED_KEYS: ecKey(),
+      WEBHOOK_SECRET_KEYS: `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: randomBytes(32).toString('hex'),
     };
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });

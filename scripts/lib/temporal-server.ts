@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { msToTs } from '@temporalio/common/lib/time';
+import { ensureNamespace } from '../../lib/temporal';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 
 const run = promisify(execFile);
@@ -61,7 +61,7 @@ export async function startTemporalServer(opts: {
     TEMPORAL_PORT_BASE: String(opts.portBase),
     TEMPORAL_DYNAMIC_CONFIG: join(TEMPORAL_CONFIG_DIR, 'dynamicconfig', 'production-sql.yaml'),
   };
-  const args = ['--root', TEMPORAL_CONFIG_DIR, '--config', TEMPORAL_CONFIG_DIR, '--env', TEMPORAL_CONFIG_ENV, '--allow-no-auth', 'start'];
+  const args = ['--root', TEMPORAL_CONFIG_DIR, '--config', '.', '--env', TEMPORAL_CONFIG_ENV, '--allow-no-auth', 'start'];
   const child = spawn(join(opts.toolsDir, 'server'), args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (opts.logFile) {
     child.stdout!.pipe(opts.logFile, { end: false });
@@ -93,7 +93,7 @@ async function untilNamespaceServes(address: string, namespace: string, child: R
     try {
       const connection = await Connection.connect({ address, connectTimeout: '2s' });
       try {
-        await registerNamespace(connection, namespace);
+        await ensureNamespace(connection, namespace);
         await connection.workflowService.countWorkflowExecutions({ namespace });
         return;
       } finally {
@@ -104,15 +104,4 @@ async function untilNamespaceServes(address: string, namespace: string, child: R
     }
   }
   throw new Error('temporal server did not serve the default namespace within 180 s');
-}
-
-const GRPC_ALREADY_EXISTS = 6;
-
-async function registerNamespace(connection: Connection, namespace: string): Promise<void> {
-  try {
-    // Closed workflows stay visible for 3 days; the service's own records outlive them in PostgreSQL.
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('3 days') });
-  } catch (err) {
-    if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
-  }
 }

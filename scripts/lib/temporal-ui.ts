@@ -9,7 +9,7 @@ import { stopProcess } from './temporal-dev-server';
 export async function startTemporalUi(opts: { binary: string; temporalAddress: string; port: number; output: NodeJS.WritableStream }) {
   const root = join(__dirname, '..', '..', 'deploy', 'temporal-ui');
   const child = spawn(opts.binary, ['--root', root, '--config', '.', '--env', 'docker', 'start'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: opts.temporalAddress, TEMPORAL_UI_PORT: String(opts.port), TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false' },
+    env: { ...process.env, TEMPORAL_ADDRESS: opts.temporalAddress, TEMPORAL_UI_HOST: '127.0.0.1', TEMPORAL_UI_PORT: String(opts.port), TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.pipe(opts.output, { end: false });
