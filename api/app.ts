@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import type { ApiDeps } from './deps';
 import { errorEnvelope } from './middleware/errors';
-import { httpMetrics, metricsEndpoint } from './middleware/metrics';
+import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
 import { healthRouter } from './health/router';
@@ -23,7 +23,6 @@ export function createApp(deps: ApiDeps): Koa {
   const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   app.use(httpMetrics());
   app.use(errorEnvelope());
-  app.use(metricsEndpoint());
   app.use(requestContext(deps.orm));
   app.use(writeRateLimit(deps));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));

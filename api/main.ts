@@ -2,6 +2,7 @@ import { untargetedEvents } from '../activities/event-fanout';
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { connectClient } from '../lib/temporal';
+import { serveMetrics } from '../lib/metrics-server';
 import { migrate, openOrm } from '../db/orm';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
@@ -18,9 +19,11 @@ async function main(): Promise<void> {
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: temporalDispatcher(temporal, config.TEMPORAL_TASK_QUEUE, untargetedEvents(orm, config.BEHAVIOUR_SET)) });
   const server = app.listen(config.PORT, config.HOST, () => logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'));
   server.requestTimeout = 90_000;
+  const metrics = config.METRICS_PORT ? await serveMetrics(config.METRICS_HOST, config.METRICS_PORT, 'api') : undefined;
 
   const stop = (signal: string) => {
     logger.info({ signal }, 'api stopping');
+    metrics?.close();
     server.close(async () => {
       await temporal.connection.close();
       await orm.close();

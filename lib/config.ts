@@ -126,7 +126,9 @@ export const ConfigSchema = z.object({
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Worker: port serving the service's own metrics (webhook deliveries, attempts, latency). Unset: not served. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  /** Address the worker's metrics ports bind to. */
+  /** API: port serving /metrics (HTTP by route and status), apart from the public PORT. Unset: not served. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Address the metrics ports (API and worker) bind to. */
   METRICS_HOST: z.string().default('127.0.0.1'),
 
   /** Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. */

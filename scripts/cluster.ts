@@ -19,6 +19,7 @@ async function main(): Promise<void> {
     apiPorts: [num('CLUSTER_API_PORT_1', 3001), num('CLUSTER_API_PORT_2', 3002)],
     workers: num('CLUSTER_WORKERS', 2),
     temporalPortBase: num('TEMPORAL_PORT_BASE', 7233),
+    databaseUrl: process.env.DATABASE_URL,
     pgPort: num('EMBEDDED_PG_PORT', 5434),
     uiPort: num('TEMPORAL_UI_PORT', 8233),
     temporalServerDir: process.env.TEMPORAL_SERVER_DIR!,

@@ -18,7 +18,8 @@ export interface ClusterOptions {
   apiPorts: number[];
   workers: number;
   temporalPortBase: number;
-  /** Embedded PostgreSQL's port; ignored when DATABASE_URL names a server. */
+  /** A PostgreSQL server to use (its URL names the service's database); otherwise an embedded one on pgPort. */
+  databaseUrl?: string;
   pgPort: number;
   uiPort?: number;
   /** Paths of the tools: the folder with `server` and `sql`, and the UI server (optional). */
@@ -65,7 +66,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     const startPg = async () => {
       postgres = await startEmbeddedPostgres({ dir: join(o.dataDir, 'postgres'), port: o.pgPort, persistent: true });
     };
-    let databaseUrl = process.env.DATABASE_URL;
+    let databaseUrl = o.databaseUrl;
     if (!databaseUrl) {
       await startPg();
       stops.push(async () => postgres?.stop());
