@@ -21,7 +21,7 @@ import { temporalDispatcher } from '../activities/event-dispatcher';
 import { publishEvents } from '../activities/event-publisher';
 import { endpointStore } from '../api/notifications/endpoint-store';
 import { secretBoxFrom } from '../activities/webhook-secret-box';
-import { startStack } from '../scripts/lib/stack';
+import { startBenchStack } from './lib/bench-stack';
 import { stopProcess } from '../scripts/lib/temporal-dev-server';
 import { rssMiB } from './lib/service-processes';
 import { pool, summary } from './lib/stats';
@@ -66,7 +66,7 @@ interface SinkStats { count: number; bad: number; first: Record<string, number> 
 async function main(): Promise<void> {
   const temporalCli = process.env.TEMPORAL_CLI ?? execFileSync('bash', [join(root, 'scripts/tools.sh'), 'temporal']).toString().trim();
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
-  const stack = await startStack({ dataDir, database: 'tranche', persistent: PERSISTENT, temporalCli });
+  const stack = await startBenchStack({ dataDir, database: 'tranche', persistent: PERSISTENT, temporalCli });
   const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: 'bench-webhooks', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development', WEBHOOK_FIRST_ATTEMPT_IN_FANOUT: String(FIRST_IN_FANOUT) };
   const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
     const results = {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      server: `temporal server start-dev (CLI 1.5.1, server 1.29.1), ${PERSISTENT ? 'SQLite file, journal_mode=WAL, synchronous=NORMAL' : 'SQLite in memory'}; embedded PostgreSQL 18 (fsync off)`,
+      server: stack.server ?? `temporal server start-dev (CLI 1.5.1, server 1.29.1), ${PERSISTENT ? 'SQLite file, journal_mode=WAL, synchronous=NORMAL' : 'SQLite in memory'}; embedded PostgreSQL 18 (fsync off)`,
       shape: FIRST_IN_FANOUT
         ? 'one fan-out workflow per event making every first attempt as a local activity; a delivery workflow only for failed first attempts; worker as its own process'
         : 'one fan-out workflow per event, one delivery workflow per (event, endpoint), each attempt a local activity; worker as its own process',
@@ -168,7 +168,7 @@ async function main(): Promise<void> {
       },
     };
     mkdirSync(join(root, 'bench/results'), { recursive: true });
-    const name = VARIANT;
+    const name = `${VARIANT}${stack.suffix}`;
     writeFileSync(join(root, `bench/results/${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(join(root, `bench/results/${name}.md`), markdown(results));
     console.log(JSON.stringify(results, null, 2));
