@@ -19,7 +19,8 @@ export function freePort(): Promise<number> {
  */
 export async function freePortRange(size: number): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // Temporal stores membership ports as smallint: the whole block stays under 32768.
+    const base = 20_000 + Math.floor(Math.random() * (32_500 - size - 20_000));
     if (await allFree(base, size)) return base;
   }
   throw new Error(`no block of ${size} free ports found`);
