@@ -52,7 +52,8 @@ export const ConfigSchema = z.object({
    * (public or private; only the public half is used) of the next key before it signs, and of the
    * previous key until its last tokens expire (docs/decisions.md, key rotation).
    */
-  ACCESS_TOKEN_PUBLISHED_KEYS: z.string().includes('-----BEGIN').optional(),
+  // Empty counts as unset: compose passes `${ACCESS_TOKEN_PUBLISHED_KEYS:-}` when there is no rotation.
+  ACCESS_TOKEN_PUBLISHED_KEYS: z.preprocess((v) => (v === '' ? undefined : v), z.string().includes('-----BEGIN').optional()),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
 
   /**
