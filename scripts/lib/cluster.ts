@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { startBalancer } from './balancer';
-import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
+import type { RunningPostgres } from './embedded-postgres';
 import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 import { startTemporalServer, type TemporalDatabase } from './temporal-server';
@@ -64,6 +64,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   try {
     let postgres: RunningPostgres | null = null;
     const startPg = async () => {
+      // Loaded only when used: embedded-postgres is an ES module, which the tests' CommonJS cannot load.
+      const { startEmbeddedPostgres } = await import('./embedded-postgres');
       postgres = await startEmbeddedPostgres({ dir: join(o.dataDir, 'postgres'), port: o.pgPort, persistent: true });
     };
     let databaseUrl = o.databaseUrl;

@@ -1,14 +1,16 @@
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type Cluster } from '../../scripts/lib/cluster';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
+import { spawnPostgres, type PostgresProcess } from '../faults/support/postgres-process';
 import { finishAndExpectRecovered } from '../faults/support/recovery';
 import { eventually, wireFlowWorld } from '../faults/support/subscription-flow';
 import { startReceiver } from '../faults/support/webhook-receiver';
 
 /**
- * The shape `npm run cluster` runs (scripts/lib/cluster.ts): its own PostgreSQL holding Temporal's
+ * The shape `npm run cluster` runs (scripts/lib/cluster.ts): its own PostgreSQL (a process of its
+ * own, so it can restart) holding Temporal's
  * databases and the service's, the full Temporal server, two workers and two API instances behind
  * one balancer port. Each fault strikes while commands are in flight through the balancer; after
  * each, every subscription completes, its projection equals its workflow, each event is in the
@@ -16,16 +18,24 @@ import { startReceiver } from '../faults/support/webhook-receiver';
  */
 describe('the production shape: full Temporal server on PostgreSQL, two workers, two API instances', () => {
   let cluster: Cluster;
+  let postgres: PostgresProcess;
+  let pgPort: number;
   const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
+  // The server runs as the `postgres` user when started by root; it must reach the folder.
+  chmodSync(dir, 0o755);
+  const startPostgres = () => spawnPostgres(join(dir, 'pg'), pgPort);
 
   beforeAll(async () => {
+    pgPort = await freePort();
+    postgres = await startPostgres();
     cluster = await startCluster({
+      databaseUrl: postgres.url,
       dataDir: dir,
       port: await freePort(),
       apiPorts: [await freePort(), await freePort()],
       workers: 2,
       temporalPortBase: await freePortRange(210),
-      pgPort: await freePort(),
+      pgPort,
       temporalServerDir: process.env.TEMPORAL_SERVER_DIR!,
       compiled: false,
       // One test client writes in bursts; webhook receivers listen on loopback over plain http.
@@ -35,6 +45,7 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
   }, 600_000);
   afterAll(async () => {
     await cluster?.stop();
+    await postgres?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -95,8 +106,8 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const subs = [await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
     await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
-    await cluster.stopPostgres();
-    await cluster.startPostgres();
+    await postgres.stop();
+    postgres = await startPostgres();
     await Promise.all(inFlight);
     await finishAndExpectRecovered(w, subs, stack(), receiver);
     expect([...cluster.workers, ...cluster.apis].every(alive)).toBe(true);
