@@ -1,7 +1,15 @@
-# Image for the API and the worker (temporal-compose.yml); the command picks which.
-FROM node:20-bookworm-slim
+# Image for the API, the worker and the Temporal setup command (temporal-compose.yml); the command
+# picks which. Compiled JavaScript (npm run build), with the workflow bundle made at build time.
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm install --no-save tsx@4
+RUN npm ci --no-audit --no-fund
 COPY . .
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
 USER node

@@ -5,6 +5,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The production-shape tests need the full Temporal server: scripts/test-cluster.sh runs them.
+  testPathIgnorePatterns: process.env.TRANCHE_TEST_TEMPORAL === 'cluster' ? ['/node_modules/'] : ['/node_modules/', '<rootDir>/test/cluster/'],
   transform: { '^.+\\.(ts|js|mjs)$': swc },
   // ESM-only packages are compiled to CommonJS like our own code.
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],

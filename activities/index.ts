@@ -27,7 +27,7 @@ export function createActivities(deps: ActivityDeps) {
   };
 }
 
-type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'> &
+type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'WEBHOOK_SECRET_KEYS' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'> &
   Partial<Pick<Config, 'WEBHOOK_RECOVERY_BATCH_SIZE'>>;
 
 // Optional so workers that run no webhooks (some tests) need not pass it; the webhook activities refuse without it.

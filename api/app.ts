@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import type { ApiDeps } from './deps';
 import { errorEnvelope } from './middleware/errors';
-import { httpMetrics, metricsEndpoint } from './middleware/metrics';
+import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
 import { idempotency } from './middleware/idempotency';
@@ -27,13 +27,13 @@ const DESCRIPTION =
 const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter, reviewRouter, endpointHealthRouter];
 
 export function createApp(deps: ApiDeps): Koa {
-  const app = new Koa({ proxy: true });
   const { config } = deps;
+  // Off by default: trusting the header unasked lets a client pick its own address (docs/decisions.md).
+  const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   app.use(httpMetrics());
   app.use(errorEnvelope());
-  app.use(metricsEndpoint());
   app.use(requestContext(deps.orm));
-  app.use(writeRateLimit(deps.tokens, config.WRITE_RATE_LIMIT, config.WRITE_RATE_WINDOW_SECONDS));
+  app.use(writeRateLimit(deps));
   // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.
   for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)]) app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { AccessTokens } from '../api/identity/access-tokens';
 import { freePort } from '../scripts/lib/free-port';
-import { startStack } from '../scripts/lib/stack';
+import { startBenchStack } from './lib/bench-stack';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';
 import { pool, summary } from './lib/stats';
 
@@ -24,7 +24,7 @@ type Latencies = Record<string, number[]>;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-'));
-  const stack = await startStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
+  const stack = await startBenchStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
   const svc = await startServiceProcesses({ DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, BEHAVIOUR_SET: 'A', DATABASE_POOL_MAX: '20' }, await freePort());
   try {
     const tokens = await AccessTokens.create({ privateKeyPem: svc.accessTokenKeyPem, ttlSeconds: 3600 });
@@ -99,14 +99,14 @@ async function main(): Promise<void> {
     const result = {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      server: 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, WAL, synchronous=NORMAL; embedded PostgreSQL 18',
+      server: stack.server ?? 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, WAL, synchronous=NORMAL; embedded PostgreSQL 18',
       lifecycle: commands,
       throughput: { lifecycles: LIFECYCLES, concurrency: CONCURRENCY, seconds: Math.round(seconds * 10) / 10, lifecycles_per_second: Math.round((LIFECYCLES / seconds) * 10) / 10, commands_per_second: Math.round(((LIFECYCLES * 5) / seconds) * 10) / 10, latency_ms: Object.fromEntries(commands.map((c) => [c, summary(throughputLat[c]!)])) },
       paced: { commands_per_second: PACED_RATE, lifecycles: pacedLifecycles, latency_ms: Object.fromEntries(commands.map((c) => [c, summary(pacedLat[c]!)])) },
       open_subscriptions: { count: OPEN, created_per_second: Math.round((OPEN / openSeconds) * 10) / 10, worker_rss_mib_before: rssBefore, worker_rss_mib_with_open: rssOpen },
       targets: { lifecycles_per_second: 50, paced_p99_ms: 150, worker_rss_mib: 500 },
     };
-    write(result);
+    write(result, stack.suffix);
     console.log(JSON.stringify(result, null, 2));
   } finally {
     await svc.stop();
@@ -114,14 +114,14 @@ async function main(): Promise<void> {
   }
 }
 
-function write(result: Record<string, any>): void {
+function write(result: Record<string, any>, suffix: string): void {
   const dir = join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'subscriptions.json'), JSON.stringify(result, null, 2) + '\n');
+  writeFileSync(join(dir, `subscriptions${suffix}.json`), JSON.stringify(result, null, 2) + '\n');
   const rows = (lat: Record<string, ReturnType<typeof summary>>) =>
     Object.entries(lat).map(([c, s]) => `| ${c} | ${s.n} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.max} |`).join('\n');
   writeFileSync(
-    join(dir, 'subscriptions.md'),
+    join(dir, `subscriptions${suffix}.md`),
     `# Subscription benchmark (${result.when})
 
 ${result.machine.cpus} cores, ${result.machine.model}, Node ${result.machine.node}. Server: ${result.server}.

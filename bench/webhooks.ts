@@ -23,7 +23,7 @@ import { endpointStore } from '../api/notifications/endpoint-store';
 import { secretBoxFrom } from '../activities/webhook-secret-box';
 import { AccessTokens } from '../api/identity/access-tokens';
 import { freePort } from '../scripts/lib/free-port';
-import { startStack } from '../scripts/lib/stack';
+import { startBenchStack } from './lib/bench-stack';
 import { stopProcess } from '../scripts/lib/temporal-dev-server';
 import { engineCeiling } from './lib/engine-ceiling';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';
@@ -70,7 +70,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function main(): Promise<void> {
   const loadAtStart = loadavg().map(round);
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
-  const stack = await startStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
+  const stack = await startBenchStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
   const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, BEHAVIOUR_SET: 'A', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
   const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
       load_average_at_start: loadAtStart,
       load_average_at_end: loadavg().map(round),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      server: 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
+      server: stack.server ?? 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
       shape: 'sharded first-attempt batchers fed by signal-with-start, one activity per batch; a delivery workflow only per failed first attempt (docs/decisions.md, Delivery engine)',
       engine_ceiling_workflows_per_s: ceiling,
       signed_posts_per_s: physical,
@@ -203,8 +203,8 @@ async function main(): Promise<void> {
       floors: { deliveries_per_s: { 1: 300, 10: 600 }, p99_first_attempt_ms: 500, lifecycles_per_s: 50, worker_rss_mb: 500 },
     };
     mkdirSync(join(root, 'bench/results'), { recursive: true });
-    writeFileSync(join(root, 'bench/results/webhooks.json'), `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(join(root, 'bench/results/webhooks.md'), markdown(results));
+    writeFileSync(join(root, `bench/results/webhooks${stack.suffix}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(root, `bench/results/webhooks${stack.suffix}.md`), markdown(results));
     console.log(JSON.stringify(results, null, 2));
   } finally {
     await connection.close();

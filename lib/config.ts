@@ -25,11 +25,35 @@ export const ConfigSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('tranche'),
+  /**
+   * TLS to Temporal (Temporal Cloud, or a cluster with mTLS): PEM files of the client certificate
+   * and key (mTLS), of the CA that signed the server (unset: the system's), and the name the server's
+   * certificate must carry (unset: the host of TEMPORAL_ADDRESS). Any of them turns TLS on.
+   */
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** API key for Temporal Cloud (sent as a bearer token; implies TLS). */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   /** Workflows a worker keeps in memory (about 0.25 MiB each); the rest replay their short history when next needed. */
+  /**
+   * Worker: on SIGTERM, how long running activities may finish before they are cancelled. Longer
+   * than a webhook attempt's 30 s (spec §6.5), so a deploy does not cut an attempt and resend it.
+   */
+  WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(31).max(600).default(40),
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(200),
 
   /** PKCS#8 PEM of the ES256 key that signs access tokens. Unset: a fresh key per process (dev/test only). */
   ACCESS_TOKEN_PRIVATE_KEY: z.string().includes('PRIVATE KEY').optional(),
+  /**
+   * The other keys of an access-token key rotation, published in the JWKS and accepted: PEM blocks
+   * (public or private; only the public half is used) of the next key before it signs, and of the
+   * previous key until its last tokens expire (docs/decisions.md, key rotation).
+   */
+  // Empty counts as unset: compose passes `${ACCESS_TOKEN_PUBLISHED_KEYS:-}` when there is no rotation.
+  ACCESS_TOKEN_PUBLISHED_KEYS: z.preprocess((v) => (v === '' ? undefined : v), z.string().includes('-----BEGIN').optional()),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
 
   /**
@@ -62,8 +86,12 @@ export const ConfigSchema = z.object({
   /** The console's client id and (for a confidential client) secret at that provider. */
   CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
   CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
-  /** Token exchanges allowed per window, counted per client address and per API key. */
-  EXCHANGE_RATE_LIMIT: z.coerce.number().int().min(1).default(30),
+  /**
+   * Token exchanges allowed per window, counted per presented API key (a backend exchanging for its
+   * users: 1,200 a minute, 20 a second sustained) and per client address (failed attempts included).
+   */
+  EXCHANGE_RATE_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(1200),
+  EXCHANGE_RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(1200),
   EXCHANGE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   /** HMAC-SHA256 secret the KYC/accreditation provider signs its notifications with. Unset: notifications are refused. */
   IDENTITY_PROVIDER_WEBHOOK_SECRET: z.string().min(32).optional(),
@@ -77,6 +105,12 @@ export const ConfigSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
   WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes').optional(),
+  /**
+   * The keyring signing secrets are sealed under, for rotation: `<key id>:<base64 of 32 bytes>`,
+   * comma-separated, the current key first. The first seals; every key listed opens values sealed
+   * under it (a sealed value names its key). WEBHOOK_SECRET_KEY, if also set, joins as key id `default`.
+   */
+  WEBHOOK_SECRET_KEYS: z.string().optional().transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
   /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
@@ -106,11 +140,25 @@ export const ConfigSchema = z.object({
   COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   /** How long an Idempotency-Key is remembered (per caller, method and path) and its first answer replayed. */
   IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
+  /**
+   * Signed notifications from payment processors and the identity provider, counted per sending
+   * address apart from investors' writes (a processor sends for every investor at once).
+   */
+  NOTIFICATION_RATE_LIMIT: z.coerce.number().int().min(1).default(6000),
+  /**
+   * Take the client address from X-Forwarded-For. Only behind a proxy that sets it: otherwise any
+   * client could claim a fresh address per request and escape every per-address limit.
+   */
+  TRUST_PROXY: bool.default(false),
+  /** Proxies in front of the API that append to X-Forwarded-For; the client address is the entry they appended. */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
   /** Worker: port of the Temporal SDK's own Prometheus exporter (/metrics). Unset: not exported. */
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Worker: port serving the service's own metrics (webhook deliveries, attempts, latency). Unset: not served. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  /** Address the worker's metrics ports bind to. */
+  /** API: port serving /metrics (HTTP by route and status), apart from the public PORT. Unset: not served. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Address the metrics ports (API and worker) bind to. */
   METRICS_HOST: z.string().default('127.0.0.1'),
 
   /** Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. */
@@ -132,6 +180,20 @@ export const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+function parseKeyring(text: string, ctx: z.RefinementCtx): { id: string; key: Buffer }[] {
+  const ring = text.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+    const at = entry.indexOf(':');
+    return { id: entry.slice(0, at), key: Buffer.from(entry.slice(at + 1), 'base64') };
+  });
+  const bad = ring.length === 0 || ring.some((k) => !/^[A-Za-z0-9_-]{1,32}$/.test(k.id) || k.key.length !== 32);
+  const duplicate = new Set(ring.map((k) => k.id)).size !== ring.length;
+  if (bad || duplicate) {
+    ctx.addIssue({ code: 'custom', message: 'must be `<key id>:<base64 of 32 bytes>`, comma-separated, ids unique (letters, digits, - and _)' });
+    return z.NEVER;
+  }
+  return ring;
+}
+
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
   try {
     return JSON.parse(text);
@@ -150,8 +212,8 @@ const production = (c: Parsed) => c.NODE_ENV === 'production';
 const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed) => boolean }[] = [
   {
     variable: 'WEBHOOK_SECRET_KEY',
-    message: 'required in production, so signing secrets are encrypted under a key of your own',
-    broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY,
+    message: 'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
+    broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY && !c.WEBHOOK_SECRET_KEYS,
   },
   {
     variable: 'ACCESS_TOKEN_PRIVATE_KEY',
@@ -172,6 +234,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     variable: 'CONSOLE_OIDC_ISSUER',
     message: 'must be one of OIDC_ISSUERS and pinned to organisations with org_ids: the console has no API key to name the organisation',
     broken: (c) => c.CONSOLE_OIDC_ISSUER !== undefined && !c.OIDC_ISSUERS.some((i) => i.issuer === c.CONSOLE_OIDC_ISSUER && i.org_ids),
+  },
+  {
+    variable: 'TEMPORAL_TLS_CERT_PATH, TEMPORAL_TLS_KEY_PATH',
+    message: 'a client certificate needs its key, and a key its certificate',
+    broken: (c) => Boolean(c.TEMPORAL_TLS_CERT_PATH) !== Boolean(c.TEMPORAL_TLS_KEY_PATH),
   },
   {
     variable: 'DEV_IDP_ENABLED',

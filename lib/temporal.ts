@@ -1,19 +1,56 @@
-import { Client, Connection } from '@temporalio/client';
+import { readFileSync } from 'node:fs';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
+import { ConfigError } from './config';
 import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { workflowCommandLog } from './workflow-command-log';
 
+export type TemporalConnectionConfig = Pick<Config, 'TEMPORAL_ADDRESS'> &
+  Partial<Pick<Config, 'TEMPORAL_TLS' | 'TEMPORAL_TLS_CERT_PATH' | 'TEMPORAL_TLS_KEY_PATH' | 'TEMPORAL_TLS_CA_PATH' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY'>>;
+
+/**
+ * How every process reaches Temporal (client, worker, setup command): address, TLS and API key
+ * from the config. Files are read here, once, so a missing one fails at start with its variable.
+ * The same shape suits the client's Connection and the worker's NativeConnection.
+ */
+export function temporalConnectionOptions(config: TemporalConnectionConfig): { address: string; apiKey?: string; tls?: ConnectionOptions['tls'] } {
+  const tlsWanted = config.TEMPORAL_TLS || Boolean(config.TEMPORAL_TLS_CERT_PATH || config.TEMPORAL_TLS_CA_PATH || config.TEMPORAL_TLS_SERVER_NAME || config.TEMPORAL_API_KEY);
+  if (!tlsWanted) return { address: config.TEMPORAL_ADDRESS };
+  return {
+    address: config.TEMPORAL_ADDRESS,
+    apiKey: config.TEMPORAL_API_KEY,
+    tls: {
+      serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME,
+      serverRootCACertificate: config.TEMPORAL_TLS_CA_PATH ? readPem('TEMPORAL_TLS_CA_PATH', config.TEMPORAL_TLS_CA_PATH) : undefined,
+      clientCertPair:
+        config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH
+          ? { crt: readPem('TEMPORAL_TLS_CERT_PATH', config.TEMPORAL_TLS_CERT_PATH), key: readPem('TEMPORAL_TLS_KEY_PATH', config.TEMPORAL_TLS_KEY_PATH) }
+          : undefined,
+    },
+  };
+}
+
+function readPem(variable: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration:\n  ${variable}: cannot read ${path} (${(err as NodeJS.ErrnoException).code})`);
+  }
+}
+
 /** One client connection per process; Temporal calls carry their own deadlines. */
-export async function connectClient(config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE'>): Promise<Client> {
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: '10s' });
+export async function connectClient(config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'>): Promise<Client> {
+  const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
   return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [workflowCommandLog()] } });
 }
 
 /**
  * Registers the search attributes the workflows write (domain/search-attributes.ts). Without them
- * every subscription's workflow task would fail, so the worker makes sure at start; an attribute
- * that already exists is left alone.
+ * every subscription's workflow task would fail. This needs operator rights, so it is the setup
+ * command's job (`npm run temporal:setup`), not the worker's: a worker also runs on Temporal Cloud,
+ * where workers hold no such rights. An attribute that already exists is left alone.
  */
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
   const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
@@ -32,10 +69,30 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
       searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])),
     });
   } catch (err) {
-    // Another worker registered them first.
+    // Another setup run registered them first.
     if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
   }
 }
 
+/**
+ * Registers the namespace when it does not exist: the full server creates none (the dev server and
+ * Temporal Cloud do). Where it exists, nothing is asked, so a key without that right is enough.
+ */
+export async function ensureNamespace(connection: Connection, namespace: string): Promise<void> {
+  try {
+    await connection.workflowService.describeNamespace({ namespace });
+    return;
+  } catch (err) {
+    if ((err as { code?: number }).code !== GRPC_NOT_FOUND) throw err;
+  }
+  try {
+    // Closed workflows stay listed for 3 days; the service's own records outlive them in PostgreSQL.
+    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('3 days') });
+  } catch (err) {
+    if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
+  }
+}
+
+const GRPC_NOT_FOUND = 5;
 const GRPC_ALREADY_EXISTS = 6;
 const GRPC_UNIMPLEMENTED = 12;

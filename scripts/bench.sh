@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# npm run bench [subscriptions|webhooks]: each benchmark brings up its own embedded stack and
-# writes bench/results/<name>.{json,md}. Run on a quiet machine; figures move with the load.
+# npm run bench [-- --server dev|cluster] [subscriptions|webhooks]: each benchmark brings up its own
+# stack and writes bench/results/<name>.{json,md}; on the full Temporal server (--server cluster,
+# the production shape of npm run cluster) it writes <name>-cluster.{json,md}, beside the dev
+# server's. Run on a quiet machine; figures move with the load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
-export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"
+export BENCH_SERVER=dev
+if [ "${1:-}" = "--server" ]; then BENCH_SERVER="${2:?--server dev|cluster}"; shift 2; fi
+case "$BENCH_SERVER" in
+  dev) export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)" ;;
+  cluster) export TEMPORAL_SERVER_DIR="$(bash scripts/tools.sh temporal-server)" ;;
+  *) echo "--server must be dev or cluster" >&2; exit 2 ;;
+esac
 for name in ${1:-subscriptions webhooks}; do
-  echo "[bench] $name" >&2
+  echo "[bench] $name on the $BENCH_SERVER server" >&2
   npx tsx "bench/$name.ts"
 done

@@ -9,4 +9,9 @@ bash scripts/tools.sh compose > /dev/null
 if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"; fi
 npx tsc --noEmit
 npx eslint .
-exec npx tsx scripts/with-stack.ts -- npx jest "$@"
+if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
+  exec npx tsx scripts/with-stack.ts -- npx jest "$@"
+fi
+# The whole suite: on the dev server, then the production-shape part on the full server.
+npx tsx scripts/with-stack.ts -- npx jest
+exec bash scripts/test-cluster.sh

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned external tools into a per-user cache outside the clone, once.
 #   scripts/tools.sh temporal     -> prints the path of the Temporal CLI (dev server + Web UI)
+#   scripts/tools.sh temporal-server -> prints the folder holding the full server (`server`) and its schema tool (`sql`)
+#   scripts/tools.sh temporal-ui  -> prints the path of the Temporal Web UI server (for the full server)
 #   scripts/tools.sh test-server  -> prints the path of the time-skipping test server wrapper
 #   scripts/tools.sh stripe-mock  -> prints the path of stripe-mock (Stripe API double for tests)
 #   scripts/tools.sh chromium     -> installs Debian's chromium when missing, prints its path
@@ -9,6 +11,8 @@
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=1.5.1        # newest CLI that `go install` accepts (no replace directive)
+TEMPORAL_SERVER_VERSION=1.29.1    # the full server on PostgreSQL (npm run cluster); the version CLI 1.5.1 embeds
+TEMPORAL_UI_VERSION=2.42.1        # github.com/temporalio/ui-server/v2, the UI CLI 1.5.1 embeds; assets are in the module
 TEST_SERVER_VERSION=1.31.0        # io.temporal:temporal-test-server on Maven Central
 STRIPE_MOCK_VERSION=0.203.0       # github.com/stripe/stripe-mock, built from the Go module proxy
 SCHEMATHESIS_VERSION=4.32.5      # PyPI; property-based fuzzing of the OpenAPI document
@@ -39,6 +43,33 @@ install_temporal() {
     mkdir -p "$dir" && mv "$tmp/temporal" "$dir/temporal" && rmdir "$tmp"
   fi
   echo "$dir/temporal"
+}
+
+# The production shape's server and its schema tool, both from the Go module proxy (no replace
+# directives); about 4 minutes cold. The folder is the one `npm run cluster` and CI look in.
+install_temporal_server() {
+  local dir="$cache/temporal-server-$TEMPORAL_SERVER_VERSION"
+  if [ ! -x "$dir/server" ] || [ ! -x "$dir/sql" ]; then
+    log "building Temporal server v$TEMPORAL_SERVER_VERSION and its schema tool from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
+      go install "go.temporal.io/server/cmd/server@v$TEMPORAL_SERVER_VERSION" \
+      "go.temporal.io/server/cmd/tools/sql@v$TEMPORAL_SERVER_VERSION" >&2
+    mkdir -p "$dir" && mv "$tmp/server" "$tmp/sql" "$dir/" && rmdir "$tmp"
+  fi
+  echo "$dir"
+}
+
+install_temporal_ui() {
+  local dir="$cache/temporal-ui-$TEMPORAL_UI_VERSION"
+  if [ ! -x "$dir/ui-server" ]; then
+    log "building Temporal UI server v$TEMPORAL_UI_VERSION from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
+      go install "github.com/temporalio/ui-server/v2/cmd/server@v$TEMPORAL_UI_VERSION" >&2
+    mkdir -p "$dir" && mv "$tmp/server" "$dir/ui-server" && rmdir "$tmp"
+  fi
+  echo "$dir/ui-server"
 }
 
 install_test_server() {
@@ -120,14 +151,17 @@ install_schemathesis() {
 
 case "${1:-}" in
   temporal) with_lock temporal install_temporal ;;
+  temporal-server) with_lock temporal-server install_temporal_server ;;
+  temporal-ui) with_lock temporal-ui install_temporal_ui ;;
   test-server) with_lock test-server install_test_server ;;
   compose) with_lock compose install_compose ;;
   stripe-mock) with_lock stripe-mock install_stripe_mock ;;
   chromium) with_lock chromium install_chromium ;;
   schemathesis) with_lock schemathesis install_schemathesis ;;
   all)
-    with_lock temporal install_temporal; with_lock test-server install_test_server; with_lock compose install_compose
+    with_lock temporal install_temporal; with_lock temporal-server install_temporal_server; with_lock temporal-ui install_temporal_ui
+    with_lock test-server install_test_server; with_lock compose install_compose
     with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium
     with_lock schemathesis install_schemathesis ;;
-  *) echo "usage: $0 temporal|test-server|compose|stripe-mock|chromium|schemathesis|all" >&2; exit 2 ;;
+  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|all" >&2; exit 2 ;;
 esac

@@ -7,12 +7,22 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePortRange } from './lib/free-port';
 import { startStack } from './lib/stack';
 
 async function main(): Promise<number> {
   const command = process.argv.slice(process.argv.indexOf('--') + 1);
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-test-'));
-  const stack = await startStack({ dataDir, database: 'tranche_test', persistent: false, temporalCli: process.env.TEMPORAL_CLI });
+  // TRANCHE_TEST_TEMPORAL=cluster: the full Temporal server on PostgreSQL (scripts/test-cluster.sh).
+  const full = process.env.TRANCHE_TEST_TEMPORAL === 'cluster';
+  const stack = await startStack({
+    dataDir,
+    database: 'tranche_test',
+    persistent: false,
+    temporalCli: process.env.TEMPORAL_CLI,
+    temporalServerDir: full ? process.env.TEMPORAL_SERVER_DIR : undefined,
+    temporalPort: full ? await freePortRange(210) : undefined,
+  });
   const env = { ...process.env, DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TRANCHE_TEST_DATA_DIR: dataDir };
   const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);

@@ -1,10 +1,14 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../lib/config';
+import { temporalConnectionOptions, type TemporalConnectionConfig } from '../lib/temporal';
 import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
 
 export interface WorkerSetup {
-  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> & Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS'>>;
+  config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
+    Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_SHUTDOWN_GRACE_SECONDS'>> & TemporalConnectionConfig;
   deps: ActivityDeps;
   /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start, in a thread. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -13,17 +17,24 @@ export interface WorkerSetup {
 
 /** A worker for every workflow and activity of the service. Run as many as the load needs. */
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
-  const connection = setup.connection ?? (await NativeConnection.connect({ address: setup.config.TEMPORAL_ADDRESS }));
+  const connection = setup.connection ?? (await NativeConnection.connect(temporalConnectionOptions(setup.config)));
   return Worker.create({
     connection,
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(setup.deps),
-    workflowBundle: setup.workflowBundle ?? { code: await bundleWorkflows() },
+    workflowBundle: setup.workflowBundle ?? prebuiltBundle() ?? { code: await bundleWorkflows() },
     maxCachedWorkflows: setup.config.WORKER_MAX_CACHED_WORKFLOWS ?? 200,
     // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
     // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.
     workflowTaskPollerBehavior: { type: 'autoscaling' },
-    shutdownGraceTime: '10s',
+    // Longer than an attempt's 30 s: a deploy lets in-flight attempts finish instead of resending them.
+    shutdownGraceTime: `${setup.config.WORKER_SHUTDOWN_GRACE_SECONDS ?? 40}s`,
   });
+}
+
+// `npm run build` leaves the bundle beside the compiled worker (dist/workflow-bundle.js).
+function prebuiltBundle(): WorkerOptions['workflowBundle'] | undefined {
+  const path = join(__dirname, '..', 'workflow-bundle.js');
+  return existsSync(path) ? { codePath: path } : undefined;
 }

@@ -4,18 +4,19 @@ import { migrate, openOrm } from '../db/orm';
 import { engineDispatcher } from '../activities/event-dispatcher';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
-import { Connection } from '@temporalio/client';
-import { connectClient, ensureSearchAttributes } from '../lib/temporal';
+import { connectClient } from '../lib/temporal';
 import { startOutboxRelay } from './outbox-relay';
 import { startWorkerMetrics } from './metrics-server';
 
-/** A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled. */
+/**
+ * A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled.
+ * It needs no operator rights: the namespace's search attributes come from `npm run temporal:setup`.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const metrics = startWorkerMetrics(config);
   const orm = await openOrm(config);
   await migrate(orm);
-  await registerSearchAttributes(config);
   const temporal = await connectClient(config);
   const dispatcher = engineDispatcher(temporal, orm, config);
   const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config } });
@@ -28,15 +29,6 @@ async function main(): Promise<void> {
   await orm.close();
   metrics?.close();
   logger.info('worker stopped');
-}
-
-async function registerSearchAttributes(config: ReturnType<typeof loadConfig>): Promise<void> {
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS, connectTimeout: '10s' });
-  try {
-    await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
-  } finally {
-    await connection.close();
-  }
 }
 
 main().catch((err) => {

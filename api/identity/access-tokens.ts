@@ -1,4 +1,4 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { unauthenticated } from '../../lib/errors';
 import { ROLES, type Principal, type Role } from '../../domain/principal';
@@ -7,29 +7,45 @@ const ALG = 'ES256';
 export const ACCESS_TOKEN_ISSUER = 'tranche';
 export const ACCESS_TOKEN_AUDIENCE = 'tranche-api';
 
-/** Signs and verifies the service's own access tokens (asymmetric, so others verify with the JWKS). */
+/**
+ * Signs and verifies the service's own access tokens (asymmetric, so others verify with the JWKS).
+ * One key signs; the JWKS also publishes the other keys of a rotation (the previous key, whose
+ * tokens stay valid until they expire, or the next key, published before it signs so verifiers
+ * already hold it), and tokens under any published key verify, chosen by `kid`.
+ */
 export class AccessTokens {
+  private readonly keySet: ReturnType<typeof createLocalJWKSet>;
+
   private constructor(
     private readonly privateKey: CryptoKey,
-    private readonly publicKey: CryptoKey,
     readonly publicJwk: JWK,
+    private readonly publishedJwks: JWK[],
     readonly ttlSeconds: number,
-  ) {}
+  ) {
+    this.keySet = createLocalJWKSet(this.jwks());
+  }
 
-  /** From a PKCS#8 PEM (production), or a fresh key pair (development and tests). */
-  static async create(opts: { privateKeyPem?: string; ttlSeconds: number }): Promise<AccessTokens> {
+  /**
+   * From a PKCS#8 PEM (production), or a fresh key pair (development and tests). `publishedKeysPem`
+   * holds the rotation's other keys, PEM blocks one after another (public SPKI or private PKCS#8;
+   * only the public half is used). Without a PEM, a spare fresh key is published beside the
+   * signing one, so the JWKS always has the two-key shape consumers must handle.
+   */
+  static async create(opts: { privateKeyPem?: string; publishedKeysPem?: string; ttlSeconds: number }): Promise<AccessTokens> {
     let privateKey: CryptoKey;
     let publicKey: CryptoKey;
     if (opts.privateKeyPem) {
       privateKey = await importPKCS8(opts.privateKeyPem, ALG, { extractable: true });
-      const spki = createPublicKey(opts.privateKeyPem).export({ type: 'spki', format: 'pem' }).toString();
-      publicKey = await importSPKI(spki, ALG, { extractable: true });
+      publicKey = await publicOf(opts.privateKeyPem);
     } else {
       ({ privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true }));
     }
-    const jwk = await exportJWK(publicKey);
-    const kid = await calculateJwkThumbprint(jwk);
-    return new AccessTokens(privateKey, publicKey, { ...jwk, kid, alg: ALG, use: 'sig' }, opts.ttlSeconds);
+    const published = opts.publishedKeysPem
+      ? await Promise.all(pemBlocks(opts.publishedKeysPem).map(publicOf))
+      : opts.privateKeyPem ? [] : [(await generateKeyPair(ALG, { extractable: true })).publicKey];
+    const current = await toJwk(publicKey);
+    const others = (await Promise.all(published.map(toJwk))).filter((k) => k.kid !== current.kid);
+    return new AccessTokens(privateKey, current, others, opts.ttlSeconds);
   }
 
   async sign(p: Principal): Promise<string> {
@@ -45,7 +61,7 @@ export class AccessTokens {
 
   async verify(token: string): Promise<Principal> {
     try {
-      const { payload } = await jwtVerify(token, this.publicKey, {
+      const { payload } = await jwtVerify(token, this.keySet, {
         algorithms: [ALG],
         issuer: ACCESS_TOKEN_ISSUER,
         audience: ACCESS_TOKEN_AUDIENCE,
@@ -62,7 +78,22 @@ export class AccessTokens {
     }
   }
 
+  /** The signing key first, then the rest of the rotation. */
   jwks(): { keys: JWK[] } {
-    return { keys: [this.publicJwk] };
+    return { keys: [this.publicJwk, ...this.publishedJwks] };
   }
+}
+
+function pemBlocks(text: string): string[] {
+  return text.match(/-----BEGIN [A-Z ]+-----[\s\S]+?-----END [A-Z ]+-----/g) ?? [];
+}
+
+async function publicOf(pem: string): Promise<CryptoKey> {
+  const spki = createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
+  return importSPKI(spki, ALG, { extractable: true });
+}
+
+async function toJwk(publicKey: CryptoKey): Promise<JWK> {
+  const jwk = await exportJWK(publicKey);
+  return { ...jwk, kid: await calculateJwkThumbprint(jwk), alg: ALG, use: 'sig' };
 }

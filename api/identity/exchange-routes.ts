@@ -12,7 +12,7 @@ export function exchangeRoutes(router: Router, deps: ApiDeps, exchange: ReturnTy
     '/identity/auth/exchange',
     async (ctx, next) => {
       const apiKey = ctx.get('x-api-key') || undefined;
-      exchange.throttle(ctx.ip, apiKey);
+      await exchange.throttle(ctx.ip, apiKey);
       // Key problems are answered before body problems: without a key nothing else matters.
       parseApiKey(apiKey);
       await next();

@@ -20,11 +20,15 @@ export function identityRouter(deps: ApiDeps): Router {
   const { config } = deps;
   const devIdp = devIdpOf(config);
   const verifier = new IdTokenVerifier([...configuredIssuers(config), ...(devIdp ? [devIdp.trustedIssuer()] : [])]);
-  const limiter = new RateLimiter(config.EXCHANGE_RATE_LIMIT, config.EXCHANGE_RATE_WINDOW_SECONDS * 1000);
+  const window = config.EXCHANGE_RATE_WINDOW_SECONDS;
+  const limits = {
+    perKey: new RateLimiter(deps.orm, { name: 'exchange-key', limit: config.EXCHANGE_RATE_LIMIT_PER_KEY, windowSeconds: window }),
+    perAddress: new RateLimiter(deps.orm, { name: 'exchange-address', limit: config.EXCHANGE_RATE_LIMIT_PER_ADDRESS, windowSeconds: window }),
+  };
   const kyc = kycModel(config.BEHAVIOUR_SET);
   const accreditation = accreditations(accreditationFlow(config.BEHAVIOUR_SET));
 
-  exchangeRoutes(router, deps, tokenExchange({ orm: deps.orm, tokens: deps.tokens, verifier, limiter, kyc: deps.kyc }));
+  exchangeRoutes(router, deps, tokenExchange({ orm: deps.orm, tokens: deps.tokens, verifier, limits, kyc: deps.kyc }));
   apiKeyRoutes(router, deps);
   kycRoutes(router, deps, kyc);
   accreditationRoutes(router, deps, accreditation);

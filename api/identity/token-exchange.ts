@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Orm } from '../../db/orm';
 import type { KycEligibility } from '../../domain/kyc';
-import type { RateLimiter } from '../../lib/rate-limit';
+import { hitAll, type RateLimiter } from '../../lib/rate-limit';
 import type { AccessTokens } from './access-tokens';
 import { authenticateApiKey, parseApiKey } from './api-keys';
 import type { IdTokenVerifier } from './id-token-verifier';
@@ -10,7 +10,8 @@ export interface ExchangeDeps {
   orm: Orm;
   tokens: AccessTokens;
   verifier: IdTokenVerifier;
-  limiter: RateLimiter;
+  /** Counted per presented API key and per client address (lib/config.ts, EXCHANGE_RATE_*). */
+  limits: { perKey: RateLimiter; perAddress: RateLimiter };
   kyc: KycEligibility;
 }
 
@@ -21,9 +22,10 @@ export interface ExchangeDeps {
 export function tokenExchange(deps: ExchangeDeps) {
   return {
     /** Counts the request against the caller's address and the presented key, valid or not. */
-    throttle(clientIp: string, apiKeyHeader: string | undefined): void {
-      const keyBucket = apiKeyHeader ? [`key:${createHash('sha256').update(apiKeyHeader).digest('hex')}`] : [];
-      deps.limiter.hit(`ip:${clientIp}`, ...keyBucket);
+    async throttle(clientIp: string, apiKeyHeader: string | undefined): Promise<void> {
+      const hits: [RateLimiter, string][] = [[deps.limits.perAddress, `ip:${clientIp}`]];
+      if (apiKeyHeader) hits.push([deps.limits.perKey, `key:${createHash('sha256').update(apiKeyHeader).digest('hex')}`]);
+      await hitAll(hits);
     },
 
     async exchange(apiKeyHeader: string | undefined, idToken: string) {

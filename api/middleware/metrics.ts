@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { httpDuration, httpRequests, scrape } from '../../lib/metrics';
+import { httpDuration, httpRequests } from '../../lib/metrics';
 
 /**
  * Counts and times every request by its route template (`/issuance/subscriptions/:subscription_id`),
@@ -17,16 +17,5 @@ export function httpMetrics(): Middleware {
       httpRequests.inc(labels);
       httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     }
-  };
-}
-
-/** GET /metrics: this process's registry in the Prometheus text format. */
-export function metricsEndpoint(): Middleware {
-  return async (ctx, next) => {
-    if (ctx.path !== '/metrics' || ctx.method !== 'GET') return next();
-    const { contentType, body } = await scrape();
-    ctx.set('Cache-Control', 'no-store');
-    ctx.type = contentType;
-    ctx.body = body;
   };
 }

@@ -8,6 +8,7 @@ import { Migration0006Payments } from './0006-payments';
 import { Migration0008AttemptClaims } from './0008-attempt-claims';
 import { Migration0009WebhookHealth } from './0009-webhook-health';
 import { Migration0010IdempotencyKeys } from './0010-idempotency-keys';
+import { Migration0011RateLimits } from './0011-rate-limits';
 import { Migration0012Console } from './0012-console';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -21,5 +22,6 @@ export const migrationsList: MigrationObject[] = [
   { name: '0008-attempt-claims', class: Migration0008AttemptClaims },
   { name: '0009-webhook-health', class: Migration0009WebhookHealth },
   { name: '0010-idempotency-keys', class: Migration0010IdempotencyKeys },
+  { name: '0011-rate-limits', class: Migration0011RateLimits },
   { name: '0012-console', class: Migration0012Console },
 ];

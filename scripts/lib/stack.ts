@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 import { freePort } from './free-port';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
+import { temporalSetup } from '../temporal-setup';
+import { startTemporalServer } from './temporal-server';
 
 export interface Stack {
   databaseUrl: string;
@@ -23,6 +25,8 @@ export async function startStack(opts: {
   database: string;
   persistent: boolean;
   temporalCli?: string;
+  /** The full Temporal server's tools folder (scripts/tools.sh temporal-server): run it, on this PostgreSQL, instead of the dev server. */
+  temporalServerDir?: string;
   pgPort?: number;
   temporalPort?: number;
   uiPort?: number;
@@ -43,6 +47,17 @@ export async function startStack(opts: {
 
     let temporal: RunningTemporal | null = null;
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
+    if (!temporalAddress && opts.temporalServerDir) {
+      const url = new URL(databaseUrl);
+      temporal = await startTemporalServer({
+        toolsDir: opts.temporalServerDir,
+        db: { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+        portBase: opts.temporalPort ?? 7233,
+        logFile: createWriteStream(join(opts.dataDir, 'temporal.log'), { flags: 'a' }),
+      });
+      started.push(temporal);
+      temporalAddress = temporal.address;
+    }
     if (!temporalAddress) {
       if (!opts.temporalCli) throw new Error('TEMPORAL_ADDRESS is not set and no Temporal CLI was given (scripts/tools.sh temporal)');
       temporal = await startTemporalDevServer({
@@ -55,6 +70,9 @@ export async function startStack(opts: {
       started.push(temporal);
       temporalAddress = temporal.address;
     }
+
+    // What a worker no longer does at start (it holds no operator rights): npm run temporal:setup.
+    await temporalSetup({ ...process.env, TEMPORAL_ADDRESS: temporalAddress });
 
     return {
       databaseUrl,

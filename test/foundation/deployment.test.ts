@@ -1,30 +1,73 @@
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../../lib/config';
+import { SCHEMA_STEPS, TEMPORAL_CONFIG_DIR, TEMPORAL_CONFIG_ENV } from '../../scripts/lib/temporal-server';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
 
-describe('deployment shape', () => {
-  const secrets = { TRANCHE_DB_PASSWORD: 'p', TEMPORAL_DB_PASSWORD: 'p', ACCESS_TOKEN_PRIVATE_KEY: 'k', WEBHOOK_SECRET_KEY: 'w' };
+const toolVersion = (name: string) => new RegExp(`^${name}=(\\S+)`, 'm').exec(readFileSync(join(root, 'scripts', 'tools.sh'), 'utf8'))![1];
 
-  it('parses temporal-compose.yml with docker compose, with a worker service to scale', async () => {
-    const env = { ...process.env, ...secrets };
-    const { stdout } = await run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--format', 'json'], { cwd: root, env, timeout: 30_000 });
-    const config = JSON.parse(stdout);
-    expect(Object.keys(config.services).sort()).toEqual(['api', 'temporal', 'temporal-admin', 'temporal-db', 'temporal-ui', 'tranche-db', 'worker']);
-    expect(config.services.worker.deploy.replicas).toBe(2);
-    expect(config.services.worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
+describe('deployment shape', () => {
+  const secrets = {
+    TRANCHE_DB_PASSWORD: 'p',
+    TEMPORAL_DB_PASSWORD: 'p',
+    ACCESS_TOKEN_PRIVATE_KEY: 'k',
+    WEBHOOK_SECRET_KEYS: 'w',
+    SANDBOX_NOTIFICATION_SECRET: 's',
+  };
+  let compose: any;
+  beforeAll(async () => {
+    const { stdout } = await run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--format', 'json'], { cwd: root, env: { ...process.env, ...secrets }, timeout: 30_000 });
+    compose = JSON.parse(stdout);
   });
 
-  it.each(['TRANCHE_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'ACCESS_TOKEN_PRIVATE_KEY', 'WEBHOOK_SECRET_KEY'])(
-    'refuses to parse it without %s',
-    async (name) => {
-      const env = { ...process.env, ...secrets, [name]: '' };
-      await expect(run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--quiet'], { cwd: root, env, timeout: 30_000 })).rejects.toThrow(new RegExp(`required variable ${name}`));
-    },
-  );
+  it('parses temporal-compose.yml with docker compose, with a worker service to scale', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'temporal', 'temporal-db', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'tranche-db', 'worker']);
+    expect(compose.services.worker.deploy.replicas).toBe(2);
+    expect(compose.services.worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
+  });
+
+  it('runs the server and UI versions npm run cluster builds', () => {
+    expect(compose.services.temporal.image).toBe(`temporalio/server:${toolVersion('TEMPORAL_SERVER_VERSION')}`);
+    expect(compose.services['temporal-schema'].image).toBe(`temporalio/admin-tools:${toolVersion('TEMPORAL_SERVER_VERSION')}`);
+    expect(compose.services['temporal-ui'].image).toBe(`temporalio/ui:${toolVersion('TEMPORAL_UI_VERSION')}`);
+  });
+
+  it('runs the server on the config and dynamic config npm run cluster uses', () => {
+    const temporal = compose.services.temporal;
+    const mount = temporal.volumes.find((v: { source: string }) => v.source === TEMPORAL_CONFIG_DIR);
+    expect(mount).toBeDefined();
+    const command = temporal.entrypoint.join(' ');
+    expect(command).toContain(`--root ${mount.target} --config . --env ${TEMPORAL_CONFIG_ENV}`);
+    expect(temporal.environment.TEMPORAL_DYNAMIC_CONFIG).toBe(`${mount.target}/dynamicconfig/production-sql.yaml`);
+    expect(existsSync(join(TEMPORAL_CONFIG_DIR, `${TEMPORAL_CONFIG_ENV}.yaml`))).toBe(true);
+  });
+
+  it('sets up the schema with the same steps as npm run cluster', () => {
+    const script = compose.services['temporal-schema'].entrypoint.join(' ');
+    for (const step of SCHEMA_STEPS) expect(script).toContain(`${step.database}:${step.schema}`);
+    for (const command of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name']) expect(script).toContain(command);
+    expect(compose.services['temporal-setup'].command).toEqual(['node', 'dist/scripts/temporal-setup.js']);
+  });
+
+  it('gives a worker longer to stop than its own grace, itself longer than an attempt', () => {
+    const grace = Number(compose.services.worker.environment.WORKER_SHUTDOWN_GRACE_SECONDS);
+    expect(grace).toBeGreaterThan(30);
+    expect(compose.services.worker.stop_grace_period).toBe('1m0s');
+  });
+
+  it('starts a production config from its environment alone', () => {
+    const env = { ...compose.services.api.environment, ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----', WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`, SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32) };
+    expect(() => loadConfig(env)).not.toThrow();
+  });
+
+  it.each(Object.keys(secrets))('refuses to parse it without %s', async (name) => {
+    const env = { ...process.env, ...secrets, [name]: '' };
+    await expect(run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--quiet'], { cwd: root, env, timeout: 30_000 })).rejects.toThrow(new RegExp(`required variable ${name}`));
+  });
 });
 
 describe('configuration', () => {

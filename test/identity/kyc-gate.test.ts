@@ -14,7 +14,7 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     idp = await TestIssuer.start();
     svc = await startService({
       set,
-      env: { OIDC_ISSUERS: JSON.stringify([idp.config()]), IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET, EXCHANGE_RATE_LIMIT: '1000' },
+      env: { OIDC_ISSUERS: JSON.stringify([idp.config()]), IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET, EXCHANGE_RATE_LIMIT_PER_KEY: '1000', EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000' },
     });
     api = http(svc.baseUrl);
   });

@@ -24,7 +24,7 @@ describe('token exchange (spec §4.2, §5)', () => {
         // No cooldown, so a rotated key is fetched at once; a short timeout, so a silent IdP fails fast.
         OIDC_JWKS_COOLDOWN_SECONDS: '0',
         OIDC_JWKS_TIMEOUT_MS: '500',
-        EXCHANGE_RATE_LIMIT: '1000',
+        EXCHANGE_RATE_LIMIT_PER_KEY: '1000', EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000',
         // The /dev-idp tests below need it; it is off unless a variable turns it on.
         DEV_IDP_ENABLED: 'true',
       },

@@ -1,5 +1,7 @@
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
+import type { Server } from 'node:http';
+import { serveMetrics } from '../../lib/metrics-server';
 import { startService, type TestService } from '../support/service';
 import { eventually, Receiver } from '../webhooks/support/receiver';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
@@ -14,24 +16,34 @@ const sample = (text: string, name: string, labels: Record<string, string>): num
 describe('/metrics', () => {
   let svc: TestService;
   let receiver: Receiver;
+  let metricsServer: Server;
+  let metricsUrl: string;
   beforeAll(async () => {
     [svc, receiver] = await Promise.all([startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    // As api/main.ts does with METRICS_PORT: a port of its own.
+    metricsServer = await serveMetrics('127.0.0.1', 0, 'test');
+    metricsUrl = `http://127.0.0.1:${(metricsServer.address() as { port: number }).port}/metrics`;
   }, 120_000);
   afterAll(async () => {
+    metricsServer?.close();
     await svc?.stop();
     await receiver?.stop();
+  });
+
+  it('is not served on the public API port', async () => {
+    expect((await http(svc.baseUrl).get('/metrics')).status).toBe(404);
   });
 
   it('counts requests by route template, never by raw path, with a latency histogram', async () => {
     const api = http(svc.baseUrl);
     const investor = await actor(svc, newOrg(), ['investor']);
     const route = '/issuance/subscriptions/:subscription_id';
-    const before = await (await fetch(`${svc.baseUrl}/metrics`)).text();
+    const before = await (await fetch(metricsUrl)).text();
     const was = sample(before, 'tranche_http_requests_total', { method: 'GET', route, status: '404' }) ?? 0;
     for (const id of ['8c4d3b4e-0000-4000-8000-000000000001', '8c4d3b4e-0000-4000-8000-000000000002']) {
       expect((await api.get(`/issuance/subscriptions/${id}`, investor.token)).status).toBe(404);
     }
-    const res = await fetch(`${svc.baseUrl}/metrics`);
+    const res = await fetch(metricsUrl);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(sample(text, 'tranche_http_requests_total', { method: 'GET', route, status: '404' })).toBe(was + 2);
@@ -44,7 +56,7 @@ describe('/metrics', () => {
     const api = http(svc.baseUrl);
     const staff = await actor(svc, newOrg(), ['staff']);
     const metric = (text: string, name: string, labels: Record<string, string> = {}) => sample(text, name, labels) ?? 0;
-    const scrape = async () => (await fetch(`${svc.baseUrl}/metrics`)).text();
+    const scrape = async () => (await fetch(metricsUrl)).text();
     const before = await scrape();
 
     const [okHook, failingHook] = [`m-ok-${Date.now()}`, `m-503-${Date.now()}`];

@@ -47,7 +47,7 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
   it('stores the secret sealed with AES-256-GCM, never in the clear', async () => {
     const res = await register({ url: 'https://hooks.example.com/sealed', description: '', eventTypes: ['*'] });
     const [row] = await svc.orm.em.getConnection().execute<{ secret_ciphertext: string }[]>('select secret_ciphertext from webhook_endpoints where id = ?', [res.body.data.id]);
-    expect(row!.secret_ciphertext).toMatch(/^v1:/);
+    expect(row!.secret_ciphertext).toMatch(/^v2:dev:/); // sealed value names its key (keyring)
     expect(row!.secret_ciphertext).not.toContain(res.body.data.signing_secret);
     expect(row!.secret_ciphertext).not.toContain(res.body.data.signing_secret.slice(6, 20));
   });

@@ -1,0 +1,40 @@
+/**
+ * `npm run temporal:setup`: what a Temporal namespace needs before the first worker starts, done
+ * with operator rights the workers do not hold: the namespace (when missing) and the search
+ * attributes the workflows write.
+ * Idempotent; `npm start`, `npm run cluster` and the tests run it. On Temporal Cloud, run it once
+ * with an API key that may manage the namespace, or add the attributes in the Cloud console.
+ */
+import { Connection } from '@temporalio/client';
+import { ConfigError, ConfigSchema } from '../lib/config';
+import { logger } from '../lib/logger';
+import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } from '../lib/temporal';
+
+/** Only the Temporal variables: the setup needs no database. */
+function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = ConfigSchema.pick({
+    TEMPORAL_ADDRESS: true, TEMPORAL_NAMESPACE: true, TEMPORAL_TLS: true, TEMPORAL_TLS_CERT_PATH: true, TEMPORAL_TLS_KEY_PATH: true,
+    TEMPORAL_TLS_CA_PATH: true, TEMPORAL_TLS_SERVER_NAME: true, TEMPORAL_API_KEY: true,
+  }).safeParse(env);
+  if (!parsed.success) throw new ConfigError(`invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  return parsed.data;
+}
+
+export async function temporalSetup(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = temporalConfig(env);
+  const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
+  try {
+    await ensureNamespace(connection, config.TEMPORAL_NAMESPACE);
+    await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
+    logger.info({ namespace: config.TEMPORAL_NAMESPACE }, 'temporal namespace set up');
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  temporalSetup().catch((err) => {
+    logger.fatal({ err }, 'temporal setup failed');
+    process.exit(1);
+  });
+}

@@ -1,0 +1,115 @@
+import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCluster, type Cluster } from '../../scripts/lib/cluster';
+import { freePort, freePortRange } from '../../scripts/lib/free-port';
+import { spawnPostgres, type PostgresProcess } from '../faults/support/postgres-process';
+import { finishAndExpectRecovered } from '../faults/support/recovery';
+import { eventually, wireFlowWorld } from '../faults/support/subscription-flow';
+import { startReceiver } from '../faults/support/webhook-receiver';
+
+/**
+ * The shape `npm run cluster` runs (scripts/lib/cluster.ts): its own PostgreSQL (a process of its
+ * own, so it can restart) holding Temporal's
+ * databases and the service's, the full Temporal server, two workers and two API instances behind
+ * one balancer port. Each fault strikes while commands are in flight through the balancer; after
+ * each, every subscription completes, its projection equals its workflow, each event is in the
+ * outbox once and reaches the endpoint with no attempt missing (test/faults/support/recovery.ts).
+ */
+describe('the production shape: full Temporal server on PostgreSQL, two workers, two API instances', () => {
+  let cluster: Cluster;
+  let postgres: PostgresProcess;
+  let pgPort: number;
+  const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
+  // The server runs as the `postgres` user when started by root; it must reach the folder.
+  chmodSync(dir, 0o755);
+  const startPostgres = () => spawnPostgres(join(dir, 'pg'), pgPort);
+
+  beforeAll(async () => {
+    pgPort = await freePort();
+    postgres = await startPostgres();
+    cluster = await startCluster({
+      databaseUrl: postgres.url,
+      dataDir: dir,
+      port: await freePort(),
+      apiPorts: [await freePort(), await freePort()],
+      workers: 2,
+      temporalPortBase: await freePortRange(210),
+      pgPort,
+      temporalServerDir: process.env.TEMPORAL_SERVER_DIR!,
+      compiled: false,
+      // One test client writes in bursts; webhook receivers listen on loopback over plain http.
+      env: { WRITE_RATE_LIMIT: '1000000', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', LOG_LEVEL: 'info' },
+      output: createWriteStream(join(dir, 'cluster.log'), { flags: 'a' }),
+    });
+  }, 600_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await postgres?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const world = () => wireFlowWorld({ baseUrl: cluster.baseUrl, pem: cluster.env.ACCESS_TOKEN_PRIVATE_KEY!, databaseUrl: cluster.databaseUrl });
+  const stack = () => ({ databaseUrl: cluster.databaseUrl, temporalAddress: cluster.temporalAddress });
+  const alive = (p: { child: { exitCode: number | null; signalCode: string | null } | null }) => p.child !== null && p.child.exitCode === null && p.child.signalCode === null;
+
+  it('completes a wire subscription end to end through the one port', async () => {
+    const w = await world();
+    const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
+    const subs = [await w.toReview(), await w.toReview()];
+    await finishAndExpectRecovered(w, subs, stack(), receiver);
+  }, 300_000);
+
+  it('loses nothing when one worker is killed under load', async () => {
+    const w = await world();
+    const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
+    const subs = [await w.toReview(), await w.toReview(), await w.toReview(), await w.toReview()];
+    const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
+    // Strike once the first approval has landed: the rest are being worked on.
+    await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
+    await cluster.workers[0]!.kill9();
+    await Promise.all(inFlight);
+    await finishAndExpectRecovered(w, subs, stack(), receiver);
+    expect(alive(cluster.workers[1]!)).toBe(true);
+    cluster.workers[0]!.start();
+  }, 300_000);
+
+  it('loses nothing when one API instance is killed; the other keeps answering on the same port', async () => {
+    const w = await world();
+    const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
+    const subs = [await w.toReview(), await w.toReview(), await w.toReview()];
+    const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
+    await cluster.apis[0]!.kill9();
+    await Promise.all(inFlight);
+    // A command cut off with its instance is sent again by the client; none is applied twice.
+    await finishAndExpectRecovered(w, subs, stack(), receiver);
+    expect(alive(cluster.apis[1]!)).toBe(true);
+    cluster.apis[0]!.start();
+  }, 300_000);
+
+  it('loses nothing when the Temporal server is killed and restarted', async () => {
+    const w = await world();
+    const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
+    const subs = [await w.toReview(), await w.toReview(), await w.toReview()];
+    const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
+    await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
+    await cluster.killTemporal();
+    await cluster.startTemporal();
+    await Promise.all(inFlight);
+    await finishAndExpectRecovered(w, subs, stack(), receiver);
+    expect([...cluster.workers, ...cluster.apis].every(alive)).toBe(true);
+  }, 400_000);
+
+  it('loses nothing when PostgreSQL (Temporal and the service both) restarts', async () => {
+    const w = await world();
+    const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
+    const subs = [await w.toReview(), await w.toReview()];
+    const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
+    await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
+    await postgres.stop();
+    postgres = await startPostgres();
+    await Promise.all(inFlight);
+    await finishAndExpectRecovered(w, subs, stack(), receiver);
+    expect([...cluster.workers, ...cluster.apis].every(alive)).toBe(true);
+  }, 400_000);
+});

@@ -1,0 +1,28 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../../api/app';
+import { kycEligibility } from '../../../api/identity/kyc-eligibility';
+import { engineDispatcher } from '../../../activities/event-dispatcher';
+import type { Config } from '../../../lib/config';
+import type { TestService } from '../../support/service';
+
+/**
+ * Another API instance of the same deployment: its own Koa app (and so its own limiters) on its
+ * own port, over the same database, Temporal and signing key, as a second replica would be.
+ */
+export async function secondInstance(svc: TestService, overrides: Partial<Config> = {}): Promise<{ baseUrl: string; stop(): Promise<void> }> {
+  const config = { ...svc.config, ...overrides };
+  const dispatcher = engineDispatcher(svc.temporal, svc.orm, config);
+  const app = createApp({ config, orm: svc.orm, temporal: svc.temporal, tokens: svc.tokens, kyc: kycEligibility(svc.orm), dispatcher });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
