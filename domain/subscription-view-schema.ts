@@ -17,7 +17,7 @@ export const SubscriptionViewSchema = z
     tranche_id: z.uuid().nullable(),
     /** Whose subscription it is: the investor's user id (the access token's `sub`). */
     investor_id: z.string().describe("The investor's user id (the access token's sub); also on every subscription event"),
-    units_subscribed: z.number().int(),
+    units_subscribed: z.number().positive().describe('Up to 6 decimals (docs/decisions.md, Trust: fractional units)'),
     price_per_unit: money,
     total_amount: money,
     currency: z.string(),
