@@ -91,3 +91,14 @@ export interface FirstAttemptsInput {
   attemptedAt: string;
 }
 
+/**
+ * Ordered delivery (issue 12): one workflow per (endpoint, subscription) takes that subscription's
+ * deliveries in outbox order, each through the whole schedule before the next.
+ */
+export const orderedWorkflowId = (endpointId: string, subscriptionId: string) => `webhook-ordered-${endpointId}-${subscriptionId}`;
+export interface OrderedItem {
+  deliveryId: string;
+  /** The event's outbox sequence: the order one subscription's events were committed in. */
+  seq: number;
+}
+export const deliverInOrder = defineSignal<[{ items: OrderedItem[] }]>('deliverInOrder');

@@ -7,6 +7,7 @@ import { Migration0005Webhooks } from './0005-webhooks';
 import { Migration0006Payments } from './0006-payments';
 import { Migration0008AttemptClaims } from './0008-attempt-claims';
 import { Migration0009WebhookHealth } from './0009-webhook-health';
+import { Migration0013EndpointOrdering } from './0013-endpoint-ordering';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0006-payments', class: Migration0006Payments },
   { name: '0008-attempt-claims', class: Migration0008AttemptClaims },
   { name: '0009-webhook-health', class: Migration0009WebhookHealth },
+  { name: '0013-endpoint-ordering', class: Migration0013EndpointOrdering },
 ];
