@@ -107,7 +107,7 @@ export const AttemptView = z
   .object({
     number: z.number().int(),
     attempted_at: timestamp,
-    duration_ms: z.number().int(),
+    duration_ms: z.number().int().nullable().describe('null while the attempt is in flight (its start is recorded before the POST)'),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().describe('The first 4 KB of what the endpoint answered'),
     error: z.string().nullable().describe('timeout, or the network error code'),
