@@ -10,6 +10,13 @@ export interface PlannedEvent {
   deliveryIds: string[];
 }
 
+export interface OrderedDelivery {
+  deliveryId: string;
+  endpointId: string;
+  subscriptionId: string;
+  seq: number;
+}
+
 type EventRow = EnvelopeSource & { dispatched_at: Date | null };
 
 /**
@@ -53,6 +60,21 @@ export function deliveryPlanner(orm: Orm, set: BehaviourSet) {
         if (settled.length) await trx('events').whereIn('id', settled).update({ dispatched_at: trx.fn.now() });
         return planned;
       });
+    },
+    /**
+     * Of these deliveries, those whose endpoint asked for per-subscription order and whose event
+     * belongs to a subscription (issue 12), with the key and outbox sequence the ordered workflow
+     * needs. One indexed query per hand-over; events of no subscription are not ordered.
+     */
+    async ordered(deliveryIds: readonly string[]): Promise<OrderedDelivery[]> {
+      if (deliveryIds.length === 0) return [];
+      const rows: { id: string; endpoint_id: string; subscription_id: string | null; seq: string }[] = await knex()('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .join('events as ev', 'ev.id', 'd.event_id')
+        .whereIn('d.id', deliveryIds)
+        .where('e.ordering', 'per_subscription')
+        .select('d.id', 'd.endpoint_id', 'ev.seq', knex().raw(`coalesce(ev.data->>'subscription_id', case when ev.type like 'subscription.%' then ev.data->>'id' end) as subscription_id`));
+      return rows.filter((r) => r.subscription_id).map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, subscriptionId: r.subscription_id!, seq: Number(r.seq) }));
     },
     /** The batcher holds these events' deliveries now (its signal is in Temporal's history). */
     async markDispatched(eventIds: readonly string[]): Promise<void> {

@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { createHash } from 'node:crypto';
-import { batcherWorkflowId, deliverBatch } from '../domain/webhook-messages';
+import { batcherWorkflowId, deliverBatch, deliverInOrder, orderedWorkflowId } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import type { Orm } from '../db/orm';
 import type { Config } from '../lib/config';
-import { deliveryPlanner, type DeliveryPlanner, type PlannedEvent } from './delivery-planner';
+import { deliveryPlanner, type DeliveryPlanner, type OrderedDelivery, type PlannedEvent } from './delivery-planner';
 
 /**
  * Hands freshly stored events to the delivery engine right away. It is only the fast path: the
@@ -62,7 +62,19 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
     await handOver(planned);
   }
 
-  async function handOver(planned: readonly PlannedEvent[]): Promise<void> {
+  async function handOver(all: readonly PlannedEvent[]): Promise<void> {
+    // Deliveries to endpoints that asked for per-subscription order go to their ordered workflow
+    // first; an event is marked dispatched only once every one of its deliveries was handed over.
+    let ordered: OrderedDelivery[];
+    try {
+      ordered = await deps.planner.ordered(all.flatMap((p) => p.deliveryIds));
+    } catch (err) {
+      logger.warn({ err, count: all.length }, 'ordered-delivery lookup failed; the outbox relay will retry');
+      return;
+    }
+    const routed = await handOverOrdered(ordered);
+    const planned = all.map((p) => ({ ...p, deliveryIds: p.deliveryIds.filter((id) => !routed.has(id)) }));
+    const stuck = new Set(all.filter((p) => p.deliveryIds.some((id) => routed.get(id) === false)).map((p) => p.eventId));
     const byShard = new Map<number, PlannedEvent[]>();
     for (const p of planned) {
       const shard = shardOf(p.eventId, deps.shards);
@@ -71,19 +83,47 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
     await Promise.all(
       [...byShard].map(async ([shard, events]) => {
         try {
-          await deps.client.workflow.signalWithStart('deliveryBatcherWorkflow', {
-            taskQueue: deps.taskQueue,
-            workflowId: batcherWorkflowId(deps.taskQueue, shard),
-            args: [{ shard }],
-            signal: deliverBatch,
-            signalArgs: [{ deliveryIds: events.flatMap((e) => e.deliveryIds) }],
-          });
-          await deps.planner.markDispatched(events.map((e) => e.eventId));
+          const ids = events.flatMap((e) => e.deliveryIds);
+          if (ids.length) {
+            await deps.client.workflow.signalWithStart('deliveryBatcherWorkflow', {
+              taskQueue: deps.taskQueue,
+              workflowId: batcherWorkflowId(deps.taskQueue, shard),
+              args: [{ shard }],
+              signal: deliverBatch,
+              signalArgs: [{ deliveryIds: ids }],
+            });
+          }
+          await deps.planner.markDispatched(events.filter((e) => !stuck.has(e.eventId)).map((e) => e.eventId));
         } catch (err) {
           logger.warn({ err, shard, count: events.length }, 'hand-over to the delivery batcher failed; the outbox relay will retry');
         }
       }),
     );
+  }
+
+  /** Signals each (endpoint, subscription) its deliveries; answers each id: true when handed over, false when that failed. */
+  async function handOverOrdered(ordered: readonly OrderedDelivery[]): Promise<Map<string, boolean>> {
+    const done = new Map<string, boolean>();
+    const byKey = new Map<string, OrderedDelivery[]>();
+    for (const o of ordered) byKey.set(orderedWorkflowId(o.endpointId, o.subscriptionId), [...(byKey.get(orderedWorkflowId(o.endpointId, o.subscriptionId)) ?? []), o]);
+    await Promise.all(
+      [...byKey].map(async ([workflowId, items]) => {
+        try {
+          await deps.client.workflow.signalWithStart('orderedDeliveryWorkflow', {
+            taskQueue: deps.taskQueue,
+            workflowId,
+            args: [{ endpointId: items[0]!.endpointId, subscriptionId: items[0]!.subscriptionId }],
+            signal: deliverInOrder,
+            signalArgs: [{ items: items.map((i) => ({ deliveryId: i.deliveryId, seq: i.seq })) }],
+          });
+          for (const i of items) done.set(i.deliveryId, true);
+        } catch (err) {
+          logger.warn({ err, workflowId, count: items.length }, 'hand-over to the ordered delivery workflow failed; the outbox relay will retry');
+          for (const i of items) done.set(i.deliveryId, false);
+        }
+      }),
+    );
+    return done;
   }
 
   return {

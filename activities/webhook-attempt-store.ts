@@ -14,6 +14,8 @@ export interface Target {
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: Date | null;
   deleted_at: Date | null;
+  /** The endpoint's `enabled` | `disabled` (issue 12): a disabled endpoint gets no further attempt. */
+  endpoint_status: string;
   body: string;
   occurred_at: Date;
 }
@@ -39,7 +41,7 @@ export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): P
     .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
     .join('events as ev', 'ev.id', 'd.event_id')
     .whereIn('d.id', deliveryIds)
-    .select('d.id as delivery_id', 'd.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at', 'b.body', 'ev.occurred_at');
+    .select('d.id as delivery_id', 'd.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at', 'e.status as endpoint_status', 'b.body', 'ev.occurred_at');
   return new Map(rows.map((r) => [r.delivery_id, r]));
 }
 

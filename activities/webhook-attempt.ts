@@ -2,10 +2,13 @@ import { Context } from '@temporalio/activity';
 import type { Orm } from '../db/orm';
 import type { AttemptInput, AttemptResult, FirstAttemptsInput } from '../domain/webhook-messages';
 import { ATTEMPT_DELAYS_MS } from '../domain/webhook-messages';
+import { nextAttemptDelay, parseRetryAfter } from '../domain/endpoint-health';
+import { noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health';
+import type { EventDispatcher } from './event-dispatcher';
 import { logger } from '../lib/logger';
 import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
-import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type Finished, type Target } from './webhook-attempt-store';
+import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type Claim, type Finished, type Target } from './webhook-attempt-store';
 import { connectionFor, post, type Connection } from './webhook-post';
 import type { SecretBox } from './webhook-secret-box';
 import { endpointKeys, signedRequest } from './webhook-signing';
@@ -13,6 +16,12 @@ import { endpointKeys, signedRequest } from './webhook-signing';
 const HEARTBEAT_EVERY_MS = 2000;
 /** Bounds the memory of results kept across a database outage; beyond it they are recorded as in doubt. */
 const MAX_UNRECORDED = 50_000;
+
+/** The endpoint-health settings (lib/config.ts), in ms. */
+export interface HealthSettings {
+  retryAfterCapMs: number;
+  failingPeriodMs: number;
+}
 
 /** What an attempt whose worker died between its POST and its record is recorded as. */
 export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
@@ -23,7 +32,7 @@ export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; th
  * transaction). Each request is signed with the endpoint's CURRENT secret. Only the database
  * throws; every HTTP outcome, and any delivery that cannot be signed, is a recorded result.
  */
-export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox; ssrf: () => SsrfPolicy }) {
+export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox; ssrf: () => SsrfPolicy; health: () => HealthSettings; dispatcher?: EventDispatcher }) {
   let box: SecretBox | undefined;
   let connection: Connection | undefined;
   // Results POSTed but not yet recorded (the database failed at the last step): the activity's retry
@@ -35,13 +44,14 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
   async function attempt(inputs: AttemptInput[]): Promise<AttemptResult[]> {
     const targets = await loadTargets(knex(), inputs.map((i) => i.deliveryId));
     const results = new Map<string, AttemptResult>();
-    const result = (i: AttemptInput, outcome: AttemptResult['outcome'], responseStatus: number | null = null, responseHeaders: Record<string, string> | null = null) => {
+    const result = (i: AttemptInput, outcome: AttemptResult['outcome'], responseStatus: number | null = null, responseHeaders: Record<string, string> | null = null, retryAfterMs: number | null = null) => {
       const t = targets.get(i.deliveryId);
-      results.set(i.deliveryId, { deliveryId: i.deliveryId, outcome, responseStatus, responseHeaders, endpointId: t?.endpoint_id ?? null, eventType: t?.event_type ?? null });
+      results.set(i.deliveryId, { deliveryId: i.deliveryId, outcome, responseStatus, responseHeaders, retryAfterMs, endpointId: t?.endpoint_id ?? null, eventType: t?.event_type ?? null });
     };
 
     const live: AttemptInput[] = [];
     const deleted: string[] = [];
+    const disabled: string[] = [];
     for (const i of inputs) {
       const t = targets.get(i.deliveryId);
       if (!t) {
@@ -51,9 +61,12 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
         deleted.push(i.deliveryId);
         result(i, 'endpoint_deleted');
       } else if (t.status === 'success') result(i, 'success');
-      else live.push(i);
+      else if (t.endpoint_status === 'disabled') {
+        disabled.push(i.deliveryId);
+        result(i, 'endpoint_disabled');
+      } else live.push(i);
     }
-    await stopWaiting(knex(), deleted);
+    await stopWaiting(knex(), [...deleted, ...disabled]);
     for (const _ of deleted) recordWebhookDelivery('endpoint_deleted');
 
     const claims = await claimAttempts(knex(), live);
@@ -70,8 +83,11 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       } else {
         posts.push(
           send(targets.get(i.deliveryId)!, i).then((f) => {
+            // The record's next_attempt_at shows the wait the workflow will decide from this result.
+            const retryAfterMs = f.finished.responseStatus === null ? null : parseRetryAfter(f.headers?.['retry-after'], new Date(), deps.health().retryAfterCapMs);
+            f.finished.input = { ...i, nextDelayMs: nextAttemptDelay(i.nextDelayMs, f.finished.responseStatus, retryAfterMs) };
             finished.push(f.finished);
-            result(i, isSuccess(f.finished.responseStatus) ? 'success' : 'failed', f.finished.responseStatus, f.headers);
+            result(i, isSuccess(f.finished.responseStatus) ? 'success' : 'failed', f.finished.responseStatus, f.headers, retryAfterMs);
           }),
         );
       }
@@ -81,7 +97,40 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     await recordResults(knex(), finished);
     for (const f of finished) unrecorded.delete(key(f.input));
     for (const f of finished) countAttempt(f, targets.get(f.input.deliveryId)!);
+    await applyHealth(inputs, targets, claims, finished, results);
     return inputs.map((i) => results.get(i.deliveryId)!);
+  }
+
+  /**
+   * After the results are recorded (so a crash here loses no attempt): the endpoints' answers may
+   * disable them (a 410, or failing too long); their failed deliveries then end, waiting for
+   * nothing. A replay that finds its results recorded notes them again: the notes are idempotent,
+   * so a crash between the record and this step cannot lose a 410.
+   */
+  async function applyHealth(inputs: AttemptInput[], targets: Map<string, Target>, claims: Map<string, Claim>, finished: Finished[], results: Map<string, AttemptResult>): Promise<void> {
+    const observed: (ObservedAttempt & { deliveryId: string })[] = [];
+    const at = (i: AttemptInput) => new Date(i.attemptedAt);
+    for (const f of finished) {
+      // An attempt in doubt says nothing about the endpoint.
+      if (f.error === IN_DOUBT_ERROR) continue;
+      observed.push({ deliveryId: f.input.deliveryId, endpointId: targets.get(f.input.deliveryId)!.endpoint_id, status: f.responseStatus, at: at(f.input) });
+    }
+    for (const i of inputs) {
+      const claim = claims.get(i.deliveryId);
+      if (claim?.kind === 'recorded') observed.push({ deliveryId: i.deliveryId, endpointId: targets.get(i.deliveryId)!.endpoint_id, status: claim.responseStatus, at: at(i) });
+    }
+    if (!observed.length) return;
+    const { failingPeriodMs } = deps.health();
+    const gone = await noteAttemptOutcomes({ orm: deps.orm, dispatcher: deps.dispatcher, failingPeriodMs }, observed);
+    if (!gone.size) return;
+    const ended: string[] = [];
+    for (const r of results.values()) {
+      if (r.outcome === 'failed' && r.endpointId && gone.has(r.endpointId)) {
+        r.outcome = 'endpoint_disabled';
+        ended.push(r.deliveryId);
+      }
+    }
+    await stopWaiting(knex(), ended);
   }
 
   async function send(t: Target, input: AttemptInput): Promise<{ finished: Finished; headers: Record<string, string> | null }> {

@@ -36,9 +36,14 @@ export interface DeliveryInput {
   once?: boolean;
   /** Make the next attempt at once (a manual retry that found no run waiting), then follow the schedule. */
   attemptNow?: boolean;
+  /**
+   * The wait before the first attempt this run makes, when the attempt before it (the batcher's
+   * attempt 1) was answered with a Retry-After longer than the schedule's (issue 12).
+   */
+  firstDelayMs?: number;
 }
 
-export type DeliveryOutcome = 'success' | 'failed' | 'exhausted' | 'endpoint_deleted' | 'superseded';
+export type DeliveryOutcome = 'success' | 'failed' | 'exhausted' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -56,14 +61,24 @@ export interface AttemptInput {
 
 export interface AttemptResult {
   deliveryId: string;
-  /** `superseded`: another run or batch owns this attempt number (a manual retry raced the batch). */
-  outcome: 'success' | 'failed' | 'endpoint_deleted' | 'superseded';
+  /**
+   * `superseded`: another run or batch owns this attempt number (a manual retry raced the batch).
+   * `endpoint_disabled`: the endpoint is disabled (before this attempt, or by its answer: a 410, or
+   * failing too long); no attempt follows.
+   */
+  outcome: 'success' | 'failed' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded';
   responseStatus: number | null;
   /**
    * Response headers the schedule may act on later (Retry-After on 429/503; a 410): kept small,
    * lower-case names, only when an answer came.
    */
   responseHeaders: Record<string, string> | null;
+  /**
+   * The wait a Retry-After on this answer asks for, parsed and capped by the activity (it holds the
+   * configured cap and the clock an HTTP-date is read against); absent in results recorded before
+   * issue 12. The workflow decides the next delay from it (domain/endpoint-health.ts).
+   */
+  retryAfterMs?: number | null;
   /** For the delivery workflow's search attributes (Web UI). */
   endpointId: string | null;
   eventType: string | null;
@@ -75,3 +90,15 @@ export interface FirstAttemptsInput {
   batchId: string;
   attemptedAt: string;
 }
+
+/**
+ * Ordered delivery (issue 12): one workflow per (endpoint, subscription) takes that subscription's
+ * deliveries in outbox order, each through the whole schedule before the next.
+ */
+export const orderedWorkflowId = (endpointId: string, subscriptionId: string) => `webhook-ordered-${endpointId}-${subscriptionId}`;
+export interface OrderedItem {
+  deliveryId: string;
+  /** The event's outbox sequence: the order one subscription's events were committed in. */
+  seq: number;
+}
+export const deliverInOrder = defineSignal<[{ items: OrderedItem[] }]>('deliverInOrder');

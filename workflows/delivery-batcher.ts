@@ -19,7 +19,8 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
-import { deliverBatch, deliveryWorkflowId, type AttemptResult } from '../domain/webhook-messages';
+import { nextAttemptDelay } from '../domain/endpoint-health';
+import { ATTEMPT_DELAYS_MS, deliverBatch, deliveryWorkflowId, type AttemptResult, type DeliveryInput } from '../domain/webhook-messages';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
 // A normal activity, not a local one: a batch held up by a slow endpoint (up to 30 s) must not hold
@@ -95,10 +96,14 @@ async function runBatch(deliveryIds: string[], batchId: string, children: { star
 
 /** The failed delivery's schedule, from attempt 2, in a workflow of its own that outlives the batcher's run. */
 async function scheduleRetries(r: AttemptResult): Promise<void> {
+  const args: DeliveryInput = { deliveryId: r.deliveryId, attemptsMade: 1 };
+  // Attempt 1's Retry-After (429/503) decides the child's first wait; the field is absent otherwise.
+  const wait = nextAttemptDelay(ATTEMPT_DELAYS_MS[1], r.responseStatus, r.retryAfterMs ?? null);
+  if (wait !== null && wait !== ATTEMPT_DELAYS_MS[1]) args.firstDelayMs = wait;
   try {
     await startChild(webhookDeliveryWorkflow, {
       workflowId: deliveryWorkflowId(r.deliveryId),
-      args: [{ deliveryId: r.deliveryId, attemptsMade: 1 }],
+      args: [args],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       // A delivery that already has a run (a manual retry) is not started twice.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

@@ -3,3 +3,4 @@ export { subscriptionWorkflow } from './subscription';
 export { deliveryBatcherWorkflow } from './delivery-batcher';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { webhookRecoveryWorkflow } from './webhook-recovery';
+export { orderedDeliveryWorkflow } from './ordered-delivery';

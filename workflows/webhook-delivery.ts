@@ -1,11 +1,12 @@
 /**
  * One delivery of one event to one endpoint, waiting on its retry schedule (spec §6.5): attempts
  * on durable timers, ending at the first 2xx, after the 8th failure (`exhausted`), or when the
- * endpoint is deleted. The batcher starts one per failed first attempt (attemptsMade: 1); the API
+ * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait (issue 12). The batcher starts one per failed first attempt (attemptsMade: 1); the API
  * starts one for a manual retry. Each attempt is a local activity: about 3 history writes.
  */
 import { condition, patched, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { nextAttemptDelay } from '../domain/endpoint-health';
 import { WebhookDeliveryStatusKey } from '../domain/search-attributes';
 import * as m from '../domain/webhook-messages';
 
@@ -34,13 +35,17 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   };
 
   if (!input.once) {
+    // A Retry-After longer than the schedule's delay stretches the wait, from the recorded result
+    // (so replay decides the same); the attempt count stays 8.
+    let wait = input.firstDelayMs ?? null;
     while (made < m.ATTEMPT_DELAYS_MS.length) {
-      const delay = m.ATTEMPT_DELAYS_MS[made]!;
+      const delay = wait ?? m.ATTEMPT_DELAYS_MS[made]!;
       if (delay > 0) await condition(() => retryRequested || deleted, delay);
       if (deleted) return 'endpoint_deleted';
       retryRequested = false;
       const result = await attempt(m.ATTEMPT_DELAYS_MS[made + 1] ?? null);
       if (result.outcome !== 'failed') return result.outcome;
+      wait = nextAttemptDelay(m.ATTEMPT_DELAYS_MS[made] ?? null, result.responseStatus, result.retryAfterMs ?? null);
     }
   }
   // Exhausted; a manual retry (this run's `once`, or a signal that raced the end) gets one more.

@@ -39,7 +39,7 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
   const one = `${base}/:id`;
 
   router.post(base, staff, validate({ body: RegisterEndpointBody, response: EndpointWithSecret, status: 201, summary: 'Register a webhook endpoint (returns its signing secret once)' }, async (ctx, { body }) => {
-    const input = { url: await url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes) };
+    const input = { url: await url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes), ordering: body.ordering };
     const { row, secret } = await store.create(ctx.state.principal.orgId, input);
     ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
   }));
@@ -56,7 +56,11 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
 
   router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody, response: EndpointView, summary: "Change a webhook endpoint's url, description or status (re-enable)" }, async (ctx, { params, body }) => {
     const orgId = ctx.state.principal.orgId;
-    const patch = { ...(body.url !== undefined && { url: await url(body.url) }), ...(body.description !== undefined && { description: body.description }) };
+    const patch = {
+      ...(body.url !== undefined && { url: await url(body.url) }),
+      ...(body.description !== undefined && { description: body.description }),
+      ...(body.ordering !== undefined && { ordering: body.ordering }),
+    };
     let row = await store.update(orgId, params.id, patch);
     // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
     if (body.status === 'enabled' && row.status === 'disabled') row = await store.enable(orgId, params.id);

@@ -1,5 +1,5 @@
 import type { Orm } from '../../db/orm';
-import type { WebhookEndpointRow } from '../../db/entities/webhook-rows';
+import type { EndpointOrdering, WebhookEndpointRow } from '../../db/entities/webhook-rows';
 import { newId } from '../../lib/ids';
 import { notFound } from '../../lib/errors';
 import { newSigningSecret, type SecretBox } from '../../activities/webhook-secret-box';
@@ -27,11 +27,11 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
     get,
 
     /** The secret is returned to the caller once and stored sealed (spec §2.6, §8). */
-    async create(orgId: string, input: { url: string; description: string; eventTypes: string[] }) {
+    async create(orgId: string, input: { url: string; description: string; eventTypes: string[]; ordering?: EndpointOrdering }) {
       const id = newId();
       const secret = newSigningSecret();
       const [row] = await knex()('webhook_endpoints')
-        .insert({ id, org_id: orgId, url: input.url, description: input.description, event_types: input.eventTypes, secret_ciphertext: secrets.seal(id, secret) })
+        .insert({ id, org_id: orgId, url: input.url, description: input.description, event_types: input.eventTypes, ordering: input.ordering ?? 'none', secret_ciphertext: secrets.seal(id, secret) })
         .returning('*');
       return { row: row as WebhookEndpointRow, secret };
     },
@@ -42,7 +42,7 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
       return page((await query) as WebhookEndpointRow[], q.limit);
     },
 
-    update: (orgId: string, id: string, patch: { url?: string; description?: string }) => update(orgId, id, patch),
+    update: (orgId: string, id: string, patch: { url?: string; description?: string; ordering?: EndpointOrdering }) => update(orgId, id, patch),
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES } from '../../db/entities/webhook-rows';
+import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS } from '../../db/entities/webhook-rows';
 
 export const EndpointParams = z.object({ id: z.uuid() });
 export const DeliveryParams = z.object({ delivery_id: z.uuid() });
@@ -9,19 +9,22 @@ const url = z.url().max(2048);
 const description = z.string().trim().max(1000);
 /** Subscribed types, checked against the set's list in event-type-policy.ts; "*" means all. */
 const eventTypes = z.array(z.string().min(1).max(100)).min(1).max(100);
+/** Issue 12: `per_subscription` delivers one subscription's events in order. */
+const ordering = z.enum(ENDPOINT_ORDERINGS);
 
 /** spec §4.3 register body. */
 export const RegisterEndpointBody = z.strictObject({
   url,
   description: description.default(''),
   eventTypes,
+  ordering: ordering.default('none'),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
 /** spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint (issue 12). */
 export const UpdateEndpointBody = z
-  .strictObject({ url: url.optional(), description: description.optional(), status: z.enum(['enabled', 'disabled']).optional() })
-  .refine((b) => b.url !== undefined || b.description !== undefined || b.status !== undefined, 'give url, description and/or status');
+  .strictObject({ url: url.optional(), description: description.optional(), status: z.enum(['enabled', 'disabled']).optional(), ordering: ordering.optional() })
+  .refine((b) => b.url !== undefined || b.description !== undefined || b.status !== undefined || b.ordering !== undefined, 'give url, description, status and/or ordering');
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
 export const SetEventTypesBody = z.strictObject({ eventTypes });
@@ -72,6 +75,7 @@ export const EndpointView = z
       .object({ window_hours: z.number().int(), attempts: z.number().int(), succeeded: z.number().int(), rate: z.number().nullable() })
       .describe('Attempts over the last window_hours; rate is succeeded/attempts, null with no attempts'),
     previous_secret_expires_at: timestamp.nullable().describe('Until then webhook-signature also carries a signature with the replaced secret'),
+    ordering: ordering.describe("per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events"),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -103,7 +107,7 @@ export const AttemptView = z
   .object({
     number: z.number().int(),
     attempted_at: timestamp,
-    duration_ms: z.number().int(),
+    duration_ms: z.number().int().nullable().describe('null while the attempt is in flight (its start is recorded before the POST)'),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().describe('The first 4 KB of what the endpoint answered'),
     error: z.string().nullable().describe('timeout, or the network error code'),

@@ -15,6 +15,7 @@ export const endpointView = (r: WebhookEndpointRow, successRate?: SuccessRate) =
   status: r.status,
   disabled_reason: r.disabled_reason,
   disabled_at: iso(r.disabled_at),
+  ordering: r.ordering,
   success_rate: successRate ?? { window_hours: SUCCESS_WINDOW_HOURS, attempts: 0, succeeded: 0, rate: null },
   previous_secret_expires_at: r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date() ? iso(r.previous_secret_expires_at) : null,
   created_at: iso(r.created_at),

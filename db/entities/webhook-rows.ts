@@ -22,12 +22,16 @@ export interface WebhookEndpointRow {
   disabled_at: Date | null;
   /** First failed attempt since the last success; null while the endpoint succeeds. */
   failing_since: Date | null;
+  /** `per_subscription`: one subscription's events arrive in order (issue 12). */
+  ordering: EndpointOrdering;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
 }
 
 export type EndpointStatus = 'enabled' | 'disabled';
+export const ENDPOINT_ORDERINGS = ['none', 'per_subscription'] as const;
+export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 
 export type RecoveryStatus = 'running' | 'completed' | 'cancelled';
 

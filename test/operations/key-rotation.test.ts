@@ -104,5 +104,21 @@ describe('webhook secret-sealing keyring', () => {
       expect(createHash('sha256').update(onlyNew.open(row!.id, row!.secret_ciphertext)).digest('hex')).toBe(createHash('sha256').update(secret).digest('hex'));
       expect(await resealWebhookSecrets(svc.orm, rotated)).toEqual({ resealed: 0, current: expect.any(Number) });
     });
+
+    it('re-seals the secret a rotation replaced too, so it still signs during the overlap after the old key left', async () => {
+      const staff = await actor(svc, newOrg(), ['staff', 'admin']);
+      const api = http(svc.baseUrl);
+      const created = await api.post('/notifications/webhook-endpoints', staff.token, { url: 'https://hooks.example.com/p', description: '', eventTypes: ['*'] });
+      const replaced: string = created.body.data.signing_secret;
+      expect((await api.post(`/notifications/webhook-endpoints/${created.body.data.id}/rotate-secret`, staff.token)).status).toBe(200);
+      const rotated = secretBoxFrom({ ...svc.config, WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }, { id: 'k1', key: Buffer.from(k1, 'base64') }] });
+      await resealWebhookSecrets(svc.orm, rotated);
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<{ id: string; previous_secret_ciphertext: string }[]>('select id, previous_secret_ciphertext from webhook_endpoints where id = ?', [created.body.data.id]);
+      expect(row!.previous_secret_ciphertext.startsWith('v2:k2:')).toBe(true);
+      const onlyNew = secretBoxFrom({ ...svc.config, WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }] });
+      expect(onlyNew.open(row!.id, row!.previous_secret_ciphertext) === replaced).toBe(true);
+    });
   });
 });

@@ -132,7 +132,7 @@ describe('consumer kits verify real deliveries (docs/consumers, issue 12)', () =
       good = (await proxy.exchanges(name, 1))[0]!;
       expect(good).toMatchObject({ status: 200, outcome: 'accepted' });
       const deliveryId = good.headers['x-service-delivery-id'];
-      await eventually(async () => ((await api.get(`${PATHS.A.deliveries}/${deliveryId}`, staff.token)).body.data.status === 'success' ? true : undefined));
+      await eventually(async () => ((await api.get(`${PATHS.A.deliveries}/${deliveryId}`, staff.token)).body.data?.status === 'success' ? true : undefined));
     });
 
     it('rejects the delivery with its body or signature tampered', async () => {

@@ -32,6 +32,7 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       disabled_at: null,
       success_rate: { window_hours: 24, attempts: 0, succeeded: 0, rate: null },
       previous_secret_expires_at: null,
+      ordering: 'none',
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.any(String),

@@ -7,7 +7,7 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { Receiver } from './support/receiver';
+import { eventually, Receiver } from './support/receiver';
 
 describe('GET /notifications/events (issue 12)', () => {
   let svc: TestService;
@@ -95,8 +95,13 @@ describe('GET /notifications/events (issue 12)', () => {
       await trx.rollback();
       throw err;
     }
-    const after = await list(staff);
-    expect(after.body.data.items.map((e: { event_id: string }) => e.event_id)).toEqual([slow.id, quick.id]);
+    // Visible once no older transaction is open anywhere on the server (other suites share it).
+    const ids = (r: Awaited<ReturnType<typeof list>>) => r.body.data.items.map((e: { event_id: string }) => e.event_id) as string[];
+    const after = await eventually(async () => {
+      const r = await list(staff);
+      return ids(r).length ? r : undefined;
+    }, 30_000, 'the events once both transactions committed');
+    expect(ids(after)).toEqual([slow.id, quick.id]);
   });
 
   it('refuses a cursor it did not issue, an unknown type, and investors', async () => {

@@ -26,19 +26,25 @@ const server = createServer(async (req, res) => {
   try {
     if (area === 'hooks' && req.method === 'POST') {
       const body = await rawBody(req);
-      const hook = hooks.get(name) ?? { secret: null, responses: [], defaultStatus: 200, delayMs: 0 };
+      const hook = hooks.get(name) ?? { secret: null, responses: [], defaultStatus: 200, delayMs: 0, refuse: [] };
       const signature = req.headers['x-service-signature'] ?? '';
       const verified = Boolean(hook.secret && body && signature) && (await verify(hook.secret, body, signature));
-      const status = verified ? (hook.responses.length ? hook.responses.shift() : hook.defaultStatus) : 401;
+      // A planned answer is a status, or { status, headers } (a Retry-After, for instance).
+      // `refuse`: a body containing one of these strings is answered 500, whatever its turn.
+      const refused = verified && hook.refuse.some((r) => body.includes(r));
+      const planned = !verified ? 401 : refused ? 500 : hook.responses.length ? hook.responses.shift() : hook.defaultStatus;
+      const status = typeof planned === 'number' ? planned : planned.status;
+      const extra = typeof planned === 'number' ? {} : (planned.headers ?? {});
       const list = received.get(name) ?? [];
       list.push({ at: Date.now(), headers: req.headers, body, verified, status });
       received.set(name, list);
       if (hook.delayMs) await new Promise((r) => setTimeout(r, hook.delayMs));
+      for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
       return json(res, status, { received: verified });
     }
     if (area === '_control' && req.method === 'PUT') {
       const plan = JSON.parse(await rawBody(req));
-      hooks.set(name, { secret: plan.secret, responses: plan.responses ?? [], defaultStatus: plan.defaultStatus ?? 200, delayMs: plan.delayMs ?? 0 });
+      hooks.set(name, { secret: plan.secret, responses: plan.responses ?? [], defaultStatus: plan.defaultStatus ?? 200, delayMs: plan.delayMs ?? 0, refuse: plan.refuse ?? [] });
       return json(res, 200, { ok: true });
     }
     if (area === '_control' && req.method === 'GET') return json(res, 200, received.get(name) ?? []);

@@ -10,11 +10,15 @@ export interface ReceivedDelivery {
   status: number;
 }
 
+export type PlannedAnswer = number | { status: number; headers?: Record<string, string> };
+
 export interface HookPlan {
   secret: string;
-  /** Statuses to answer with, in order; then defaultStatus. */
-  responses?: number[];
-  defaultStatus?: number;
+  /** Statuses (or statuses with headers) to answer with, in order; then defaultStatus. */
+  responses?: PlannedAnswer[];
+  defaultStatus?: PlannedAnswer;
+  /** Bodies containing any of these strings are answered 500, whatever their turn. */
+  refuse?: string[];
   delayMs?: number;
 }
 

@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../../lib/config';
 import { migrate, openOrm, type Orm } from '../../../db/orm';
 import { deliveryPlanner } from '../../../activities/delivery-planner';
 import { createAttemptActivities } from '../../../activities/webhook-attempt';
+import { healthSettings } from '../../../activities';
 import { secretBoxFrom } from '../../../activities/webhook-secret-box';
 import { engineDispatcher, relayOnlyDispatcher } from '../../../activities/event-dispatcher';
 import { publishEvents } from '../../../activities/event-publisher';
@@ -14,15 +15,15 @@ import { uuidFromName } from '../../../lib/ids';
 import { deliveryWorkflowId } from '../../../domain/webhook-messages';
 import type { webhookDeliveryWorkflow } from '../../../workflows/webhook-delivery';
 import { freshDatabase } from '../../support/service';
-import type { Receiver } from './receiver';
+import type { PlannedAnswer, Receiver } from './receiver';
 
 /**
  * The webhook half of the service without the HTTP API, for tests that bring their own Temporal
  * (the time-skipping server, or a worker in another process): a fresh database, the real
  * activities, the real store and publish path.
  */
-export async function webhookHarness(): Promise<{ config: Config; orm: Orm }> {
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: await freshDatabase(), WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' });
+export async function webhookHarness(env: Record<string, string> = {}): Promise<{ config: Config; orm: Orm }> {
+  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: await freshDatabase(), WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', ...env });
   const orm = await openOrm(config);
   await migrate(orm);
   return { config, orm };
@@ -30,7 +31,7 @@ export async function webhookHarness(): Promise<{ config: Config; orm: Orm }> {
 
 /** Only the activities the webhook workflows call. */
 export const webhookActivities = (config: Config, orm: Orm) => ({
-  ...createAttemptActivities({ orm, secrets: () => secretBoxFrom(config), ssrf: () => policyFromConfig(config) }),
+  ...createAttemptActivities({ orm, secrets: () => secretBoxFrom(config), ssrf: () => policyFromConfig(config), health: () => healthSettings(config) }),
 });
 
 export function webhookOps(deps: { config: Config; orm: Orm; client: Client; taskQueue: string; receiver: Receiver }) {
@@ -44,14 +45,14 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
     orgId,
     store,
     reads,
-    async endpoint(hook: string, plan: { responses?: number[]; defaultStatus?: number; delayMs?: number } = {}) {
+    async endpoint(hook: string, plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number } = {}) {
       const { row, secret } = await store.create(orgId, { url: deps.receiver.url(hook), description: hook, eventTypes: ['*'] });
       secrets.set(hook, secret);
       await deps.receiver.plan(hook, { ...plan, secret });
       return row;
     },
     /** Changes how the receiver answers the hook from now on. */
-    replan: (hook: string, plan: { responses?: number[]; defaultStatus?: number; delayMs?: number }) => deps.receiver.plan(hook, { ...plan, secret: secrets.get(hook)! }),
+    replan: (hook: string, plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number }) => deps.receiver.plan(hook, { ...plan, secret: secrets.get(hook)! }),
     /**
      * Publishes one event aimed at the endpoint. `viaBatcher: true` hands it to the delivery
      * engine (a batcher makes attempt 1; a delivery workflow exists only if that failed);

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { publishEvents } from '../../activities/event-publisher';
+import { engineDispatcher } from '../../activities/event-dispatcher';
+import { ENDPOINT_DISABLED } from '../../domain/events';
+import { deliveryWorkflowId } from '../../domain/webhook-messages';
+import { uuidFromName } from '../../lib/ids';
+import { actor, newOrg, type Actor } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { PATHS, registerHook } from './support/hooks';
+import { eventually, Receiver, type HookPlan } from './support/receiver';
+import { timerPending } from './support/webhook-harness';
+
+/**
+ * Issue 12 on the real delivery engine (batcher, delivery workflows, HTTP): a 410 disables the
+ * endpoint and ends the delivery, whether it answers attempt 1 (the batcher) or a later one; a
+ * first attempt's Retry-After reaches the delivery workflow the batcher starts. The engine is the
+ * same for both behaviour sets, so one set is enough.
+ */
+describe('endpoint health on the delivery engine (issue 12)', () => {
+  const set = 'A';
+  let svc: TestService;
+  let receiver: Receiver;
+  let staff: Actor;
+  let api: ReturnType<typeof http>;
+  const base = PATHS[set].endpoints;
+  const deliveries = PATHS[set].deliveries;
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    api = http(svc.baseUrl);
+  });
+  // Each test its own organisation: webhook.endpoint.disabled goes to every other endpoint of it.
+  beforeEach(async () => (staff = await actor(svc, newOrg(), ['staff'])));
+  afterAll(async () => {
+    await svc.stop();
+    await receiver.stop();
+  });
+
+  const hook = (name: string, plan: Omit<HookPlan, 'secret'> = {}, types = ['subscription.approved']) => registerHook(svc, receiver, staff, `eh-${name}-${staff.orgId.slice(0, 8)}`, types, plan);
+  const hookName = (name: string) => `eh-${name}-${staff.orgId.slice(0, 8)}`;
+  /** One subscription.approved event through the engine's fast path (dispatcher → batcher). */
+  const publish = async () => {
+    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
+    return event.id;
+  };
+  const delivery = (id: string) => api.get(`${deliveries}/${id}`, staff.token).then((r) => r.body.data);
+  const endpoint = (id: string) => api.get(`${base}/${id}`, staff.token).then((r) => r.body.data);
+
+  it('disables the endpoint on a 410 to the batcher’s first attempt: no delivery workflow, no further attempt, the others told', async () => {
+    const gone = await hook('gone-first', { responses: [410] });
+    await hook('watcher-first', {}, [ENDPOINT_DISABLED]);
+    const eventId = await publish();
+    const deliveryId = uuidFromName(eventId, gone.id);
+
+    const [notice] = await receiver.waitFor(hookName('watcher-first'), 1);
+    const body = JSON.parse(notice!.body);
+    expect(body).toMatchObject({ event_type: ENDPOINT_DISABLED, data: { endpoint_id: gone.id, reason: 'gone' } });
+    expect(await endpoint(gone.id)).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
+    expect(await delivery(deliveryId)).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null });
+    // The batch's answer said the endpoint is disabled, so the batcher started no schedule for it.
+    await expect(svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(await receiver.received(hookName('gone-first'))).toHaveLength(1);
+  });
+
+  it('disables the endpoint on a 410 to a later attempt and ends that delivery workflow', async () => {
+    const gone = await hook('gone-later', { responses: [500, 410] });
+    const eventId = await publish();
+    const deliveryId = uuidFromName(eventId, gone.id);
+    const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
+    await eventually(() => handle.describe().then(() => true, () => undefined), 30_000, 'delivery workflow started');
+
+    // Attempt 2 now, instead of after the 30 s of the schedule.
+    expect((await api.post(`${deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
+    expect(await handle.result()).toBe('endpoint_disabled');
+    expect(await endpoint(gone.id)).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
+    expect(await delivery(deliveryId)).toMatchObject({ status: 'failed', attempt_count: 2, next_attempt_at: null });
+    expect((await receiver.received(hookName('gone-later'))).map((d) => d.status)).toEqual([500, 410]);
+  });
+
+  it('hands a first attempt’s Retry-After to the delivery workflow the batcher starts', async () => {
+    const busy = await hook('busy-first', { responses: [{ status: 503, headers: { 'retry-after': '7200' } }] });
+    const eventId = await publish();
+    const deliveryId = uuidFromName(eventId, busy.id);
+    const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
+    await eventually(() => handle.describe().then(() => timerPending(handle).then((p) => p || undefined), () => undefined), 30_000, 'delivery workflow waiting');
+
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timer = events.find((e) => e.timerStartedEventAttributes)!.timerStartedEventAttributes!;
+    expect(Number(timer.startToFireTimeout!.seconds)).toBe(7200); // not the schedule's 30 s
+    const row = await delivery(deliveryId);
+    const shown = new Date(row.next_attempt_at).getTime() - new Date(row.last_attempt_at).getTime();
+    expect(shown).toBeGreaterThanOrEqual(7_200_000);
+    expect(shown).toBeLessThan(7_200_000 + 30_000);
+    await handle.terminate('test over');
+  });
+});
