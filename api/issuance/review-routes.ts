@@ -8,7 +8,7 @@ import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
 import { deliveryView } from '../notifications/views';
-import { SubscriptionParams } from './schema';
+import { ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
 import { subscriptionReads } from './subscription-reads';
 
 const ReviewQueueQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(100) });
@@ -30,7 +30,7 @@ export function reviewRouter(deps: ApiDeps): Router {
   const reads = subscriptionReads(deps.orm);
   const sql = () => deps.orm.em.getConnection();
 
-  router.get('/review-queue', staff, validate({ query: ReviewQueueQuery }, async (ctx, { query }) => {
+  router.get('/review-queue', staff, validate({ query: ReviewQueueQuery, response: ReviewQueue, summary: 'Subscriptions waiting on review, with what a reviewer weighs' }, async (ctx, { query }) => {
     const orgId = ctx.state.principal.orgId;
     const rows = await sql().execute<QueueRow[]>(
       `select s.state, s.review_since, k.status as kyc_status,
@@ -57,7 +57,7 @@ export function reviewRouter(deps: ApiDeps): Router {
     });
   }));
 
-  router.get('/subscriptions/:subscription_id/activity', staff, validate({ params: SubscriptionParams }, async (ctx, { params }) => {
+  router.get('/subscriptions/:subscription_id/activity', staff, validate({ params: SubscriptionParams, response: SubscriptionActivity, summary: "A subscription's events and their webhook deliveries" }, async (ctx, { params }) => {
     const record = await reads.authorized(params.subscription_id, ctx.state.principal, 'read');
     const events = await sql().execute<{ id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]>(
       `select id, type, occurred_at, data from events

@@ -6,7 +6,7 @@ import { supportedEventTypes } from '../../domain/events';
 import { renderEventBody, type EnvelopeSource } from '../../activities/webhook-signing';
 import { checkEventTypes } from './event-type-policy';
 import { decodeSeqCursor, encodeSeqCursor } from './cursor';
-import { ListEventsQuery } from './schema';
+import { EventList, ListEventsQuery } from './schema';
 import { ok } from './reply';
 
 type EventRow = EnvelopeSource & { seq: string; body: string | null };
@@ -18,7 +18,7 @@ type EventRow = EnvelopeSource & { seq: string; body: string | null };
  */
 export function eventRoutes(router: Router, staff: Middleware, deps: ApiDeps): void {
   const types = supportedEventTypes(deps.config.BEHAVIOUR_SET);
-  router.get('/events', staff, validate({ query: ListEventsQuery }, async (ctx, { query }) => {
+  router.get('/events', staff, validate({ query: ListEventsQuery, response: EventList, summary: "The organisation's events, oldest first, as delivered envelopes (pull what a webhook missed)" }, async (ctx, { query }) => {
     const knex = deps.orm.em.getConnection().getKnex();
     // An unknown type is the same 400 as on subscription; "*" (or none) means every type.
     const wanted = query.event_type ? checkEventTypes(deps.config.BEHAVIOUR_SET, [query.event_type]) : ['*'];

@@ -6,6 +6,7 @@ import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { NOTIFICATION_PATHS } from './paths';
 import { ok } from './reply';
+import { EndpointHealthView } from './schema';
 import { deliveryView } from './views';
 
 const HealthParams = z.object({ id: z.uuid() });
@@ -29,7 +30,7 @@ export function endpointHealthRouter(deps: ApiDeps): Router {
   const knex = () => deps.orm.em.getConnection().getKnex();
   const base = NOTIFICATION_PATHS[deps.config.BEHAVIOUR_SET].endpoints;
 
-  router.get(`${base}/:id/health`, staff, validate({ params: HealthParams, query: HealthQuery }, async (ctx, { params, query }) => {
+  router.get(`${base}/:id/health`, staff, validate({ params: HealthParams, query: HealthQuery, response: EndpointHealthView, summary: "A webhook endpoint's delivery health: success rate over time, latest failures, retries waiting" }, async (ctx, { params, query }) => {
     const orgId = ctx.state.principal.orgId;
     const endpoint = await knex()('webhook_endpoints').where({ id: params.id, org_id: orgId, deleted_at: null }).first('id');
     if (!endpoint) throw notFound('Webhook endpoint');

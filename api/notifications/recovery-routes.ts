@@ -9,7 +9,7 @@ import { newId } from '../../lib/ids';
 import { recoveryWorkflowId } from '../../workflows/recovery-messages';
 import type { webhookRecoveryWorkflow } from '../../workflows/webhook-recovery';
 import type { EndpointStore } from './endpoint-store';
-import { EndpointParams, RecoveryParams, StartRecoveryBody } from './schema';
+import { EndpointParams, RecoveryParams, RecoveryView, StartRecoveryBody } from './schema';
 import { recoveryView } from './views';
 import { ok } from './reply';
 
@@ -42,7 +42,7 @@ export function recoveryRoutes(router: Router, one: string, staff: Middleware, d
       });
   };
 
-  router.post(base, staff, validate({ params: EndpointParams, body: StartRecoveryBody }, async (ctx, { params, body }) => {
+  router.post(base, staff, validate({ params: EndpointParams, body: StartRecoveryBody, response: RecoveryView, status: 202, summary: "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time" }, async (ctx, { params, body }) => {
     const orgId = ctx.state.principal.orgId;
     const endpoint = await deps.store.get(orgId, params.id);
     if (endpoint.status !== 'enabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries');
@@ -71,13 +71,13 @@ export function recoveryRoutes(router: Router, one: string, staff: Middleware, d
     ok(ctx, recoveryView(row as WebhookRecoveryRow), 202);
   }));
 
-  router.get(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams }, async (ctx, { params }) => {
+  router.get(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams, response: RecoveryView, summary: "A bulk recovery's progress" }, async (ctx, { params }) => {
     ok(ctx, recoveryView(await get(ctx.state.principal.orgId, params.id, params.recovery_id)));
   }));
 
   // The stop is a flag the workflow's activity reads between chunks, so it holds across worker
   // restarts and continue-as-new; the recovery says `cancelling` until it has stopped.
-  router.delete(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams }, async (ctx, { params }) => {
+  router.delete(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams, response: RecoveryView, status: 202, summary: 'Stop a running bulk recovery after the chunk in flight' }, async (ctx, { params }) => {
     const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
     if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
     const [updated] = await knex()('webhook_recoveries')

@@ -115,3 +115,65 @@ export const AttemptView = z
   .meta({ id: 'WebhookAttempt' });
 export const DeliveryDetail = DeliveryView.extend({ attempts: z.array(AttemptView) }).meta({ id: 'WebhookDeliveryDetail' });
 export const DeliveryList = z.object({ items: z.array(DeliveryView), next_cursor: z.string().nullable() }).meta({ id: 'WebhookDeliveryList' });
+
+/** A bulk recovery (issue 12): its window, its progress, and `cancelling` once a stop was asked for. */
+export const RecoveryView = z
+  .object({
+    id: z.uuid(),
+    endpoint_id: z.uuid(),
+    since: timestamp,
+    until: timestamp.describe("The recovery's start: deliveries created later are not part of it"),
+    status: z.enum(['running', 'cancelling', 'completed', 'cancelled']),
+    total: z.number().int().describe('Failed or exhausted deliveries in the window when the recovery started'),
+    done: z.number().int(),
+    skipped: z.number().int(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    finished_at: timestamp.nullable(),
+  })
+  .meta({ id: 'WebhookRecovery' });
+
+/** One event as the §6.3 envelope that was (or would have been) delivered; `data` is the type's (see webhooks). */
+export const EventEnvelopeView = z
+  .object({
+    event_id: z.uuid(),
+    event_type: z.string(),
+    source: z.string(),
+    org_id: z.string(),
+    version: z.string(),
+    timestamp,
+    data: z.record(z.string(), z.unknown()).describe("The event type's data, as documented under webhooks"),
+  })
+  .meta({ id: 'EventEnvelope' });
+export const EventList = z
+  .object({
+    items: z.array(EventEnvelopeView),
+    next_cursor: z.string().nullable().describe('Where to continue from, also when nothing new arrived yet'),
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'EventList' });
+
+const rate = z.number().min(0).max(1).nullable().describe('succeeded / attempts; null with no attempts');
+/** An endpoint's delivery health (issue 15): a success-rate series, the latest failures, what waits on a retry. */
+export const EndpointHealthView = z
+  .object({
+    endpoint_id: z.uuid(),
+    bucket_minutes: z.number().int(),
+    attempts: z.number().int(),
+    succeeded: z.number().int(),
+    success_rate: rate,
+    series: z.array(z.object({ start: timestamp, attempts: z.number().int(), succeeded: z.number().int(), success_rate: rate })).describe('One point per bucket of the window, empty ones included'),
+    recent_failures: z.array(
+      z.object({
+        delivery_id: z.uuid(),
+        event_type: z.string(),
+        delivery_status: z.enum(DELIVERY_STATUSES as [string, ...string[]]),
+        attempt: z.number().int(),
+        attempted_at: timestamp,
+        response_status: z.number().int().nullable(),
+        error: z.string().nullable(),
+      }),
+    ),
+    waiting_on_retry: z.array(DeliveryView),
+  })
+  .meta({ id: 'WebhookEndpointHealth' });

@@ -8,11 +8,14 @@ import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
  * answer is replayed for the same key and body, another body is 409, and a command the workflow
  * did not answer in time (503) gets its real result when retried with the same key.
  */
+const SUCCESS = 'https://investor.example/done';
+const CANCEL = 'https://investor.example/cancelled';
+const key = () => `key-${randomUUID()}`;
+const withKey = (k: string) => ({ 'idempotency-key': k });
+
 describe('Idempotency-Key on commands, Set A', () => {
   let svc: TestService;
   let w: LifecycleWorld;
-  const key = () => `key-${randomUUID()}`;
-  const withKey = (k: string) => ({ 'idempotency-key': k });
 
   beforeAll(async () => {
     // Short enough that a stopped worker turns a command into a 503 within the test.
@@ -87,6 +90,50 @@ describe('Idempotency-Key on commands, Set A', () => {
     expect(reject2.body).toEqual(reject1.body);
   });
 
+  it('replays a setup session (Set A) with the same session_id, and refuses the key with another body', async () => {
+    const s = await w.signed();
+    const k = key();
+    const body = { paymentMethod: 'card', successUrl: SUCCESS, cancelUrl: CANCEL };
+    const open = (b: unknown) => w.api.post(path(s.id, 'create-setup-session'), w.investor.token, b, withKey(k));
+    const first = await open(body);
+    const again = await open({ cancelUrl: CANCEL, successUrl: SUCCESS, paymentMethod: 'card' });
+    expect(first.status).toBe(200);
+    expect(first.body.data.session_id).toEqual(expect.any(String));
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data.session_id).toBe(first.body.data.session_id);
+    const other = await open({ ...body, paymentMethod: 'us_bank_account' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Without a key the investor opens a new session: the key, not the state, made the replay.
+    const fresh = await w.api.post(path(s.id, 'create-setup-session'), w.investor.token, body);
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.data.session_id).not.toBe(first.body.data.session_id);
+  });
+
+  it('replays void (admin) and request-info (staff) once each, and refuses their keys with another reason', async () => {
+    const signed = await w.signed();
+    const vk = key();
+    const voidIt = (reason: string) => w.api.post(path(signed.id, 'void'), w.admin.token, { reason }, withKey(vk));
+    const [v1, v2] = [await voidIt('Signed by the wrong person'), await voidIt('Signed by the wrong person')];
+    expect(v1.status).toBe(200);
+    expect(v1.body.data.status).toBe('voided');
+    expect(v2.headers.get('idempotent-replayed')).toBe('true');
+    expect(v2.body).toEqual(v1.body);
+    expect((await voidIt('Another reason')).body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await eventsOf(signed.id, 'subscription.voided')).toHaveLength(1);
+
+    const inReview = await w.inReviewByWire();
+    const ik = key();
+    const ask = (reason: string) => w.api.post(path(inReview.id, 'request-info'), w.staff.token, { reason }, withKey(ik));
+    const [i1, i2] = [await ask('Proof of address, please'), await ask('Proof of address, please')];
+    expect(i1.status).toBe(200);
+    expect(i2.headers.get('idempotent-replayed')).toBe('true');
+    expect(i2.body).toEqual(i1.body);
+    expect((await ask('Something else')).body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await eventsOf(inReview.id, 'subscription.info_requested')).toHaveLength(1);
+  });
+
   it('answers a concurrent duplicate with the first answer or 409 IDEMPOTENCY_KEY_IN_USE, and applies once', async () => {
     const s = await w.inReviewByWire();
     const k = key();
@@ -155,5 +202,32 @@ describe('Idempotency-Key on commands, Set A', () => {
     const replay = await approve();
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(retry.body);
+  });
+});
+
+describe('Idempotency-Key on commands, Set B', () => {
+  let svc: TestService;
+  let w: LifecycleWorld;
+  beforeAll(async () => {
+    svc = await startService({ set: 'B' });
+    w = await lifecycleWorld(svc);
+  }, 120_000);
+  afterAll(() => svc?.stop());
+
+  it('replays a checkout session with the same session_id, and refuses the key with another body', async () => {
+    const s = await w.signed();
+    const k = key();
+    const url = `/issuance/subscriptions/${s.id}/create-checkout-session`;
+    const body = { paymentMethod: 'card', successUrl: SUCCESS, cancelUrl: CANCEL };
+    const first = await w.api.post(url, w.investor.token, body, withKey(k));
+    const again = await w.api.post(url, w.investor.token, body, withKey(k));
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data.session_id).toBe(first.body.data.session_id);
+    expect(again.body).toEqual(first.body);
+    const other = await w.api.post(url, w.investor.token, { ...body, successUrl: 'https://investor.example/elsewhere' }, withKey(k));
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 });

@@ -55,13 +55,43 @@ describe('the OpenAPI document and the docs page', () => {
     const ops = Object.entries(doc.paths).flatMap(([path, methods]: [string, any]) => Object.entries(methods).map(([method, op]: [string, any]) => ({ path, method, op })));
     for (const { path, method, op } of ops) {
       expect({ path, method, tags: op.tags, summary: typeof op.summary }).toEqual({ path, method, tags: [expect.stringMatching(/^(identity|issuance|notifications|payments|service)$/)], summary: 'string' });
-      const enveloped = Object.entries(op.responses).find(([s, r]: [string, any]) => s.startsWith('2') && r.content?.['application/json']);
-      // Every JSON success answer documents what its data holds (HTML pages and JWKS are not enveloped).
-      if (enveloped && op.security) expect(JSON.stringify((enveloped[1] as any).content['application/json'].schema.properties.data)).not.toBe('{}');
+      const successes = Object.entries(op.responses).filter(([s]) => s.startsWith('2') || s === '303');
+      expect({ path, method, successes: successes.length }).toEqual({ path, method, successes: 1 });
+      const [status, success] = successes[0] as [string, any];
+      // Every JSON success answer, signed in or not, documents what its data holds.
+      if (success.content?.['application/json']) {
+        const data = success.content['application/json'].schema.properties.data;
+        expect({ path, method, typed: data?.$ref ?? (JSON.stringify(data ?? {}) === '{}' ? 'untyped' : 'inline') }).toEqual({ path, method, typed: expect.stringMatching(/^(#\/components\/schemas\/|inline$)/) });
+      } else if (status !== '204' && status !== '303') {
+        // Only the document, its page and the key sets answer outside the envelope.
+        expect({ path, method }).toEqual({ path: expect.stringMatching(/^\/(openapi\.json|docs(\/.*)?|identity\/\.well-known\/jwks\.json|dev-idp\/.+|(payments\/)?sandbox\/.+)$/), method });
+      }
       const key = (op.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
       expect({ path, method, key }).toEqual({ path, method, key: method === 'post' && Boolean(op.security) });
     }
     for (const tag of ['identity', 'issuance', 'notifications', 'payments']) expect(ops.some(({ op }) => op.tags[0] === tag)).toBe(true);
+    // The console's HTML pages and the dev IdP's browser sign-in are not the JSON API.
+    expect(Object.keys(doc.paths).filter((p) => /^\/console|^\/dev-idp\/(authorize|token)$/.test(p))).toEqual([]);
+  });
+
+  it('types the answers of the routes issues 12 and 15 added, with their real statuses', async () => {
+    const doc = (await http(svc.baseUrl).get('/openapi.json')).body;
+    const data = (op: any, status: string) => op.responses[status].content['application/json'].schema.properties.data;
+    const twoxx = (op: any) => Object.keys(op.responses).filter((s) => s.startsWith('2'));
+    const endpoints = Object.keys(doc.paths).find((p) => /webhook-endpoints\/\{id\}\/recoveries$/.test(p))!;
+    const recovery = `${endpoints}/{recovery_id}`;
+    expect(twoxx(doc.paths[endpoints].post)).toEqual(['202']);
+    expect(data(doc.paths[endpoints].post, '202')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
+    expect(data(doc.paths[recovery].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
+    expect(twoxx(doc.paths[recovery].delete)).toEqual(['202']);
+    expect(data(doc.paths[recovery].delete, '202')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
+    expect(doc.components.schemas.WebhookRecovery.properties.status.enum).toEqual(['running', 'cancelling', 'completed', 'cancelled']);
+    expect(data(doc.paths['/notifications/events'].get, '200')).toEqual({ $ref: '#/components/schemas/EventList' });
+    expect(doc.components.schemas.EventEnvelope.required).toEqual(['event_id', 'event_type', 'source', 'org_id', 'version', 'timestamp', 'data']);
+    const health = Object.keys(doc.paths).find((p) => p.endsWith('/{id}/health'))!;
+    expect(data(doc.paths[health].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookEndpointHealth' });
+    expect(data(doc.paths['/issuance/review-queue'].get, '200')).toEqual({ $ref: '#/components/schemas/ReviewQueue' });
+    expect(data(doc.paths['/issuance/subscriptions/{subscription_id}/activity'].get, '200')).toEqual({ $ref: '#/components/schemas/SubscriptionActivity' });
   });
 
   it('documents every event type of the set as a webhook, with the envelope, its data and the delivery headers', async () => {
@@ -69,7 +99,8 @@ describe('the OpenAPI document and the docs page', () => {
     const doc = (await api.get('/openapi.json')).body;
     const staffToken = await svc.tokens.sign({ userId: 'u', orgId: '00000000-0000-4000-8000-000000000009', roles: ['staff'], kycCompleted: false });
     const served = (await api.get('/notifications/event-types', staffToken)).body.data.eventTypes as string[];
-    expect(Object.keys(doc.webhooks).sort()).toEqual([...served, 'webhook.endpoint.disabled'].sort());
+    // webhook.endpoint.disabled is documented whether or not the set lists it as subscribable.
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...new Set([...served, 'webhook.endpoint.disabled'])].sort());
     const approved = doc.webhooks['subscription.approved'].post;
     const body = approved.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['event_id', 'event_type', 'source', 'org_id', 'version', 'timestamp', 'data']);

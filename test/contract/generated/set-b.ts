@@ -476,7 +476,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Needs the role staff or admin. */
+        /**
+         * Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time
+         * @description Needs the role staff or admin.
+         */
         post: operations["postNotificationsWebhooksIdRecoveries"];
         delete?: never;
         options?: never;
@@ -491,11 +494,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Needs the role staff or admin. */
+        /**
+         * A bulk recovery's progress
+         * @description Needs the role staff or admin.
+         */
         get: operations["getNotificationsWebhooksIdRecoveriesRecoveryId"];
         put?: never;
         post?: never;
-        /** @description Needs the role staff or admin. */
+        /**
+         * Stop a running bulk recovery after the chunk in flight
+         * @description Needs the role staff or admin.
+         */
         delete: operations["deleteNotificationsWebhooksIdRecoveriesRecoveryId"];
         options?: never;
         head?: never;
@@ -569,7 +578,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Needs the role staff or admin. */
+        /**
+         * The organisation's events, oldest first, as delivered envelopes (pull what a webhook missed)
+         * @description Needs the role staff or admin.
+         */
         get: operations["getNotificationsEvents"];
         put?: never;
         post?: never;
@@ -991,7 +1003,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Needs the role staff or admin. */
+        /**
+         * Subscriptions waiting on review, with what a reviewer weighs
+         * @description Needs the role staff or admin.
+         */
         get: operations["getIssuanceReviewQueue"];
         put?: never;
         post?: never;
@@ -1008,7 +1023,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Needs the role staff or admin. */
+        /**
+         * A subscription's events and their webhook deliveries
+         * @description Needs the role staff or admin.
+         */
         get: operations["getIssuanceSubscriptionsSubscriptionIdActivity"];
         put?: never;
         post?: never;
@@ -1025,7 +1043,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Needs the role staff or admin. */
+        /**
+         * A webhook endpoint's delivery health: success rate over time, latest failures, retries waiting
+         * @description Needs the role staff or admin.
+         */
         get: operations["getNotificationsWebhooksIdHealth"];
         put?: never;
         post?: never;
@@ -1694,6 +1715,30 @@ export interface components {
             /** Format: uuid */
             delivery_id: string;
         };
+        WebhookRecovery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            endpoint_id: string;
+            /** Format: date-time */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The recovery's start: deliveries created later are not part of it
+             */
+            until: string;
+            /** @enum {string} */
+            status: "running" | "cancelling" | "completed" | "cancelled";
+            /** @description Failed or exhausted deliveries in the window when the recovery started */
+            total: number;
+            done: number;
+            skipped: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            finished_at: string | null;
+        };
         WebhookDeliveryList: {
             items: components["schemas"]["WebhookDelivery"][];
             next_cursor: string | null;
@@ -1745,6 +1790,26 @@ export interface components {
             response_body: string | null;
             /** @description timeout, or the network error code */
             error: string | null;
+        };
+        EventList: {
+            items: components["schemas"]["EventEnvelope"][];
+            /** @description Where to continue from, also when nothing new arrived yet */
+            next_cursor: string | null;
+            has_more: boolean;
+        };
+        EventEnvelope: {
+            /** Format: uuid */
+            event_id: string;
+            event_type: string;
+            source: string;
+            org_id: string;
+            version: string;
+            /** Format: date-time */
+            timestamp: string;
+            /** @description The event type's data, as documented under webhooks */
+            data: {
+                [key: string]: unknown;
+            };
         };
         NotificationReceipt: {
             /** @constant */
@@ -1830,6 +1895,87 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        ReviewQueue: {
+            /** @description Subscriptions waiting on review, longest-waiting first */
+            items: {
+                subscription: components["schemas"]["Subscription"];
+                investor_id: string;
+                /** @description The investor's identity verification, or none */
+                kyc_status: string;
+                /** @description The investor's latest accreditation, or none */
+                accreditation_status: string;
+                /** @description What the investor declared at creation */
+                accreditation_self_reported: string | null;
+                /** Format: date-time */
+                review_since: string;
+                waiting_seconds: number;
+            }[];
+        };
+        SubscriptionActivity: {
+            /** @description The events the subscription published, in publish order */
+            events: {
+                /** Format: uuid */
+                id: string;
+                type: string;
+                /** Format: date-time */
+                occurred_at: string;
+                status: string | null;
+                payment_status: string | null;
+                reason: string | null;
+                message: string | null;
+            }[];
+            /** @description Their webhook deliveries, oldest first */
+            deliveries: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                event_id: string;
+                event_type: string;
+                /** Format: uuid */
+                endpoint_id: string;
+                /** @enum {string} */
+                status: "pending" | "success" | "failed" | "exhausted";
+                attempt_count: number;
+                last_attempt_at: string | null;
+                next_attempt_at: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                endpoint_url: string;
+            }[];
+        };
+        WebhookEndpointHealth: {
+            /** Format: uuid */
+            endpoint_id: string;
+            bucket_minutes: number;
+            attempts: number;
+            succeeded: number;
+            /** @description succeeded / attempts; null with no attempts */
+            success_rate: number | null;
+            /** @description One point per bucket of the window, empty ones included */
+            series: {
+                /** Format: date-time */
+                start: string;
+                attempts: number;
+                succeeded: number;
+                /** @description succeeded / attempts; null with no attempts */
+                success_rate: number | null;
+            }[];
+            recent_failures: {
+                /** Format: uuid */
+                delivery_id: string;
+                event_type: string;
+                /** @enum {string} */
+                delivery_status: "pending" | "success" | "failed" | "exhausted";
+                attempt: number;
+                /** Format: date-time */
+                attempted_at: string;
+                response_status: number | null;
+                error: string | null;
+            }[];
+            waiting_on_retry: components["schemas"]["WebhookDelivery"][];
         };
         SubscriptionEventData: {
             /** Format: uuid */
@@ -4969,7 +5115,7 @@ export interface operations {
         };
         responses: {
             /** @description Success */
-            200: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4977,7 +5123,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: unknown;
+                        data: components["schemas"]["WebhookRecovery"];
                     };
                 };
             };
@@ -5098,7 +5244,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: unknown;
+                        data: components["schemas"]["WebhookRecovery"];
                     };
                 };
             };
@@ -5152,12 +5298,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done; no body */
-            204: {
+            /** @description Success */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookRecovery"];
+                    };
+                };
             };
             /** @description No valid bearer access token */
             401: {
@@ -5510,7 +5662,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: unknown;
+                        data: components["schemas"]["EventList"];
                     };
                 };
             };
@@ -7914,7 +8066,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: unknown;
+                        data: components["schemas"]["ReviewQueue"];
                     };
                 };
             };
@@ -7985,7 +8137,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: unknown;
+                        data: components["schemas"]["SubscriptionActivity"];
                     };
                 };
             };
@@ -8050,7 +8202,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: unknown;
+                        data: components["schemas"]["WebhookEndpointHealth"];
                     };
                 };
             };
