@@ -13,13 +13,12 @@ const DELIVERY_HEADERS: JsonSchema[] = [
   header('X-Service-Delivery-Id', 'The delivery UUID: the same on every attempt of this delivery', { type: 'string', format: 'uuid' }),
   header('X-Service-Timestamp', 'The event timestamp, ISO 8601', { type: 'string', format: 'date-time' }),
   header('User-Agent', 'Service-Webhooks/1.0', { const: 'Service-Webhooks/1.0' }),
-  header('webhook-id', 'Standard Webhooks: the message id (the event id)', { type: 'string' }, false),
-  header('webhook-timestamp', 'Standard Webhooks: Unix seconds when this attempt was signed', { type: 'string', pattern: '^[0-9]+$' }, false),
+  header('webhook-id', 'Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it)', { type: 'string' }),
+  header('webhook-timestamp', 'Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones)', { type: 'string', pattern: '^[0-9]+$' }),
   header(
     'webhook-signature',
     'Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret',
     { type: 'string' },
-    false,
   ),
 ];
 

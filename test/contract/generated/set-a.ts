@@ -1685,6 +1685,7 @@ export interface components {
             tranche_id: string | null;
             /** @description The investor's user id (the access token's sub); also on every subscription event */
             investor_id: string;
+            /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
             units_subscribed: number;
             /** @description Decimal string with two places, e.g. "1250.00" */
             price_per_unit: string;
@@ -1748,6 +1749,11 @@ export interface components {
             };
             /** @description Until then webhook-signature also carries a signature with the replaced secret */
             previous_secret_expires_at: string | null;
+            /**
+             * @description per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events
+             * @enum {string}
+             */
+            ordering: "none" | "per_subscription";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1782,6 +1788,11 @@ export interface components {
             };
             /** @description Until then webhook-signature also carries a signature with the replaced secret */
             previous_secret_expires_at: string | null;
+            /**
+             * @description per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events
+             * @enum {string}
+             */
+            ordering: "none" | "per_subscription";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1864,7 +1875,8 @@ export interface components {
             number: number;
             /** Format: date-time */
             attempted_at: string;
-            duration_ms: number;
+            /** @description null while the attempt is in flight (its start is recorded before the POST) */
+            duration_ms: number | null;
             response_status: number | null;
             /** @description The first 4 KB of what the endpoint answered */
             response_body: string | null;
@@ -2067,6 +2079,7 @@ export interface components {
             tranche_id: string | null;
             /** @description The investor's user id (the access token's sub); also on every subscription event */
             investor_id: string;
+            /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
             units_subscribed: number;
             /** @description Decimal string with two places, e.g. "1250.00" */
             price_per_unit: string;
@@ -4799,6 +4812,11 @@ export interface operations {
                     /** @default  */
                     description?: string;
                     eventTypes: string[];
+                    /**
+                     * @default none
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "per_subscription";
                 };
             };
         };
@@ -5078,6 +5096,8 @@ export interface operations {
                     description?: string;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
+                    /** @enum {string} */
+                    ordering?: "none" | "per_subscription";
                 };
             };
         };
@@ -8779,12 +8799,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8841,12 +8861,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8903,12 +8923,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8965,12 +8985,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9027,12 +9047,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9089,12 +9109,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9151,12 +9171,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9213,12 +9233,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9275,12 +9295,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9337,12 +9357,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9399,12 +9419,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9461,12 +9481,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9523,12 +9543,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9585,12 +9605,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9647,12 +9667,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9709,12 +9729,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9771,12 +9791,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9833,12 +9853,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9895,12 +9915,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9957,12 +9977,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -10019,12 +10039,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -10081,12 +10101,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -10143,12 +10163,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -10205,12 +10225,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;

@@ -1605,6 +1605,7 @@ export interface components {
             tranche_id: string | null;
             /** @description The investor's user id (the access token's sub); also on every subscription event */
             investor_id: string;
+            /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
             units_subscribed: number;
             /** @description Decimal string with two places, e.g. "1250.00" */
             price_per_unit: string;
@@ -1668,6 +1669,11 @@ export interface components {
             };
             /** @description Until then webhook-signature also carries a signature with the replaced secret */
             previous_secret_expires_at: string | null;
+            /**
+             * @description per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events
+             * @enum {string}
+             */
+            ordering: "none" | "per_subscription";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1702,6 +1708,11 @@ export interface components {
             };
             /** @description Until then webhook-signature also carries a signature with the replaced secret */
             previous_secret_expires_at: string | null;
+            /**
+             * @description per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events
+             * @enum {string}
+             */
+            ordering: "none" | "per_subscription";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1784,7 +1795,8 @@ export interface components {
             number: number;
             /** Format: date-time */
             attempted_at: string;
-            duration_ms: number;
+            /** @description null while the attempt is in flight (its start is recorded before the POST) */
+            duration_ms: number | null;
             response_status: number | null;
             /** @description The first 4 KB of what the endpoint answered */
             response_body: string | null;
@@ -1987,6 +1999,7 @@ export interface components {
             tranche_id: string | null;
             /** @description The investor's user id (the access token's sub); also on every subscription event */
             investor_id: string;
+            /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
             units_subscribed: number;
             /** @description Decimal string with two places, e.g. "1250.00" */
             price_per_unit: string;
@@ -4289,6 +4302,11 @@ export interface operations {
                     /** @default  */
                     description?: string;
                     eventTypes: string[];
+                    /**
+                     * @default none
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "per_subscription";
                 };
             };
         };
@@ -4568,6 +4586,8 @@ export interface operations {
                     description?: string;
                     /** @enum {string} */
                     status?: "enabled" | "disabled";
+                    /** @enum {string} */
+                    ordering?: "none" | "per_subscription";
                 };
             };
         };
@@ -8269,12 +8289,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8331,12 +8351,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8393,12 +8413,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8455,12 +8475,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8517,12 +8537,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8579,12 +8599,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8641,12 +8661,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8703,12 +8723,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8765,12 +8785,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8827,12 +8847,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8889,12 +8909,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -8951,12 +8971,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9013,12 +9033,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9075,12 +9095,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9137,12 +9157,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9199,12 +9219,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9261,12 +9281,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9323,12 +9343,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9385,12 +9405,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9447,12 +9467,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9509,12 +9529,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9571,12 +9591,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9633,12 +9653,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
@@ -9695,12 +9715,12 @@ export interface operations {
                 "X-Service-Timestamp": string;
                 /** @description Service-Webhooks/1.0 */
                 "User-Agent": "Service-Webhooks/1.0";
-                /** @description Standard Webhooks: the message id (the event id) */
-                "webhook-id"?: string;
-                /** @description Standard Webhooks: Unix seconds when this attempt was signed */
-                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
-                "webhook-signature"?: string;
+                "webhook-signature": string;
             };
             path?: never;
             cookie?: never;
