@@ -10,6 +10,8 @@ import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } f
 export interface DeliveryLookup {
   get(orgId: string, id: string): Promise<WebhookDeliveryRow>;
   endpointState(endpointId: string): Promise<'enabled' | 'disabled' | 'deleted'>;
+  /** The highest attempt number taken, results or not: an attempt in flight is counted once it is recorded. */
+  lastAttemptNumber(deliveryId: string): Promise<number>;
 }
 
 /**
@@ -37,10 +39,12 @@ export async function retryDelivery(deps: { temporal: Client; taskQueue: string;
       refuseUnlessRetryable(delivery);
     }
   }
+  // An attempt still in flight (or lost with its worker) holds its number before its result counts.
+  const attemptsMade = Math.max(delivery.attempt_count, await deps.reads.lastAttemptNumber(delivery.id));
   const input: DeliveryInput =
     delivery.status === 'exhausted'
-      ? { deliveryId: delivery.id, attemptsMade: delivery.attempt_count, once: true }
-      : { deliveryId: delivery.id, attemptsMade: delivery.attempt_count, attemptNow: true }; // no run waiting: attempt now, then the schedule
+      ? { deliveryId: delivery.id, attemptsMade, once: true }
+      : { deliveryId: delivery.id, attemptsMade, attemptNow: true }; // no run waiting: attempt now, then the schedule
   try {
     await deps.temporal.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
       taskQueue: deps.taskQueue,

@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import { createHash } from 'node:crypto';
 import { batcherWorkflowId, deliverBatch, deliverInOrder, orderedWorkflowId } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import type { Orm } from '../db/orm';
@@ -20,19 +19,28 @@ export const relayOnlyDispatcher: EventDispatcher = { dispatch: async () => unde
 
 /** Events per planning transaction; a larger backlog goes in several. */
 const MAX_EVENTS = 500;
-/** Planning-and-signal rounds in flight at once per process. */
-const MAX_ROUNDS = 4;
+/** Delivery ids per signal (about 80 KB): history events stay small, and a batcher's queue fills evenly. */
+const MAX_IDS_PER_SIGNAL = 2000;
+/**
+ * Planning-and-signal rounds in flight at once per process: one. While it runs, new events wait
+ * and leave together in the next round, so under load a signal carries many deliveries and the
+ * engine's work per delivery falls. Measured (bench, 100 events/s x 10 endpoints): 4 rounds p99
+ * 1.2-2.9 s, 2 rounds 0.66 s, 1 round 0.27 s, with throughput up, not down.
+ */
+const MAX_ROUNDS = 1;
 
 /**
- * Plans each batch of events (one transaction) and signals every batcher shard its deliveries
- * (signal-with-start: the first signal starts the shard). Events wait while MAX_ROUNDS rounds are
- * in flight, so under load a round carries many events and the engine pays per round, not per
- * event; unloaded, an event leaves at once. Never throws: whatever fails stays undispatched in the
- * outbox for the relay.
+ * Plans each batch of events (one transaction) and signals a batcher shard its deliveries
+ * (signal-with-start: the first signal starts the shard). Events wait while a round is in flight,
+ * so under load a round carries many events and the engine pays per round, not per event;
+ * unloaded, an event leaves at once. Never throws: whatever fails stays undispatched in the outbox
+ * for the relay.
  */
 export function temporalDispatcher(deps: { client: Client; taskQueue: string; planner: DeliveryPlanner; shards: number }): EventDispatcher {
   const waiting: { ids: readonly string[]; done: () => void }[] = [];
   let rounds = 0;
+  // Where a process starts does not matter (a delivery is claimed once, whichever batcher holds it).
+  let nextShard = Math.floor(Math.random() * deps.shards);
 
   function pump(): void {
     while (rounds < MAX_ROUNDS && waiting.length) {
@@ -67,7 +75,9 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
     // first; an event is marked dispatched only once every one of its deliveries was handed over.
     let ordered: OrderedDelivery[];
     try {
-      ordered = await deps.planner.ordered(all.flatMap((p) => p.deliveryIds));
+      // The planner says which of its deliveries are ordered; the relay's re-sends are looked up.
+      const known = all.every((p) => p.ordered !== undefined);
+      ordered = known ? all.flatMap((p) => p.ordered!) : await deps.planner.ordered(all.flatMap((p) => p.deliveryIds));
     } catch (err) {
       logger.warn({ err, count: all.length }, 'ordered-delivery lookup failed; the outbox relay will retry');
       return;
@@ -75,30 +85,25 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
     const routed = await handOverOrdered(ordered);
     const planned = all.map((p) => ({ ...p, deliveryIds: p.deliveryIds.filter((id) => !routed.has(id)) }));
     const stuck = new Set(all.filter((p) => p.deliveryIds.some((id) => routed.get(id) === false)).map((p) => p.eventId));
-    const byShard = new Map<number, PlannedEvent[]>();
-    for (const p of planned) {
-      const shard = shardOf(p.eventId, deps.shards);
-      byShard.set(shard, [...(byShard.get(shard) ?? []), p]);
+    // A round's deliveries go as ONE signal to one shard, the next shard each round: every batcher
+    // stays busy, and the engine pays one signal (and one workflow task) per round, not per shard.
+    // Only a round larger than a signal should carry (100-endpoint fan-outs) is split.
+    const ids = planned.flatMap((e) => e.deliveryIds);
+    try {
+      for (let i = 0; i < ids.length; i += MAX_IDS_PER_SIGNAL) {
+        const shard = nextShard++ % deps.shards;
+        await deps.client.workflow.signalWithStart('deliveryBatcherWorkflow', {
+          taskQueue: deps.taskQueue,
+          workflowId: batcherWorkflowId(deps.taskQueue, shard),
+          args: [{ shard }],
+          signal: deliverBatch,
+          signalArgs: [{ deliveryIds: ids.slice(i, i + MAX_IDS_PER_SIGNAL) }],
+        });
+      }
+      await deps.planner.markDispatched(planned.filter((e) => !stuck.has(e.eventId)).map((e) => e.eventId));
+    } catch (err) {
+      logger.warn({ err, count: planned.length }, 'hand-over to the delivery batcher failed; the outbox relay will retry');
     }
-    await Promise.all(
-      [...byShard].map(async ([shard, events]) => {
-        try {
-          const ids = events.flatMap((e) => e.deliveryIds);
-          if (ids.length) {
-            await deps.client.workflow.signalWithStart('deliveryBatcherWorkflow', {
-              taskQueue: deps.taskQueue,
-              workflowId: batcherWorkflowId(deps.taskQueue, shard),
-              args: [{ shard }],
-              signal: deliverBatch,
-              signalArgs: [{ deliveryIds: ids }],
-            });
-          }
-          await deps.planner.markDispatched(events.filter((e) => !stuck.has(e.eventId)).map((e) => e.eventId));
-        } catch (err) {
-          logger.warn({ err, shard, count: events.length }, 'hand-over to the delivery batcher failed; the outbox relay will retry');
-        }
-      }),
-    );
   }
 
   /** Signals each (endpoint, subscription) its deliveries; answers each id: true when handed over, false when that failed. */
@@ -136,11 +141,6 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
       });
     },
   };
-}
-
-/** Stable across processes and restarts: an event always goes to the same shard. */
-export function shardOf(eventId: string, shards: number): number {
-  return createHash('sha1').update(eventId).digest().readUInt32BE(0) % shards;
 }
 
 /** The dispatcher every process (API, worker) builds from its configuration. */

@@ -15,13 +15,14 @@ export async function publishEvents(
   targets: { eventId: string; endpointId: string }[] = [],
 ): Promise<string[]> {
   const knex = deps.orm.em.getConnection().getKnex();
-  const fresh = await knex.transaction(async (trx) => {
-    if (targets.length) {
-      const rows = targets.map((t) => ({ event_id: t.eventId, endpoint_id: t.endpointId }));
-      await trx('webhook_event_targets').insert(rows).onConflict(['event_id', 'endpoint_id']).ignore();
-    }
-    return appendEvents(trx, events);
-  });
+  // Without targets the outbox insert is one statement, atomic on its own: no BEGIN/COMMIT round trips.
+  const fresh = targets.length
+    ? await knex.transaction(async (trx) => {
+        const rows = targets.map((t) => ({ event_id: t.eventId, endpoint_id: t.endpointId }));
+        await trx('webhook_event_targets').insert(rows).onConflict(['event_id', 'endpoint_id']).ignore();
+        return appendEvents(trx, events);
+      })
+    : await appendEvents(knex, events);
   if (fresh.length) await deps.dispatcher.dispatch(fresh);
   return fresh;
 }

@@ -48,39 +48,38 @@ export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): P
 /**
  * Records every attempt's start before its POST, in one transaction (issue 11): whatever happens
  * to the worker afterwards, the attempt exists. An attempt number already held is not taken again.
+ * The delivery row is left alone until the result (recordResults): every change to it rewrites
+ * all six of its index entries, and this keeps that to once per attempt.
  */
 export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[]): Promise<Map<string, Claim>> {
   const claims = new Map<string, Claim>();
   if (inputs.length === 0) return claims;
-  await knex.transaction(async (trx) => {
-    const rows = inputs.map((i) => ({ delivery_id: i.deliveryId, number: i.number, attempted_at: new Date(i.attemptedAt), owner: i.owner }));
-    const inserted: { delivery_id: string }[] = await trx('webhook_attempts').insert(rows).onConflict(['delivery_id', 'number']).ignore().returning('delivery_id');
-    const fresh = new Set(inserted.map((r) => r.delivery_id));
-    for (const i of inputs) if (fresh.has(i.deliveryId)) claims.set(i.deliveryId, { kind: 'fresh' });
-    const held = inputs.filter((i) => !fresh.has(i.deliveryId));
-    if (held.length) {
-      const existing: { delivery_id: string; number: number; owner: string | null; duration_ms: number | null; response_status: number | null }[] = await trx('webhook_attempts')
-        .whereIn(['delivery_id', 'number'], held.map((i) => [i.deliveryId, i.number]))
-        .select('delivery_id', 'number', 'owner', 'duration_ms', 'response_status');
-      const byId = new Map(existing.map((r) => [r.delivery_id, r]));
-      for (const i of held) {
-        const row = byId.get(i.deliveryId);
-        if (!row || row.owner !== i.owner) claims.set(i.deliveryId, { kind: 'other_owner' });
-        else if (row.duration_ms === null) claims.set(i.deliveryId, { kind: 'in_doubt' });
-        else claims.set(i.deliveryId, { kind: 'recorded', responseStatus: row.response_status });
-      }
+  // One statement, committed on its own: the attempt exists before its POST is sent.
+  const rows = inputs.map((i) => ({ delivery_id: i.deliveryId, number: i.number, attempted_at: i.attemptedAt, owner: i.owner }));
+  const inserted: { delivery_id: string }[] = (
+    await knex.raw(
+      `insert into webhook_attempts (delivery_id, number, attempted_at, owner)
+       select v.delivery_id, v.number, v.attempted_at, v.owner from jsonb_to_recordset(?::jsonb) as v(delivery_id uuid, number int, attempted_at timestamptz, owner text)
+       on conflict (delivery_id, number) do nothing
+       returning delivery_id`,
+      [JSON.stringify(rows)],
+    )
+  ).rows;
+  const fresh = new Set(inserted.map((r) => r.delivery_id));
+  for (const i of inputs) if (fresh.has(i.deliveryId)) claims.set(i.deliveryId, { kind: 'fresh' });
+  const held = inputs.filter((i) => !fresh.has(i.deliveryId));
+  if (held.length) {
+    const existing: { delivery_id: string; number: number; owner: string | null; duration_ms: number | null; response_status: number | null }[] = await knex('webhook_attempts')
+      .whereIn(['delivery_id', 'number'], held.map((i) => [i.deliveryId, i.number]))
+      .select('delivery_id', 'number', 'owner', 'duration_ms', 'response_status');
+    const byId = new Map(existing.map((r) => [r.delivery_id, r]));
+    for (const i of held) {
+      const row = byId.get(i.deliveryId);
+      if (!row || row.owner !== i.owner) claims.set(i.deliveryId, { kind: 'other_owner' });
+      else if (row.duration_ms === null) claims.set(i.deliveryId, { kind: 'in_doubt' });
+      else claims.set(i.deliveryId, { kind: 'recorded', responseStatus: row.response_status });
     }
-    const started = inputs.filter((i) => claims.get(i.deliveryId)?.kind === 'fresh');
-    if (started.length) {
-      await trx.raw(
-        `update webhook_deliveries d
-            set attempt_count = greatest(d.attempt_count, v.number), last_attempt_at = v.attempted_at, updated_at = now()
-           from jsonb_to_recordset(?::jsonb) as v(id uuid, number int, attempted_at timestamptz)
-          where d.id = v.id`,
-        [JSON.stringify(started.map((i) => ({ id: i.deliveryId, number: i.number, attempted_at: i.attemptedAt })))],
-      );
-    }
-  });
+  }
   return claims;
 }
 
@@ -101,7 +100,7 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
     const ok = isSuccess(r.responseStatus);
     const attemptedAt = new Date(r.input.attemptedAt).getTime();
     const next = !ok && r.input.nextDelayMs !== null ? new Date(attemptedAt + (r.durationMs ?? 0) + r.input.nextDelayMs).toISOString() : null;
-    return { id: r.input.deliveryId, status: deliveryStatus(ok, r.input.number), next_attempt_at: next };
+    return { id: r.input.deliveryId, status: deliveryStatus(ok, r.input.number), next_attempt_at: next, number: r.input.number, attempted_at: r.input.attemptedAt };
   });
   await knex.transaction(async (trx) => {
     await trx.raw(
@@ -116,8 +115,10 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
       `update webhook_deliveries d
           set status = case when d.status = 'success' then 'success' else v.status end,
               next_attempt_at = case when d.status = 'success' then null else v.next_attempt_at end,
+              attempt_count = greatest(d.attempt_count, v.number),
+              last_attempt_at = case when v.number >= d.attempt_count then v.attempted_at else d.last_attempt_at end,
               updated_at = now()
-         from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, next_attempt_at timestamptz)
+         from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, next_attempt_at timestamptz, number int, attempted_at timestamptz)
         where d.id = v.id`,
       [JSON.stringify(deliveries)],
     );
@@ -127,6 +128,12 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
 /** The endpoint was deleted: the delivery keeps its status and waits for nothing. */
 export async function stopWaiting(knex: Knex, deliveryIds: readonly string[]): Promise<void> {
   if (deliveryIds.length) await knex('webhook_deliveries').whereIn('id', deliveryIds).update({ next_attempt_at: null, updated_at: knex.fn.now() });
+}
+
+/** The highest attempt number a delivery has taken, 0 for none. */
+export async function lastAttemptNumber(knex: Knex, deliveryId: string): Promise<number> {
+  const row: { n: number | null } | undefined = await knex('webhook_attempts').where({ delivery_id: deliveryId }).max<{ n: number | null }>('number as n').first();
+  return Number(row?.n ?? 0);
 }
 
 export const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;

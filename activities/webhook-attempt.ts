@@ -10,7 +10,7 @@ import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
 import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type Claim, type Finished, type Target } from './webhook-attempt-store';
 import { connectionFor, post, type Connection } from './webhook-post';
-import type { SecretBox } from './webhook-secret-box';
+import { openingCache, type SecretBox } from './webhook-secret-box';
 import { endpointKeys, signedRequest } from './webhook-signing';
 
 const HEARTBEAT_EVERY_MS = 2000;
@@ -136,7 +136,7 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
   async function send(t: Target, input: AttemptInput): Promise<{ finished: Finished; headers: Record<string, string> | null }> {
     let request;
     try {
-      request = signedRequest(endpointKeys((box ??= deps.secrets()), t), t.body, {
+      request = signedRequest(endpointKeys((box ??= openingCache(deps.secrets())), t), t.body, {
         eventId: t.event_id,
         eventType: t.event_type,
         deliveryId: input.deliveryId,

@@ -4,6 +4,7 @@ import type { Orm } from '../db/orm';
 import type { WebhookDeliveryRow, WebhookRecoveryRow } from '../db/entities/webhook-rows';
 import { AppError } from '../lib/errors';
 import { retryDelivery, type DeliveryLookup } from './delivery-retry';
+import { lastAttemptNumber } from './webhook-attempt-store';
 
 /** Retries sent side by side; the cursor is stored after each such chunk. */
 const CHUNK = 20;
@@ -114,5 +115,6 @@ function batchLookup(knex: Knex, endpointId: string): DeliveryLookup {
       return row;
     },
     endpointState: async (id) => (id === endpointId ? 'enabled' : 'deleted'),
+    lastAttemptNumber: (id) => lastAttemptNumber(knex, id),
   };
 }

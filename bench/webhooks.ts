@@ -15,6 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
+import type { Knex } from '@mikro-orm/postgresql';
 import { loadConfig } from '../lib/config';
 import { openOrm } from '../db/orm';
 import { engineDispatcher } from '../activities/event-dispatcher';
@@ -40,6 +41,9 @@ const WAITING = scaled(Number(process.env.BENCH_WAITING_RETRIES ?? 2000));
 // Each publisher waits for its hand-over (as the API does), so the offered load needs many of them.
 const PUBLISHERS = 128;
 const root = join(__dirname, '..');
+// BENCH_PHASES=throughput,paced,lifecycles,waiting runs only those (for quick comparisons); a partial run writes no results file.
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'throughput,paced,lifecycles,waiting').split(','));
+const PARTIAL = PHASES.size < 4;
 
 // The consumer: verifies `sha256=` HMAC over the raw body, answers 200 (500 under /f/), notes each event's first arrival.
 const SINK = `
@@ -119,7 +123,7 @@ async function main(): Promise<void> {
     // 1. Sustained deliveries/s by endpoints per event; every one must be recorded as a success.
     const throughput: Record<string, unknown>[] = [];
     const deliveriesPerS: Record<string, number> = {};
-    for (const fanout of [1, 10, 100] as const) {
+    for (const fanout of PHASES.has('throughput') ? ([1, 10, 100] as const) : []) {
       const orgId = await endpoints(fanout);
       const events = Math.ceil(DELIVERIES[fanout] / fanout);
       const before = (await stats()).count;
@@ -144,7 +148,7 @@ async function main(): Promise<void> {
     const pacedOrg = await endpoints(10);
     await stats();
     const published = new Map<string, number>();
-    const total = PACED_RATE * PACED_SECONDS;
+    const total = PHASES.has('paced') ? PACED_RATE * PACED_SECONDS : 0;
     const start = Date.now();
     const inflight: Promise<unknown>[] = [];
     for (let i = 0; i < total; i++) {
@@ -162,20 +166,21 @@ async function main(): Promise<void> {
       await sleep(200);
     }
     const latencies = [...published].filter(([id]) => arrivals[id]).map(([id, t]) => arrivals[id]! - t);
-    const paced = { events_per_s: PACED_RATE, endpoints: 10, seconds: PACED_SECONDS, publish_to_first_attempt_ms: summary(latencies), missing: total - latencies.length };
+    const paced = { events_per_s: PACED_RATE, endpoints: 10, seconds: PACED_SECONDS, publish_to_first_attempt_ms: summary(latencies), missing: total - latencies.length, stages_ms: await stages(knex, pacedOrg, published, arrivals) };
     console.log(paced);
 
     // 3. Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`.
-    const lifecycles = await lifecyclesPerS(svc, stack.databaseUrl, (orgId) => endpoints(10, { orgId, types: ['*'] }).then(() => undefined));
+    const lifecycles = !PHASES.has('lifecycles') ? { lifecycles_per_s: NaN } : await lifecyclesPerS(svc, stack.databaseUrl, (orgId) => endpoints(10, { orgId, types: ['*'] }).then(() => undefined));
     console.log({ lifecycles });
 
     // 4. Worker memory with failed deliveries waiting on their retry timers.
     const rssBefore = rssMiB(svc.workerPid);
     const failOrg = await endpoints(1, { failing: true });
-    await pool(WAITING, PUBLISHERS, () => publishEvents({ orm, dispatcher }, [event(failOrg)]).then(() => undefined));
+    const waitingTarget = PHASES.has('waiting') ? WAITING : 0;
+    await pool(waitingTarget, PUBLISHERS, () => publishEvents({ orm, dispatcher }, [event(failOrg)]).then(() => undefined));
     const waitStart = Date.now();
     let waiting = 0;
-    while (waiting < WAITING && Date.now() - waitStart < 600_000) {
+    while (waiting < waitingTarget && Date.now() - waitStart < 600_000) {
       await sleep(1000);
       const [row] = await knex('webhook_deliveries').where({ org_id: failOrg, status: 'failed' }).count<{ count: string }[]>('* as count');
       waiting = Number(row!.count);
@@ -202,6 +207,10 @@ async function main(): Promise<void> {
       bad_signatures: final.bad,
       floors: { deliveries_per_s: { 1: 300, 10: 600 }, p99_first_attempt_ms: 500, lifecycles_per_s: 50, worker_rss_mb: 500 },
     };
+    if (PARTIAL) {
+      console.log(JSON.stringify({ partial: [...PHASES], ...results }, null, 2));
+      return;
+    }
     mkdirSync(join(root, 'bench/results'), { recursive: true });
     writeFileSync(join(root, `bench/results/webhooks${stack.suffix}.json`), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(join(root, `bench/results/webhooks${stack.suffix}.md`), markdown(results));
@@ -247,6 +256,33 @@ async function lifecyclesPerS(svc: Awaited<ReturnType<typeof startServiceProcess
   await pool(LIFECYCLES, 32, lifecycle);
   const seconds = (performance.now() - t0) / 1000;
   return { lifecycles: LIFECYCLES, endpoints: 10, seconds: round(seconds), lifecycles_per_s: round(LIFECYCLES / seconds) };
+}
+
+/**
+ * Where the paced phase's latency goes, per event, from the rows' own clocks: publish -> committed
+ * (the outbox insert), -> planned (delivery rows), -> first batch started (attempt 1's time, set by
+ * the batcher when it takes the batch), -> first arrival at the sink.
+ */
+async function stages(knex: Knex, orgId: string, published: Map<string, number>, arrivals: Record<string, number>) {
+  const rows: { id: string; committed: Date; planned: Date; attempted: Date }[] = (
+    await knex.raw(
+      `select ev.id, ev.created_at as committed, min(d.created_at) as planned, min(a.attempted_at) as attempted
+         from events ev join webhook_deliveries d on d.event_id = ev.id join webhook_attempts a on a.delivery_id = d.id and a.number = 1
+        where ev.org_id = ? group by ev.id, ev.created_at`,
+      [orgId],
+    )
+  ).rows;
+  const commit: number[] = [], plan: number[] = [], batch: number[] = [], post: number[] = [];
+  for (const r of rows) {
+    const t0 = published.get(r.id);
+    const arrived = arrivals[r.id];
+    if (t0 === undefined || arrived === undefined) continue;
+    commit.push(new Date(r.committed).getTime() - t0);
+    plan.push(new Date(r.planned).getTime() - new Date(r.committed).getTime());
+    batch.push(new Date(r.attempted).getTime() - new Date(r.planned).getTime());
+    post.push(arrived - new Date(r.attempted).getTime());
+  }
+  return { to_commit: summary(commit), commit_to_planned: summary(plan), planned_to_batch: summary(batch), batch_to_arrival: summary(post) };
 }
 
 /** Plain signed POSTs, no durability: what the machine can do at all (TOOLCHAIN.md measured ~11,700/s). */

@@ -1,6 +1,7 @@
 import type { Orm } from '../../db/orm';
 import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/entities/webhook-rows';
 import { notFound } from '../../lib/errors';
+import { lastAttemptNumber } from '../../activities/webhook-attempt-store';
 import { applyCursor, page } from './cursor';
 import type { ListDeliveriesQuery } from './schema';
 
@@ -25,6 +26,10 @@ export function deliveryReads(orm: Orm) {
 
     async attempts(deliveryId: string): Promise<WebhookAttemptRow[]> {
       return knex()<WebhookAttemptRow>('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('number');
+    },
+
+    async lastAttemptNumber(deliveryId: string): Promise<number> {
+      return lastAttemptNumber(knex(), deliveryId);
     },
 
     async endpointState(endpointId: string): Promise<'enabled' | 'disabled' | 'deleted'> {

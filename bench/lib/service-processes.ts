@@ -12,8 +12,10 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   // The benchmark is one client by design, so the per-client write limit is lifted.
   const common = { ...process.env, WRITE_RATE_LIMIT: '1000000', ...env, LOG_LEVEL: 'warn', ACCESS_TOKEN_PRIVATE_KEY: pem, PORT: String(port) };
+  // BENCH_PROFILE=<dir> writes each service's CPU profile there when it stops (open in Chrome DevTools).
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const start = (file: string): ChildProcess =>
-    spawn(process.execPath, ['--import', 'tsx', join(root, file)], { env: common, stdio: ['ignore', 'ignore', 'inherit'] });
+    spawn(process.execPath, [...profile, '--import', 'tsx', join(root, file)], { env: common, stdio: ['ignore', 'ignore', 'inherit'] });
   const worker = start('worker/main.ts');
   await new Promise((r) => setTimeout(r, 4000)); // the worker migrates first
   const api = start('api/main.ts');

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { publishEvents } from '../../activities/event-publisher';
 import { engineDispatcher, relayOnlyDispatcher } from '../../activities/event-dispatcher';
 import { deliveryPlanner } from '../../activities/delivery-planner';
+import { claimAttempts } from '../../activities/webhook-attempt-store';
 import { uuidFromName } from '../../lib/ids';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
@@ -133,7 +134,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
     const planner = deliveryPlanner(svc.orm, set);
     const deliveryId = uuidFromName(event.id, endpoint.id);
-    expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId] }]);
+    expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId], ordered: [] }]);
     await planner.markDispatched([event.id]);
     expect(await delivery(deliveryId)).toMatchObject({ status: 'pending', attempt_count: 0 });
 
@@ -143,6 +144,25 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect(done.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 200]]);
     const [got] = await receiver.waitFor(h, 1);
     expect(got!.headers['x-service-delivery-id']).toBe(deliveryId);
+  });
+
+  it('numbers a manual retry after an attempt whose batch died before its result', async () => {
+    const h = hook();
+    const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
+    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
+    const planner = deliveryPlanner(svc.orm, set);
+    const deliveryId = uuidFromName(event.id, endpoint.id);
+    await planner.plan([event.id]);
+    await planner.markDispatched([event.id]);
+    // Attempt 1 claimed by a batch whose worker died before the result: the row has no outcome yet.
+    await claimAttempts(svc.orm.em.getConnection().getKnex(), [{ deliveryId, number: 1, attemptedAt: new Date().toISOString(), nextDelayMs: 30_000, owner: 'lost-batch/1' }]);
+    expect(await delivery(deliveryId)).toMatchObject({ status: 'pending', attempt_count: 0 });
+
+    expect((await api.post(`${PATHS[set].deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
+    const done = await statusIs(deliveryId, 'success');
+    expect(done).toMatchObject({ attempt_count: 2 });
+    expect(done.attempts.map((a: { number: number; response_status: number | null }) => [a.number, a.response_status])).toEqual([[1, null], [2, 200]]);
   });
 
   it('signs the attempt after a rotation with the new secret', async () => {
