@@ -67,7 +67,7 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
         await publishEvents({ orm: deps.orm, dispatcher }, [event], [{ eventId: event.id, endpointId }]);
       } else {
         await publishEvents({ orm: deps.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId }]);
-        expect(await deliveryPlanner(deps.orm, deps.config.BEHAVIOUR_SET).plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId] }]);
+        expect(await deliveryPlanner(deps.orm, deps.config.BEHAVIOUR_SET).plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId], ordered: [] }]);
         await deps.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
           taskQueue: deps.taskQueue,
           workflowId: deliveryWorkflowId(deliveryId),
