@@ -78,7 +78,14 @@ async function main(): Promise<void> {
   const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, BEHAVIOUR_SET: 'A', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
   const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
-  const svc = await startServiceProcesses(env, await freePort());
+  const workerMetricsPort = await freePort();
+  const svc = await startServiceProcesses({ ...env, WORKER_METRICS_PORT: String(workerMetricsPort) }, await freePort());
+  // The worker's own view of its memory (prom-client's process and heap gauges), beside its RSS.
+  const workerMemory = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
+    const mib = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
+    return { rss: rssMiB(svc.workerPid), heap_used: mib('tranche_nodejs_heap_size_used_bytes'), heap_total: mib('tranche_nodejs_heap_size_total_bytes'), external: mib('tranche_nodejs_external_memory_bytes') };
+  };
 
   const config = loadConfig({ ...process.env, ...env, LOG_LEVEL: 'warn' });
   const orm = await openOrm(config);
@@ -119,6 +126,7 @@ async function main(): Promise<void> {
     const warm = await endpoints(1);
     await pool(200, 16, () => publishEvents({ orm, dispatcher }, [event(warm)]).then(() => undefined));
     await waitForCount(200, 120_000);
+    const memory: Record<string, unknown> = { after_warm_up: await workerMemory() };
 
     // 1. Sustained deliveries/s by endpoints per event; every one must be recorded as a success.
     const throughput: Record<string, unknown>[] = [];
@@ -143,6 +151,8 @@ async function main(): Promise<void> {
       throughput.push({ endpoints: fanout, events, expected: events * fanout, received, recorded_success: recorded.count, seconds: round(seconds), deliveries_per_s: deliveriesPerS[fanout] });
       console.log(throughput[throughput.length - 1]);
     }
+
+    memory.after_throughput = await workerMemory();
 
     // 2. Publish -> first attempt at a steady 100 events/s, 10 endpoints each.
     const pacedOrg = await endpoints(10);
@@ -169,11 +179,14 @@ async function main(): Promise<void> {
     const paced = { events_per_s: PACED_RATE, endpoints: 10, seconds: PACED_SECONDS, publish_to_first_attempt_ms: summary(latencies), missing: total - latencies.length, stages_ms: await stages(knex, pacedOrg, published, arrivals) };
     console.log(paced);
 
+    memory.after_paced = await workerMemory();
+
     // 3. Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`.
     const lifecycles = !PHASES.has('lifecycles') ? { lifecycles_per_s: NaN } : await lifecyclesPerS(svc, stack.databaseUrl, (orgId) => endpoints(10, { orgId, types: ['*'] }).then(() => undefined));
     console.log({ lifecycles });
 
     // 4. Worker memory with failed deliveries waiting on their retry timers.
+    memory.after_lifecycles = await workerMemory();
     const rssBefore = rssMiB(svc.workerPid);
     const failOrg = await endpoints(1, { failing: true });
     const waitingTarget = PHASES.has('waiting') ? WAITING : 0;
@@ -187,6 +200,7 @@ async function main(): Promise<void> {
     }
     await sleep(3000);
     const rssWaiting = rssMiB(svc.workerPid);
+    memory.with_waiting_retries = await workerMemory();
 
     const final = await stats();
     const results = {
@@ -202,8 +216,8 @@ async function main(): Promise<void> {
       p99_first_attempt_ms_at_100_events_per_s_10_endpoints: paced.publish_to_first_attempt_ms.p99,
       lifecycles_per_s: lifecycles.lifecycles_per_s,
       worker_rss_mb_100k_pending_retries: rssWaiting,
-      worker_rss_note: `measured with ${waiting} deliveries waiting on timers (${rssBefore} MiB before them); a waiting delivery lives in Temporal, and the worker caches at most WORKER_MAX_CACHED_WORKFLOWS (200) workflows, so memory does not grow with the number waiting. Creating 100,000 waiting workflows takes over 40 minutes at the engine ceiling, longer than the bench may run.`,
-      detail: { throughput, paced, lifecycles },
+      worker_rss_note: `measured with ${waiting} deliveries waiting on timers (${rssBefore} MiB before them); a waiting delivery lives in Temporal, and the worker caches at most WORKER_MAX_CACHED_WORKFLOWS (${config.WORKER_MAX_CACHED_WORKFLOWS}) workflows, so memory does not grow with the number waiting. Creating 100,000 waiting workflows takes over 40 minutes at the engine ceiling, longer than the bench may run.`,
+      detail: { throughput, paced, lifecycles, worker_memory_mib: memory },
       bad_signatures: final.bad,
       floors: { deliveries_per_s: { 1: 300, 10: 600 }, p99_first_attempt_ms: 500, lifecycles_per_s: 50, worker_rss_mb: 500 },
     };
