@@ -250,10 +250,14 @@ async function lifecyclesPerS(svc: Awaited<ReturnType<typeof startServiceProcess
   await db.connect();
   await db.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [org, 'investor-1']);
   await db.end();
+  const took: Record<string, number[]> = {};
   const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const t0 = performance.now();
+    const name = path.split('/').filter((p) => p && !/^[0-9a-f-]{36}$/.test(p)).slice(-1)[0]!;
     const res = await fetch(svc.baseUrl + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
     const json = (await res.json()) as { data: Record<string, string> };
     if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    (took[name] ??= []).push(performance.now() - t0);
     return json.data;
   };
   const offering = await call('POST', '/issuance/offerings', staff, { name: 'Bench', currency: 'USD' });
@@ -266,10 +270,12 @@ async function lifecyclesPerS(svc: Awaited<ReturnType<typeof startServiceProcess
     await call('POST', '/issuance/reconciliations', staff, { referenceCode: submitted.reference_code, amount: '30.00' });
   };
   await pool(20, 8, lifecycle); // warm-up
+  for (const k of Object.keys(took)) delete took[k];
   const t0 = performance.now();
   await pool(LIFECYCLES, 32, lifecycle);
   const seconds = (performance.now() - t0) / 1000;
-  return { lifecycles: LIFECYCLES, endpoints: 10, seconds: round(seconds), lifecycles_per_s: round(LIFECYCLES / seconds) };
+  const commandMs = Object.fromEntries(Object.entries(took).map(([k, v]) => [k, summary(v)]));
+  return { lifecycles: LIFECYCLES, endpoints: 10, clients: 32, seconds: round(seconds), lifecycles_per_s: round(LIFECYCLES / seconds), command_ms: commandMs };
 }
 
 /**
