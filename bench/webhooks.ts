@@ -209,7 +209,7 @@ async function main(): Promise<void> {
       load_average_at_end: loadavg().map(round),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
       server: stack.server ?? 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
-      shape: 'sharded first-attempt batchers fed by signal-with-start, one activity per batch; a delivery workflow only per failed first attempt (docs/decisions.md, Delivery engine)',
+      shape: 'one planning round in flight per process, one signal-with-start per round to the next first-attempt batcher shard, one activity per batch of up to 100; a delivery workflow only per failed first attempt (docs/decisions.md, Delivery engine)',
       engine_ceiling_workflows_per_s: ceiling,
       signed_posts_per_s: physical,
       deliveries_per_s: deliveriesPerS,
