@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { embeddedDefaults } from './lib/embedded-defaults';
 import { startStack } from './lib/stack';
 import { stopProcess } from './lib/temporal-dev-server';
+import { WORKER_ENV, WORKER_NODE_ARGS } from './lib/worker-runtime';
 
 const root = join(__dirname, '..');
 const PORT = process.env.PORT ?? '3000';
@@ -29,10 +30,9 @@ async function main(): Promise<void> {
     PORT,
     ...embeddedDefaults(process.env),
   };
-  const tsx = join(root, 'node_modules', '.bin', 'tsx');
   const children: ChildProcess[] = [];
-  const run = (name: string, file: string) => {
-    const child = spawn(tsx, [join(root, file)], { env, stdio: 'inherit' });
+  const run = (name: string, file: string, runtime: { args: string[]; env: Record<string, string> } = { args: [], env: {} }) => {
+    const child = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(root, file)], { env: { ...env, ...runtime.env }, stdio: 'inherit' });
     child.on('exit', (code, signal) => {
       if (!stopping) {
         console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     children.push(child);
   };
   // The worker migrates first; the API's migration then finds nothing to do.
-  run('worker', 'worker/main.ts');
+  run('worker', 'worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
   run('api', 'api/main.ts');
 
   let stopping = false;

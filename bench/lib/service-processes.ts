@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+import { WORKER_ENV, WORKER_NODE_ARGS } from '../../scripts/lib/worker-runtime';
 
 const root = join(__dirname, '..', '..');
 
@@ -14,9 +15,9 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   const common = { ...process.env, WRITE_RATE_LIMIT: '1000000', ...env, LOG_LEVEL: 'warn', ACCESS_TOKEN_PRIVATE_KEY: pem, PORT: String(port) };
   // BENCH_PROFILE=<dir> writes each service's CPU profile there when it stops (open in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const start = (file: string): ChildProcess =>
-    spawn(process.execPath, [...profile, '--import', 'tsx', join(root, file)], { env: common, stdio: ['ignore', 'ignore', 'inherit'] });
-  const worker = start('worker/main.ts');
+  const start = (file: string, runtime: { args: string[]; env: Record<string, string> } = { args: [], env: {} }): ChildProcess =>
+    spawn(process.execPath, [...runtime.args, ...profile, '--import', 'tsx', join(root, file)], { env: { ...common, ...runtime.env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const worker = start('worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
   await new Promise((r) => setTimeout(r, 4000)); // the worker migrates first
   const api = start('api/main.ts');
   const baseUrl = `http://127.0.0.1:${port}`;

