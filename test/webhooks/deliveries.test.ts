@@ -126,16 +126,21 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect(again.body.error.code).toBe('DELIVERY_SUCCEEDED');
   });
 
-  it('delivers a stuck pending delivery on a manual retry, as attempt 1', async () => {
-    const h = hook();
+  /** Recorded and marked handed over, yet no batcher holds it: what a terminated batcher run leaves behind. */
+  async function stuckPendingDelivery(h: string): Promise<string> {
     const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
-    // Recorded and marked handed over, yet no batcher holds it: what a terminated batcher run leaves behind.
     const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
     await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
     const planner = deliveryPlanner(svc.orm, set);
     const deliveryId = uuidFromName(event.id, endpoint.id);
     expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId], ordered: [] }]);
     await planner.markDispatched([event.id]);
+    return deliveryId;
+  }
+
+  it('delivers a stuck pending delivery on a manual retry, as attempt 1', async () => {
+    const h = hook();
+    const deliveryId = await stuckPendingDelivery(h);
     expect(await delivery(deliveryId)).toMatchObject({ status: 'pending', attempt_count: 0 });
 
     expect((await api.post(`${PATHS[set].deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
@@ -147,14 +152,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   });
 
   it('numbers a manual retry after an attempt whose batch died before its result', async () => {
-    const h = hook();
-    const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
-    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
-    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
-    const planner = deliveryPlanner(svc.orm, set);
-    const deliveryId = uuidFromName(event.id, endpoint.id);
-    await planner.plan([event.id]);
-    await planner.markDispatched([event.id]);
+    const deliveryId = await stuckPendingDelivery(hook());
     // Attempt 1 claimed by a batch whose worker died before the result: the row has no outcome yet.
     await claimAttempts(svc.orm.em.getConnection().getKnex(), [{ deliveryId, number: 1, attemptedAt: new Date().toISOString(), nextDelayMs: 30_000, owner: 'lost-batch/1' }]);
     expect(await delivery(deliveryId)).toMatchObject({ status: 'pending', attempt_count: 0 });
