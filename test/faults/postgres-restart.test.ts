@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
+import { commandsSent } from './support/processes';
 import { wireFlowWorld } from './support/subscription-flow';
 import { startReceiver } from './support/webhook-receiver';
 import { expectDeliveriesSurviveBackoffFault, finishAndExpectRecovered } from './support/recovery';
@@ -44,8 +45,9 @@ describe('PostgreSQL restarted mid-flow', () => {
     const subs = [await world.toReview(), await world.toReview()];
     expect((await world.approve(subs[0]!.id)).status).toBe('approved');
 
+    const since = pair.api.logs().length;
     const inFlight = [world.reconcile(subs[0]!.reference_code), world.approve(subs[1]!.id)].map((p) => p.catch((err: Error) => err));
-    await new Promise((r) => setTimeout(r, 100));
+    await commandsSent(pair.api, since, inFlight.length);
     await postgres.stop();
     await new Promise((r) => setTimeout(r, 3000));
     postgres = await start();

@@ -5,6 +5,7 @@ import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
+import { commandsSent } from './support/processes';
 import { wireFlowWorld } from './support/subscription-flow';
 import { startReceiver } from './support/webhook-receiver';
 import { expectDeliveriesSurviveBackoffFault, finishAndExpectRecovered } from './support/recovery';
@@ -45,8 +46,9 @@ describe('the Temporal server restarted mid-flow', () => {
     const approved = await world.approve(subs[0]!.id);
     expect(approved.status).toBe('approved');
 
+    const since = pair.api.logs().length;
     const inFlight = [world.reconcile(subs[0]!.reference_code), ...subs.slice(1).map((s) => world.approve(s.id))].map((p) => p.catch((err: Error) => err));
-    await new Promise((r) => setTimeout(r, 40));
+    await commandsSent(pair.api, since, inFlight.length);
     const port = Number(temporalAddress.split(':')[1]);
     // A crash, not a shutdown: workflow tasks in flight are lost and run again after the restart.
     temporal.process.kill('SIGKILL');

@@ -1,5 +1,6 @@
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
+import { commandsSent } from './support/processes';
 import { wireFlowWorld } from './support/subscription-flow';
 import { startReceiver } from './support/webhook-receiver';
 import { finishAndExpectRecovered } from './support/recovery';
@@ -27,8 +28,9 @@ describe('a worker killed with SIGKILL mid-flow', () => {
     const subs = [await world.toReview(), await world.toReview(), await world.toReview()];
 
     // Approvals in flight when the worker dies: the updates wait for a worker to take them.
+    const since = pair.api.logs().length;
     const approvals = subs.map((s) => world.approve(s.id).catch((err: Error) => err));
-    await new Promise((r) => setTimeout(r, 150));
+    await commandsSent(pair.api, since, subs.length);
     await pair.workers[0]!.kill9();
     await new Promise((r) => setTimeout(r, 3000));
     await pair.addWorker();

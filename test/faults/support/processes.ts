@@ -17,6 +17,20 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * Resolves once `api` has logged `count` workflow commands (lib/workflow-command-log.ts) after
+ * `since` characters of its log: the commands have left for Temporal. Fault tests strike at this
+ * observed state, not after a sleep.
+ */
+export async function commandsSent(api: ServiceProcess, since: number, count: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const sent = () => api.logs().slice(since).split('"msg":"workflow command"').length - 1;
+  while (sent() < count) {
+    if (Date.now() > deadline) throw new Error(`${api.name}: ${sent()} of ${count} workflow commands sent within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 /** An ES256 key in PKCS#8 PEM, so every process (and the test) signs and verifies one key. */
 export function accessTokenKey(): string {
   return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
