@@ -1,6 +1,5 @@
-import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { guardedLookup, refusal, SsrfRefusedError, type SsrfPolicy } from '../lib/ssrf-guard';
+import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy } from '../lib/ssrf-guard';
 import type { SignedRequest } from './webhook-signing';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
@@ -71,9 +70,7 @@ function refuseLiteral(url: string, policy: SsrfPolicy): void {
   const key = `${policy.allowLoopback ? 1 : 0}${policy.allowPrivate ? 1 : 0}${url}`;
   let verdict = literalVerdicts.get(key);
   if (verdict === undefined) {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    const cls = isIP(host) ? refusal(host, policy) : null;
-    verdict = cls ? new SsrfRefusedError(host, host, cls) : null;
+    verdict = refusedLiteral(url, policy);
     if (literalVerdicts.size >= 10_000) literalVerdicts.clear();
     literalVerdicts.set(key, verdict);
   }

@@ -8,28 +8,26 @@
  *   with 10 endpoints on `*`, worker RSS with failed deliveries waiting on their timers.
  * Writes bench/results/webhooks.{json,md}.  Run: npm run bench -- webhooks
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
-import { Agent, request } from 'undici';
-import type { Knex } from '@mikro-orm/postgresql';
 import { loadConfig } from '../lib/config';
 import { openOrm } from '../db/orm';
 import { engineDispatcher } from '../activities/event-dispatcher';
 import { publishEvents } from '../activities/event-publisher';
 import { endpointStore } from '../api/notifications/endpoint-store';
 import { secretBoxFrom } from '../activities/webhook-secret-box';
-import { AccessTokens } from '../api/identity/access-tokens';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
-import { stopProcess } from '../scripts/lib/temporal-dev-server';
 import { engineCeiling } from './lib/engine-ceiling';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';
 import { pool, summary } from './lib/stats';
+import { startVerifyingSink } from './lib/verifying-sink';
+import { signedPostCeiling } from './lib/signed-post-ceiling';
+import { pacedStages } from './lib/paced-stages';
+import { lifecyclesPerS } from './lib/api-lifecycles';
 
 // BENCH_SCALE < 1 shortens every phase (a smoke run); the committed figures use 1.
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -46,29 +44,6 @@ const root = join(__dirname, '..');
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'throughput,paced,lifecycles,waiting').split(','));
 const PARTIAL = PHASES.size < 4;
 
-// The consumer: verifies `sha256=` HMAC over the raw body, answers 200 (500 under /f/), notes each event's first arrival.
-const SINK = `
-const http = require('node:http'), { createHmac, timingSafeEqual } = require('node:crypto');
-const secrets = new Map(); let count = 0, bad = 0, failed = 0; const first = new Map();
-const server = http.createServer((req, res) => {
-  const chunks = []; req.on('data', (c) => chunks.push(c)); req.on('end', () => {
-    const body = Buffer.concat(chunks); const [, area, name] = req.url.split('/');
-    if (area === 'secret') { secrets.set(name, body.toString()); return res.end('ok'); }
-    if (area === 'stats') { const f = Object.fromEntries(first); first.clear(); return res.end(JSON.stringify({ count, bad, failed, first: f })); }
-    if (area === 'f') { failed++; res.statusCode = 500; return res.end(); }
-    const now = Date.now(); const secret = secrets.get(name) || '';
-    const want = Buffer.from('sha256=' + createHmac('sha256', secret).update(body).digest('hex'));
-    const got = Buffer.from(String(req.headers['x-service-signature'] || ''));
-    if (got.length !== want.length || !timingSafeEqual(got, want)) { bad++; res.statusCode = 401; return res.end(); }
-    count++; const id = req.headers['x-service-event-id']; if (!first.has(id)) first.set(id, now);
-    res.end('ok');
-  });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log(server.address().port));
-`;
-
-interface SinkStats { count: number; bad: number; failed: number; first: Record<string, number> }
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -77,8 +52,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
   const stack = await startBenchStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
   const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, BEHAVIOUR_SET: 'A', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
-  const sink = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const sinkUrl = `http://127.0.0.1:${await new Promise<string>((r) => createInterface({ input: sink.stdout! }).once('line', r))}`;
+  const sink = await startVerifyingSink();
   const workerMetricsPort = await freePort();
   const svc = await startServiceProcesses({ ...env, WORKER_METRICS_PORT: String(workerMetricsPort) }, await freePort());
   // The worker's own view of its memory (prom-client's process and heap gauges), beside its RSS.
@@ -96,13 +70,13 @@ async function main(): Promise<void> {
   // This process publishes as the API would: its own dispatcher, the same batchers.
   const dispatcher = engineDispatcher(client, orm, config);
   const store = endpointStore(orm, secretBoxFrom(config));
-  const stats = async (): Promise<SinkStats> => (await fetch(`${sinkUrl}/stats`)).json() as Promise<SinkStats>;
+  const stats = sink.stats;
   const endpoints = async (n: number, opts: { orgId?: string; failing?: boolean; types?: string[] } = {}) => {
     const orgId = opts.orgId ?? randomUUID();
     for (let i = 0; i < n; i++) {
       const hook = randomUUID();
-      const { secret } = await store.create(orgId, { url: `${sinkUrl}/${opts.failing ? 'f' : 'h'}/${hook}`, description: 'bench', eventTypes: opts.types ?? ['subscription.approved'] });
-      await fetch(`${sinkUrl}/secret/${hook}`, { method: 'POST', body: secret });
+      const { secret } = await store.create(orgId, { url: `${sink.url}/${opts.failing ? 'f' : 'h'}/${hook}`, description: 'bench', eventTypes: opts.types ?? ['subscription.approved'] });
+      await sink.register(hook, secret);
     }
     return orgId;
   };
@@ -120,7 +94,7 @@ async function main(): Promise<void> {
   try {
     const ceiling = await engineCeiling(stack.temporalAddress, Math.max(3, Math.round(10 * SCALE)));
     console.log({ engine_ceiling_workflows_per_s: ceiling });
-    const physical = await signedPostCeiling(sinkUrl);
+    const physical = await signedPostCeiling(sink);
     console.log({ signed_posts_per_s: physical });
 
     // Warm-up: bundles, caches, connection pools, the batchers' first runs.
@@ -177,13 +151,13 @@ async function main(): Promise<void> {
       await sleep(200);
     }
     const latencies = [...published].filter(([id]) => arrivals[id]).map(([id, t]) => arrivals[id]! - t);
-    const paced = { events_per_s: PACED_RATE, endpoints: 10, seconds: PACED_SECONDS, publish_to_first_attempt_ms: summary(latencies), missing: total - latencies.length, stages_ms: await stages(knex, pacedOrg, published, arrivals) };
+    const paced = { events_per_s: PACED_RATE, endpoints: 10, seconds: PACED_SECONDS, publish_to_first_attempt_ms: summary(latencies), missing: total - latencies.length, stages_ms: await pacedStages(knex, pacedOrg, published, arrivals) };
     console.log(paced);
 
     memory.after_paced = await workerMemory();
 
     // 3. Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`.
-    const lifecycles = !PHASES.has('lifecycles') ? { lifecycles_per_s: NaN } : await lifecyclesPerS(svc, stack.databaseUrl, (orgId) => endpoints(10, { orgId, types: ['*'] }).then(() => undefined));
+    const lifecycles = !PHASES.has('lifecycles') ? { lifecycles_per_s: NaN } : await lifecyclesPerS(svc, stack.databaseUrl, LIFECYCLES, (orgId) => endpoints(10, { orgId, types: ['*'] }).then(() => undefined));
     console.log({ lifecycles });
 
     // 4. Worker memory with failed deliveries waiting on their retry timers.
@@ -234,105 +208,9 @@ async function main(): Promise<void> {
     await connection.close();
     await orm.close();
     await svc.stop();
-    await stopProcess(sink as ChildProcess);
+    await sink.stop();
     await stack.stop();
   }
-}
-
-/** Set A wire lifecycles (create, sign, submit, approve, reconcile) through the API, each event fanned out to 10 endpoints. */
-async function lifecyclesPerS(svc: Awaited<ReturnType<typeof startServiceProcesses>>, databaseUrl: string, subscribeHooks: (orgId: string) => Promise<void>) {
-  const { Client: Pg } = await import('pg');
-  const tokens = await AccessTokens.create({ privateKeyPem: svc.accessTokenKeyPem, ttlSeconds: 3600 });
-  const org = randomUUID();
-  await subscribeHooks(org);
-  const staff = await tokens.sign({ userId: 'staff-1', orgId: org, roles: ['staff'], kycCompleted: true });
-  const investor = await tokens.sign({ userId: 'investor-1', orgId: org, roles: ['investor'], kycCompleted: true });
-  const db = new Pg({ connectionString: databaseUrl });
-  await db.connect();
-  await db.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [org, 'investor-1']);
-  await db.end();
-  const took: Record<string, number[]> = {};
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const t0 = performance.now();
-    const name = path.split('/').filter((p) => p && !/^[0-9a-f-]{36}$/.test(p)).slice(-1)[0]!;
-    const res = await fetch(svc.baseUrl + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
-    const json = (await res.json()) as { data: Record<string, string> };
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-    (took[name] ??= []).push(performance.now() - t0);
-    return json.data;
-  };
-  const offering = await call('POST', '/issuance/offerings', staff, { name: 'Bench', currency: 'USD' });
-  const cls = await call('POST', `/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '10.00' });
-  const lifecycle = async () => {
-    const s = await call('POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, { securityClassId: cls.id, unitsSubscribed: 3 });
-    await call('POST', `/issuance/subscriptions/${s.id}/sign-agreement`, investor, { signature: 'Bench Investor', signedAt: new Date().toISOString() });
-    const submitted = await call('POST', `/issuance/subscriptions/${s.id}/submit-for-review`, investor, { paymentMethod: 'wire' });
-    await call('POST', `/issuance/subscriptions/${s.id}/approve`, staff, {});
-    await call('POST', '/issuance/reconciliations', staff, { referenceCode: submitted.reference_code, amount: '30.00' });
-  };
-  await pool(20, 8, lifecycle); // warm-up
-  for (const k of Object.keys(took)) delete took[k];
-  const t0 = performance.now();
-  await pool(LIFECYCLES, 32, lifecycle);
-  const seconds = (performance.now() - t0) / 1000;
-  const commandMs = Object.fromEntries(Object.entries(took).map(([k, v]) => [k, summary(v)]));
-  return { lifecycles: LIFECYCLES, endpoints: 10, clients: 32, seconds: round(seconds), lifecycles_per_s: round(LIFECYCLES / seconds), command_ms: commandMs };
-}
-
-/**
- * Where the paced phase's latency goes, per event, from the rows' own clocks: publish -> committed
- * (the outbox insert), -> planned (delivery rows), -> first batch started (attempt 1's time, set by
- * the batcher when it takes the batch), -> first arrival at the sink.
- */
-async function stages(knex: Knex, orgId: string, published: Map<string, number>, arrivals: Record<string, number>) {
-  const rows: { id: string; committed: Date; planned: Date; attempted: Date }[] = (
-    await knex.raw(
-      `select ev.id, ev.created_at as committed, min(d.created_at) as planned, min(a.attempted_at) as attempted
-         from events ev join webhook_deliveries d on d.event_id = ev.id join webhook_attempts a on a.delivery_id = d.id and a.number = 1
-        where ev.org_id = ? group by ev.id, ev.created_at`,
-      [orgId],
-    )
-  ).rows;
-  const commit: number[] = [], plan: number[] = [], batch: number[] = [], post: number[] = [];
-  for (const r of rows) {
-    const t0 = published.get(r.id);
-    const arrived = arrivals[r.id];
-    if (t0 === undefined || arrived === undefined) continue;
-    commit.push(new Date(r.committed).getTime() - t0);
-    plan.push(new Date(r.planned).getTime() - new Date(r.committed).getTime());
-    batch.push(new Date(r.attempted).getTime() - new Date(r.planned).getTime());
-    post.push(arrived - new Date(r.attempted).getTime());
-  }
-  return { to_commit: summary(commit), commit_to_planned: summary(plan), planned_to_batch: summary(batch), batch_to_arrival: summary(post) };
-}
-
-/**
- * Plain signed POSTs, no durability: what the machine can do at all, with the HTTP client and pool
- * size the engine uses (undici `request`, 128 connections), so the two figures compare.
- */
-async function signedPostCeiling(sinkUrl: string): Promise<number> {
-  const hook = 'ceiling';
-  const secret = 'whsec_ceiling';
-  await fetch(`${sinkUrl}/secret/${hook}`, { method: 'POST', body: secret });
-  const body = JSON.stringify({ event_id: randomUUID(), event_type: 'subscription.approved', data: { id: randomUUID() } });
-  const dispatcher = new Agent({ connections: 128 });
-  let n = 0;
-  const until = Date.now() + 5000;
-  try {
-    await Promise.all(
-      Array.from({ length: 128 }, async () => {
-        while (Date.now() < until) {
-          const sig = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-          const res = await request(`${sinkUrl}/h/${hook}`, { method: 'POST', body, dispatcher, headers: { 'content-type': 'application/json', 'x-service-signature': sig, 'x-service-event-id': randomUUID() } });
-          await res.body.dump();
-          if (res.statusCode === 200) n++;
-        }
-      }),
-    );
-  } finally {
-    await dispatcher.close();
-  }
-  return Math.round(n / 5);
 }
 
 function markdown(r: Record<string, any>): string {

@@ -115,6 +115,13 @@ function resolveAll(hostname: string, timeoutMs: number): Promise<LookupAddress[
   });
 }
 
+/** The refusal of a URL whose host is a literal address the policy forbids; null otherwise (a name is checked at connect). */
+export function refusedLiteral(raw: string, policy: SsrfPolicy): SsrfRefusedError | null {
+  const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
+  const cls = isIP(host) ? refusal(host, policy) : null;
+  return cls ? new SsrfRefusedError(host, host, cls) : null;
+}
+
 /**
  * Registration-time check: the URL's host, literal or resolved, must have no refused address.
  * Every address counts, not just the first: a connection may pick any of them.

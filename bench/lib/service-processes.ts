@@ -35,6 +35,8 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   };
 }
 
+export type ServiceProcesses = Awaited<ReturnType<typeof startServiceProcesses>>;
+
 /** Resident set size of a process, in MiB (Linux). */
 export function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
