@@ -68,7 +68,11 @@ describe('GET /notifications/events (issue 12)', () => {
     for (const e of events) await publishEvents(publisher(), [e]);
     const created = events.filter((e) => e.type === 'subscription.created').map((e) => e.id);
 
-    const first = await list(staff, '?event_type=subscription.created&limit=2');
+    // Events are listed once every older transaction has ended (another suite's may still be open).
+    const first = await eventually(async () => {
+      const res = await list(staff, '?event_type=subscription.created&limit=2');
+      return res.body.data.items.length === 2 ? res : undefined;
+    }, 30_000, 'the published events to be listable');
     expect(first.body.data.items.map((e: { event_id: string }) => e.event_id)).toEqual(created.slice(0, 2));
     expect(first.body.data.has_more).toBe(true);
     const second = await list(staff, `?event_type=subscription.created&limit=2&after=${first.body.data.next_cursor}`);
