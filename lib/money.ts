@@ -5,15 +5,17 @@
 export type Cents = bigint;
 
 const DECIMAL = /^(0|[1-9]\d{0,14})(?:\.(\d{1,2}))?$/;
+/** A sum of amounts (an offering's raised amount, numeric(38,2)): up to 36 whole digits. */
+const TOTAL = /^(0|[1-9]\d{0,35})(?:\.(\d{1,2}))?$/;
 
 export function isDecimalMoney(text: string): boolean {
   return DECIMAL.test(text);
 }
 
 /** "12.5" -> 1250n. Throws on anything that is not a non-negative decimal with at most 2 places. */
-export function parseMoney(text: string): Cents {
-  const m = DECIMAL.exec(text);
-  if (!m) throw new RangeError(`not a money amount: ${JSON.stringify(text)}`);
+export function parseMoney(text: string, form: 'amount' | 'total' = 'amount'): Cents {
+  const m = (form === 'total' ? TOTAL : DECIMAL).exec(text);
+  if (!m) throw new RangeError(`not a money ${form}: ${JSON.stringify(text)}`);
   const whole = BigInt(m[1]!);
   const frac = BigInt((m[2] ?? '').padEnd(2, '0'));
   return whole * 100n + frac;
@@ -51,7 +53,7 @@ export function multiply(price: Cents, units: number): Cents {
   return (price * millionths + UNIT_SCALE / 2n) / UNIT_SCALE;
 }
 
-/** Normalises a decimal string to two places ("12.5" -> "12.50"). */
-export function normaliseMoney(text: string): string {
-  return formatMoney(parseMoney(text));
+/** Normalises a decimal string to two places ("12.5" -> "12.50"); a total may pass MAX_MONEY. */
+export function normaliseMoney(text: string, form: 'amount' | 'total' = 'amount'): string {
+  return formatMoney(parseMoney(text, form));
 }

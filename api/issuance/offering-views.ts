@@ -26,7 +26,7 @@ export const offeringView = (o: Offering, classes: SecurityClass[] = [], tranche
   name: o.name,
   currency: o.currency,
   status: o.status,
-  raised_amount: normaliseMoney(o.raisedAmount),
+  raised_amount: normaliseMoney(o.raisedAmount, 'total'),
   investor_count: o.investorCount,
   security_classes: classes.map(securityClassView),
   tranches: tranches.map(trancheView),

@@ -11,6 +11,7 @@ import { Migration0010IdempotencyKeys } from './0010-idempotency-keys';
 import { Migration0011RateLimits } from './0011-rate-limits';
 import { Migration0012Console } from './0012-console';
 import { Migration0013EndpointOrdering } from './0013-endpoint-ordering';
+import { Migration0014OfferingTotals } from './0014-offering-totals';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -26,4 +27,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0011-rate-limits', class: Migration0011RateLimits },
   { name: '0012-console', class: Migration0012Console },
   { name: '0013-endpoint-ordering', class: Migration0013EndpointOrdering },
+  { name: '0014-offering-totals', class: Migration0014OfferingTotals },
 ];

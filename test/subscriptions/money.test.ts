@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createProjectionActivities } from '../../activities/subscription-projection';
 import type { SubscriptionState } from '../../domain/subscription';
+import { formatMoney, MAX_MONEY } from '../../lib/money';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 import { openOffering } from '../support/fixtures';
@@ -46,20 +47,11 @@ describe('money at creation and completion', () => {
   it('counts an investor once when two of their subscriptions reach escrow at the same moment', async () => {
     const projection = createProjectionActivities({ orm: svc.orm, dispatcher: { dispatch: async () => undefined } as never });
     const pairs = 12;
-    const completed = (investorId: string): SubscriptionState => ({
-      id: randomUUID(), set: 'A', orgId: w.org, offeringId: w.offering.offeringId, securityClassId: w.offering.securityClassId,
-      trancheId: null, investorId, unitsSubscribed: 1, pricePerUnit: '100.00', totalAmount: '100.00', currency: 'USD',
-      paymentMethod: 'wire', paymentStatus: 'in_escrow', status: 'completed', accreditationStatus: null, suitabilityConfirmed: null,
-      riskAcknowledgmentSigned: null, agreementSigned: true, signature: 'x', signedAt: null, signerIp: null, setupSessionId: null,
-      paymentMethodLinked: false, collectionAttempts: 0, checkoutSessionId: null, referenceCode: null, sharesId: null,
-      sharesIssuedAt: null, statusReason: null, infoRequested: null, createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(), requestHash: null, version: 1,
-    });
     const before = await offering();
     await Promise.all(
       Array.from({ length: pairs }, () => `investor-${randomUUID()}`).flatMap((investor) => [
-        projection.recordTransition(completed(investor), []),
-        projection.recordTransition(completed(investor), []),
+        projection.recordTransition(completedState(investor), []),
+        projection.recordTransition(completedState(investor), []),
       ]),
     );
     const after = await offering();
@@ -67,8 +59,34 @@ describe('money at creation and completion', () => {
     expect(after.raised_amount).toBe((Number(before.raised_amount) + pairs * 200).toFixed(2));
   });
 
-  async function offering(): Promise<{ investor_count: number; raised_amount: string }> {
-    const [row] = await svc.orm.em.getConnection().execute(`select investor_count, raised_amount::text from offerings where id = ?`, [w.offering.offeringId]);
+  it('raises an offering past what one subscription may total, and reads the sum back to the cent', async () => {
+    const projection = createProjectionActivities({ orm: svc.orm, dispatcher: { dispatch: async () => undefined } as never });
+    const big = await openOffering(svc, w.staff, '9999999.00');
+    const largest = formatMoney(MAX_MONEY);
+    const count = 25; // 25 x 999,999,999,999,999.99 overflowed the old numeric(18,2) column
+    for (let i = 0; i < count; i++) {
+      await projection.recordTransition({ ...completedState(`investor-${randomUUID()}`), offeringId: big.offeringId, securityClassId: big.securityClassId, totalAmount: largest }, []);
+    }
+    expect(await offering(big.offeringId)).toEqual({ investor_count: count, raised_amount: formatMoney(MAX_MONEY * BigInt(count)) });
+    const read = await w.api.get(`/issuance/offerings/${big.offeringId}`, w.staff.token);
+    expect([read.status, read.body.data?.raised_amount]).toEqual([200, formatMoney(MAX_MONEY * BigInt(count))]);
+  });
+
+  /** A Set A subscription whose funds reached escrow, as the workflow hands it to the projection. */
+  function completedState(investorId: string): SubscriptionState {
+    return {
+      id: randomUUID(), set: 'A', orgId: w.org, offeringId: w.offering.offeringId, securityClassId: w.offering.securityClassId,
+      trancheId: null, investorId, unitsSubscribed: 1, pricePerUnit: '100.00', totalAmount: '100.00', currency: 'USD',
+      paymentMethod: 'wire', paymentStatus: 'in_escrow', status: 'completed', accreditationStatus: null, suitabilityConfirmed: null,
+      riskAcknowledgmentSigned: null, agreementSigned: true, signature: 'x', signedAt: null, signerIp: null, setupSessionId: null,
+      paymentMethodLinked: false, collectionAttempts: 0, checkoutSessionId: null, referenceCode: null, sharesId: null,
+      sharesIssuedAt: null, statusReason: null, infoRequested: null, createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(), requestHash: null, version: 1,
+    };
+  }
+
+  async function offering(id = w.offering.offeringId): Promise<{ investor_count: number; raised_amount: string }> {
+    const [row] = await svc.orm.em.getConnection().execute(`select investor_count, raised_amount::text from offerings where id = ?`, [id]);
     return row as { investor_count: number; raised_amount: string };
   }
 });
