@@ -17,7 +17,7 @@ import { html } from './html';
 import { banner, layout, type Notice, type Section } from './layout';
 import { temporalLinks } from './links';
 import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
-import { doneCard, queueBody, queueCard, type QueueItem } from './pages/queue';
+import { doneCard, queueBody, queueCard, type QueuePage } from './pages/queue';
 import { signInBody } from './pages/sign-in';
 import { subscriptionBody, type Activity } from './pages/subscription';
 import { endpointBody, endpointsBody, retriedRow, WINDOWS, type EndpointView, type Health, type WindowName } from './pages/webhooks';
@@ -120,7 +120,10 @@ export function consoleRouter(deps: ApiDeps): Router {
     ctx.redirect('/console/sign-in?signed_out=1');
   });
 
-  router.get('/', session, async (ctx) => page(ctx, 200, 'Review queue', 'queue', queueBody(await queue(ctx), ctx.state.principal, null)));
+  router.get('/', session, async (ctx) => {
+    const cursor = typeof ctx.query.cursor === 'string' ? ctx.query.cursor : undefined;
+    page(ctx, 200, 'Review queue', 'queue', queueBody(await queue(ctx, cursor), ctx.state.principal, null));
+  });
 
   router.get('/subscriptions/:id', session, async (ctx) => {
     page(ctx, 200, 'Subscription', 'queue', await detail(ctx, uuid(ctx.params.id), null));
@@ -140,8 +143,9 @@ export function consoleRouter(deps: ApiDeps): Router {
       if (isHtmx(ctx)) return fragment(ctx, issuedRow(answer.ok ? answer.data : (await ctx.state.api.get(`/issuance/subscriptions/${id}`)).data, notice));
       return page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', await fundsB(ctx, notice));
     }
-    const items = await queue(ctx);
-    if (!isHtmx(ctx)) return page(ctx, answer.ok ? 200 : answer.status, 'Review queue', 'queue', queueBody(items, ctx.state.principal, notice));
+    const head = await queue(ctx);
+    const items = head.items;
+    if (!isHtmx(ctx)) return page(ctx, answer.ok ? 200 : answer.status, 'Review queue', 'queue', queueBody(head, ctx.state.principal, notice));
     if (answer.ok) return fragment(ctx, doneCard(answer.data, c.done));
     const item = items.find((i) => i.subscription.id === id);
     if (item) return fragment(ctx, queueCard(item, ctx.state.principal, notice));
@@ -217,10 +221,11 @@ export function consoleRouter(deps: ApiDeps): Router {
     await next();
   }
 
-  async function queue(ctx: ConsoleCtx): Promise<QueueItem[]> {
-    const answer = await ctx.state.api.get('/issuance/review-queue');
+  /** A page of the review queue: its head, or what follows `cursor`. */
+  async function queue(ctx: ConsoleCtx, cursor?: string): Promise<QueuePage> {
+    const answer = await ctx.state.api.get(`/issuance/review-queue${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
     if (!answer.ok) throw new AppError(answer.status, answer.error?.code ?? 'UPSTREAM_FAILED', answer.error?.message ?? 'Could not read the review queue');
-    return answer.data.items;
+    return answer.data;
   }
 
   async function detail(ctx: ConsoleCtx, id: string, notice: Notice | null) {

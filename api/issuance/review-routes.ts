@@ -7,15 +7,17 @@ import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
+import { decodeCursor, exactTime, page } from '../cursor';
 import { deliveryView } from '../notifications/views';
 import { ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
 import { subscriptionReads } from './subscription-reads';
 
-const ReviewQueueQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(100) });
+const ReviewQueueQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(100), cursor: z.string().max(200).optional() });
 
 interface QueueRow {
   state: SubscriptionState;
   review_since: Date;
+  cursor_at: string;
   kyc_status: string | null;
   accreditation_status: string | null;
 }
@@ -32,20 +34,24 @@ export function reviewRouter(deps: ApiDeps): Router {
 
   router.get('/review-queue', staff, validate({ query: ReviewQueueQuery, response: ReviewQueue, summary: 'Subscriptions waiting on review, with what a reviewer weighs' }, async (ctx, { query }) => {
     const orgId = ctx.state.principal.orgId;
+    const after = query.cursor ? decodeCursor(query.cursor) : null;
     const rows = await sql().execute<QueueRow[]>(
-      `select s.state, s.review_since, k.status as kyc_status,
+      `select s.state, s.review_since, ${exactTime('s.review_since')} as cursor_at, k.status as kyc_status,
               (select a.status from accreditations a where a.org_id = s.org_id and a.user_id = s.investor_id
                 order by a.created_at desc limit 1) as accreditation_status
          from subscriptions s
          left join kyc_verifications k on k.org_id = s.org_id and k.user_id = s.investor_id
         where s.org_id = ? and s.status = 'pending_review'
+          ${after ? 'and (s.review_since, s.id) > (?::timestamptz, ?::uuid)' : ''}
         order by s.review_since asc, s.id asc
         limit ?`,
-      [orgId, query.limit],
+      [orgId, ...(after ? [after.at, after.id] : []), query.limit + 1],
     );
     const now = Date.now();
+    const { items, next_cursor } = page(rows, query.limit, (r) => ({ at: r.cursor_at, id: r.state.id }));
     ok(ctx, {
-      items: rows.map((r) => ({
+      next_cursor,
+      items: items.map((r) => ({
         subscription: toSubscriptionView(r.state),
         investor_id: r.state.investorId,
         kyc_status: r.kyc_status ?? 'none',

@@ -88,6 +88,7 @@ export const ReviewQueue = z
         waiting_seconds: z.number().int().min(0),
       }),
     ).describe('Subscriptions waiting on review, longest-waiting first'),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
   })
   .meta({ id: 'ReviewQueue' });
 export const SubscriptionActivity = z

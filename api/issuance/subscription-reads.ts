@@ -5,6 +5,7 @@ import type { Principal } from '../../domain/principal';
 import { authorize, seesWholeOrganisation, type SubscriptionAction } from '../../domain/policy';
 import type { SubscriptionState } from '../../domain/subscription';
 import { toSubscriptionView } from '../../domain/subscription-view';
+import { decodeCursor, page } from '../cursor';
 
 /** The projection's last word on a subscription, without any caller: for workflows that have closed. */
 export function projectionOf(orm: Orm) {
@@ -41,34 +42,17 @@ export function subscriptionReads(orm: Orm) {
       if (!seesWholeOrganisation(p)) where.investorId = p.userId;
       if (q.status) where.status = q.status;
       if (q.offering_id) where.offeringId = q.offering_id;
-      const after = q.cursor ? decodeCursor(q.cursor) : null;
-      if (after) {
-        where.$or = [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }];
+      if (q.cursor) {
+        const after = decodeCursor(q.cursor);
+        const at = new Date(after.at);
+        where.$or = [{ createdAt: { $lt: at } }, { createdAt: at, id: { $lt: after.id } }];
       }
       const rows = await orm.em.fork().find(SubscriptionRecordSchema, where, {
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         limit: q.limit + 1,
       });
-      const page = rows.slice(0, q.limit);
-      const last = page[page.length - 1];
-      return {
-        items: page.map((r) => toSubscriptionView(r.state)),
-        next_cursor: rows.length > q.limit && last ? encodeCursor(last) : null,
-      };
+      const { items, next_cursor } = page(rows, q.limit, (r) => ({ at: r.createdAt, id: r.id }));
+      return { items: items.map((r) => toSubscriptionView(r.state)), next_cursor };
     },
   };
-}
-
-const encodeCursor = (r: SubscriptionRecord) =>
-  Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    const date = new Date(createdAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string') throw new Error('bad cursor');
-    return { createdAt: date, id };
-  } catch {
-    return null;
-  }
 }

@@ -2,7 +2,7 @@ import type { Orm } from '../../db/orm';
 import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/entities/webhook-rows';
 import { notFound } from '../../lib/errors';
 import { lastAttemptNumber } from '../../activities/webhook-attempt-store';
-import { applyCursor, page } from './cursor';
+import { applyCursor, byCreation, page } from '../cursor';
 import type { ListDeliveriesQuery } from './schema';
 
 /** Delivery history of an organisation (spec §2.7, §4.3), newest first. */
@@ -15,7 +15,7 @@ export function deliveryReads(orm: Orm) {
       if (q.status) query.where({ status: q.status });
       if (q.event_type) query.where({ event_type: q.event_type });
       applyCursor(query, 'webhook_deliveries', q.cursor);
-      return page((await query) as WebhookDeliveryRow[], q.limit);
+      return page((await query) as (WebhookDeliveryRow & { cursor_at: string })[], q.limit, byCreation);
     },
 
     async get(orgId: string, id: string): Promise<WebhookDeliveryRow> {

@@ -3,7 +3,7 @@ import type { EndpointOrdering, WebhookEndpointRow } from '../../db/entities/web
 import { newId } from '../../lib/ids';
 import { notFound } from '../../lib/errors';
 import { newSigningSecret, type SecretBox } from '../../activities/webhook-secret-box';
-import { applyCursor, page } from './cursor';
+import { applyCursor, byCreation, page } from '../cursor';
 
 /** Webhook endpoints of an organisation; every read and write is scoped by the caller's org. */
 export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSeconds?: number } = {}) {
@@ -39,7 +39,7 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
     async list(orgId: string, q: { limit: number; cursor?: string }) {
       const query = live(orgId).select('*').limit(q.limit + 1);
       applyCursor(query, 'webhook_endpoints', q.cursor);
-      return page((await query) as WebhookEndpointRow[], q.limit);
+      return page((await query) as (WebhookEndpointRow & { cursor_at: string })[], q.limit, byCreation);
     },
 
     update: (orgId: string, id: string, patch: { url?: string; description?: string; ordering?: EndpointOrdering }) => update(orgId, id, patch),

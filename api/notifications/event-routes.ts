@@ -5,7 +5,7 @@ import { validate } from '../middleware/validate';
 import { supportedEventTypes } from '../../domain/events';
 import { renderEventBody, type EnvelopeSource } from '../../activities/webhook-signing';
 import { checkEventTypes } from './event-type-policy';
-import { decodeSeqCursor, encodeSeqCursor } from './cursor';
+import { decodeSeqCursor, encodeSeqCursor } from '../cursor';
 import { EventList, ListEventsQuery } from './schema';
 import { ok } from './reply';
 

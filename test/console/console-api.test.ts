@@ -45,6 +45,27 @@ describe('Console reads and sign-in over HTTP (Set A)', () => {
     expect((await w.api.get('/issuance/review-queue', w.investor.token)).body.error.code).toBe('ROLE_REQUIRED');
   });
 
+  it('pages the review queue oldest first with a cursor, to its end', async () => {
+    const world = await lifecycleWorld(svc);
+    const made = [await world.inReviewByWire(), await world.inReviewByWire(), await world.inReviewByWire()];
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: { status: number; body: any } = await world.api.get(`/issuance/review-queue?limit=2${cursor ? `&cursor=${cursor}` : ''}`, world.staff.token);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.items.map((i: { subscription: { id: string } }) => i.subscription.id));
+      cursor = res.body.data.next_cursor;
+    } while (cursor && seen.length < 10);
+    expect(seen).toEqual(made.map((s) => s.id));
+    // The console pages with the same cursor: after the first two, only the third is shown.
+    const head = await world.api.get('/issuance/review-queue?limit=2', world.staff.token);
+    const later = await fetch(`${base()}/console/?cursor=${encodeURIComponent(head.body.data.next_cursor)}`, { headers: { cookie: `tranche_console=${world.staff.token}` }, signal: AbortSignal.timeout(30_000) });
+    const text = await later.text();
+    expect([later.status, text.includes(`queue-card-${made[2]!.id}`), text.includes(`queue-card-${made[0]!.id}`)]).toEqual([200, true, false]);
+    const bad = await world.api.get('/issuance/review-queue?cursor=garbage', world.staff.token);
+    expect([bad.status, bad.body.error?.code]).toEqual([400, 'INVALID_CURSOR']);
+  });
+
   it('answers 404 for another organisation’s subscription activity, endpoint health and reference code', async () => {
     const other = await lifecycleWorld(svc);
     const s = await other.inReviewByWire();

@@ -118,6 +118,14 @@ describe.each(['A', 'B'] as const)('Set %s: KYC gate, validation, idempotency an
     expect(cancelled.body.data.items.map((s: { id: string }) => s.id)).toEqual([made[0]!.id]);
   });
 
+  it('refuses a cursor it did not hand out with 400 INVALID_CURSOR, rather than starting over', async () => {
+    const forged = Buffer.from(JSON.stringify(['2026-11-23T00:00:00.000Z', 'not-a-uuid'])).toString('base64url');
+    for (const cursor of ['garbage', forged]) {
+      const res = await w.api.get(`/issuance/subscriptions?cursor=${cursor}`, w.staff.token);
+      expect([res.status, res.body.error?.code]).toEqual([400, 'INVALID_CURSOR']);
+    }
+  });
+
   it('refuses new subscriptions to a closed offering with 409 OFFERING_CLOSED', async () => {
     await w.api.patch(`/issuance/offerings/${w.offering.offeringId}`, w.staff.token, { status: 'closed' });
     try {

@@ -214,4 +214,25 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect((await api.get(`${PATHS[set].deliveries}?status=bogus`, own.token)).status).toBe(422);
     expect((await api.get(`${PATHS[set].deliveries}/${pings[0]}`, staff.token)).status).toBe(404);
   });
+
+  it('pages through one event fanned out to many endpoints without losing a delivery', async () => {
+    const own = await actor(svc, newOrg(), ['admin']);
+    const hooks = Array.from({ length: 5 }, hook);
+    for (const h of hooks) await registerHook(svc, receiver, own, h, ['*']);
+    const event = { id: randomUUID(), type: 'subscription.created', source: 'service.issuance', orgId: own.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
+    const knex = svc.orm.em.getConnection().getKnex();
+    const made = await eventually(async () => {
+      const rows: { id: string }[] = await knex('webhook_deliveries').where({ event_id: event.id }).select('id');
+      return rows.length === hooks.length ? rows.map((r) => r.id).sort() : undefined;
+    }, 15_000, 'fanned out');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: { body: any } = await api.get(`${PATHS[set].deliveries}?limit=2${cursor ? `&cursor=${cursor}` : ''}`, own.token);
+      seen.push(...res.body.data.items.map((d: { id: string }) => d.id));
+      cursor = res.body.data.next_cursor;
+    } while (cursor && seen.length < 20);
+    expect(seen.sort()).toEqual(made);
+  });
 });

@@ -16,12 +16,19 @@ export interface QueueItem {
   waiting_seconds: number;
 }
 
-export function queueBody(items: QueueItem[], p: Principal, notice: Notice | null): Html {
+/** A page of GET /issuance/review-queue. */
+export interface QueuePage {
+  items: QueueItem[];
+  next_cursor: string | null;
+}
+
+export function queueBody({ items, next_cursor }: QueuePage, p: Principal, notice: Notice | null): Html {
   return html`<hgroup><h1>Review queue</h1><p>Subscriptions waiting for a compliance decision, oldest first.</p></hgroup>
 ${banner(notice)}
 ${items.length
     ? html`<ol class="queue" aria-label="Subscriptions pending review">${items.map((i) => html`<li>${queueCard(i, p, null)}</li>`)}</ol>`
-    : html`<p data-testid="queue-empty">Nothing is waiting for review.</p>`}`;
+    : html`<p data-testid="queue-empty">Nothing is waiting for review.</p>`}
+${next_cursor ? html`<p><a href="/console/?cursor=${encodeURIComponent(next_cursor)}" data-testid="queue-later">Later submissions</a></p>` : ''}`;
 }
 
 export function queueCard(i: QueueItem, p: Principal, notice: Notice | null): Html {

@@ -2003,6 +2003,8 @@ export interface components {
                 review_since: string;
                 waiting_seconds: number;
             }[];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
         };
         SubscriptionActivity: {
             /** @description The events the subscription published, in publish order */
@@ -8580,6 +8582,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                cursor?: string;
             };
             header?: never;
             path?: never;
