@@ -52,7 +52,8 @@ export function createRecoveryActivities(deps: { orm: Orm; batchSize: () => numb
           .update({
             done: knex().raw('done + ?', [outcomes.filter((o) => o === 'done').length]),
             skipped: knex().raw('skipped + ?', [outcomes.filter((o) => o === 'skipped').length]),
-            cursor_created_at: last.created_at,
+            // The row's own timestamp, in SQL: a JavaScript Date would cut its microseconds.
+            cursor_created_at: knex().raw('(select created_at from webhook_deliveries where id = ?)', [last.id]),
             cursor_id: last.id,
             updated_at: knex().fn.now(),
           });
@@ -72,11 +73,11 @@ function pageAfter(knex: Knex, rec: WebhookRecoveryRow, limit: number): Promise<
   const q = knex<WebhookDeliveryRow>('webhook_deliveries')
     .where({ endpoint_id: rec.endpoint_id })
     .whereIn('status', ['failed', 'exhausted'])
-    .where('created_at', '>=', rec.since)
-    .where('created_at', '<=', rec.until)
+    // The window and the cursor are read in SQL, at the microsecond the rows hold.
+    .whereRaw('created_at between (select since from webhook_recoveries where id = ?) and (select until from webhook_recoveries where id = ?)', [rec.id, rec.id])
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .limit(limit);
-  if (rec.cursor_created_at && rec.cursor_id) q.whereRaw('(created_at, id) > (?::timestamptz, ?::uuid)', [rec.cursor_created_at, rec.cursor_id]);
+  if (rec.cursor_id) q.whereRaw('(created_at, id) > (select cursor_created_at, cursor_id from webhook_recoveries where id = ?)', [rec.id]);
   return q.select('*') as unknown as Promise<WebhookDeliveryRow[]>;
 }
 

@@ -86,6 +86,24 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     if (process.env.RECORD_HISTORIES) writeFileSync(join(__dirname, '../replay/histories/webhook-recovery.json'), historyToJSON(history));
   }, 180_000);
 
+  it('retries each delivery once when a whole outage shares one microsecond timestamp, the endpoint still down', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const hook = await registerHook(svc, receiver, staff, 'recover-same-instant', ['*'], { defaultStatus: 503 });
+    const path = `${base}/${hook.id}/recoveries`;
+    const since = new Date(Date.now() - 48 * HOUR);
+    const ids = await outage({ orgId: staff.orgId, endpointId: hook.id }, 2 * BATCH + 3, new Date(since.getTime() + HOUR));
+    // As one planning round writes them: one now(), finer than a millisecond.
+    await knex()('webhook_deliveries').whereIn('id', ids).update({ created_at: knex().raw(`?::timestamptz + interval '456 microseconds'`, [new Date(since.getTime() + HOUR)]) });
+    const started = await api.post(path, staff.token, { since: since.toISOString() });
+    const result = await finished(staff, path, started.body.data.id);
+    expect(result).toMatchObject({ status: 'completed', total: ids.length, done: ids.length, skipped: 0 });
+    await receiver.waitFor('recover-same-instant', ids.length);
+    await new Promise((r) => setTimeout(r, 1000));
+    const got = await receiver.received('recover-same-instant');
+    expect(got.map((d) => d.headers['x-service-delivery-id']).sort()).toEqual([...ids].sort());
+    expect((await deliveries(ids)).map((d) => d.attempt_count)).toEqual(ids.map(() => 9));
+  });
+
   it('stops when cancelled, refuses a second one meanwhile, and says how far it got', async () => {
     const { staff, hook, path } = await setup('recover-cancel');
     const ids = await outage({ orgId: staff.orgId, endpointId: hook.id }, 500, new Date(Date.now() - 10 * HOUR));
