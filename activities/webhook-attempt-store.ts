@@ -24,7 +24,7 @@ export interface Target {
 export type Claim =
   | { kind: 'fresh' }
   | { kind: 'in_doubt' } // this owner's row without a result: the worker died between claim and record
-  | { kind: 'recorded'; responseStatus: number | null } // this owner's finished row: a replay, not a new POST
+  | { kind: 'recorded'; responseStatus: number | null; retryAfterMs: number | null } // this owner's finished row: a replay, not a new POST
   | { kind: 'other_owner' };
 
 export interface Finished {
@@ -33,6 +33,8 @@ export interface Finished {
   responseStatus: number | null;
   responseBody: string | null;
   error: string | null;
+  /** The wait the endpoint asked for (Retry-After, capped), when it answered with one. */
+  retryAfterMs: number | null;
 }
 
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
@@ -69,15 +71,15 @@ export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[])
   for (const i of inputs) if (fresh.has(i.deliveryId)) claims.set(i.deliveryId, { kind: 'fresh' });
   const held = inputs.filter((i) => !fresh.has(i.deliveryId));
   if (held.length) {
-    const existing: { delivery_id: string; number: number; owner: string | null; duration_ms: number | null; response_status: number | null }[] = await knex('webhook_attempts')
+    const existing: { delivery_id: string; number: number; owner: string | null; duration_ms: number | null; response_status: number | null; retry_after_ms: string | null }[] = await knex('webhook_attempts')
       .whereIn(['delivery_id', 'number'], held.map((i) => [i.deliveryId, i.number]))
-      .select('delivery_id', 'number', 'owner', 'duration_ms', 'response_status');
+      .select('delivery_id', 'number', 'owner', 'duration_ms', 'response_status', 'retry_after_ms');
     const byId = new Map(existing.map((r) => [r.delivery_id, r]));
     for (const i of held) {
       const row = byId.get(i.deliveryId);
       if (!row || row.owner !== i.owner) claims.set(i.deliveryId, { kind: 'other_owner' });
       else if (row.duration_ms === null) claims.set(i.deliveryId, { kind: 'in_doubt' });
-      else claims.set(i.deliveryId, { kind: 'recorded', responseStatus: row.response_status });
+      else claims.set(i.deliveryId, { kind: 'recorded', responseStatus: row.response_status, retryAfterMs: row.retry_after_ms === null ? null : Number(row.retry_after_ms) });
     }
   }
   return claims;
@@ -95,6 +97,7 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
     response_status: r.responseStatus,
     response_body: r.responseBody,
     error: r.error,
+    retry_after_ms: r.retryAfterMs,
   }));
   const deliveries = results.map((r) => {
     const ok = isSuccess(r.responseStatus);
@@ -105,8 +108,8 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
   await knex.transaction(async (trx) => {
     await trx.raw(
       `update webhook_attempts a
-          set duration_ms = v.duration_ms, response_status = v.response_status, response_body = v.response_body, error = v.error
-         from jsonb_to_recordset(?::jsonb) as v(delivery_id uuid, number int, owner text, duration_ms int, response_status int, response_body text, error text)
+          set duration_ms = v.duration_ms, response_status = v.response_status, response_body = v.response_body, error = v.error, retry_after_ms = v.retry_after_ms
+         from jsonb_to_recordset(?::jsonb) as v(delivery_id uuid, number int, owner text, duration_ms int, response_status int, response_body text, error text, retry_after_ms bigint)
         where a.delivery_id = v.delivery_id and a.number = v.number and a.owner = v.owner`,
       [JSON.stringify(attempts)],
     );

@@ -75,17 +75,18 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     for (const i of live) {
       const claim = claims.get(i.deliveryId)!;
       if (claim.kind === 'other_owner') result(i, 'superseded');
-      else if (claim.kind === 'recorded') result(i, isSuccess(claim.responseStatus) ? 'success' : 'failed', claim.responseStatus);
+      else if (claim.kind === 'recorded') result(i, isSuccess(claim.responseStatus) ? 'success' : 'failed', claim.responseStatus, null, claim.retryAfterMs);
       else if (claim.kind === 'in_doubt') {
         const known = unrecorded.get(key(i));
-        finished.push(known ?? { input: i, durationMs: null, responseStatus: null, responseBody: null, error: IN_DOUBT_ERROR });
-        result(i, known && isSuccess(known.responseStatus) ? 'success' : 'failed', known?.responseStatus ?? null);
+        finished.push(known ?? { input: i, durationMs: null, responseStatus: null, responseBody: null, error: IN_DOUBT_ERROR, retryAfterMs: null });
+        result(i, known && isSuccess(known.responseStatus) ? 'success' : 'failed', known?.responseStatus ?? null, null, known?.retryAfterMs ?? null);
       } else {
         posts.push(
           send(targets.get(i.deliveryId)!, i).then((f) => {
             // The record's next_attempt_at shows the wait the workflow will decide from this result.
             const retryAfterMs = f.finished.responseStatus === null ? null : parseRetryAfter(f.headers?.['retry-after'], new Date(), deps.health().retryAfterCapMs);
             f.finished.input = { ...i, nextDelayMs: nextAttemptDelay(i.nextDelayMs, f.finished.responseStatus, retryAfterMs) };
+            f.finished.retryAfterMs = retryAfterMs;
             finished.push(f.finished);
             result(i, isSuccess(f.finished.responseStatus) ? 'success' : 'failed', f.finished.responseStatus, f.headers, retryAfterMs);
           }),
@@ -145,10 +146,10 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     } catch (err) {
       // A poison delivery (a secret that no longer opens) is a recorded failure, not a wedged batch.
       logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
-      return { finished: { input, durationMs: 0, responseStatus: null, responseBody: null, error: 'SIGNING_FAILED' }, headers: null };
+      return { finished: { input, durationMs: 0, responseStatus: null, responseBody: null, error: 'SIGNING_FAILED', retryAfterMs: null }, headers: null };
     }
     const res = await post(t.url, request, (connection ??= connectionFor(deps.ssrf())));
-    return { finished: { input, durationMs: res.durationMs, responseStatus: res.status, responseBody: res.body, error: res.error }, headers: res.headers };
+    return { finished: { input, durationMs: res.durationMs, responseStatus: res.status, responseBody: res.body, error: res.error, retryAfterMs: null }, headers: res.headers };
   }
 
   return {

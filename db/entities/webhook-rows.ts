@@ -78,4 +78,6 @@ export interface WebhookAttemptRow {
   response_status: number | null;
   response_body: string | null;
   error: string | null;
+  /** The wait the endpoint asked for (Retry-After, capped), kept for a replay of the attempt; bigint, read as text. */
+  retry_after_ms: string | null;
 }

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher } from '../../activities/event-dispatcher';
+import { engineDispatcher, relayOnlyDispatcher } from '../../activities/event-dispatcher';
+import { deliveryPlanner } from '../../activities/delivery-planner';
+import { createAttemptActivities } from '../../activities/webhook-attempt';
+import { healthSettings } from '../../activities';
+import { secretBoxFrom } from '../../activities/webhook-secret-box';
+import { policyFromConfig } from '../../lib/ssrf-guard';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { uuidFromName } from '../../lib/ids';
@@ -95,5 +100,21 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
     expect(shown).toBeGreaterThanOrEqual(7_200_000);
     expect(shown).toBeLessThan(7_200_000 + 30_000);
     await handle.terminate('test over');
+  });
+
+  it('keeps an attempt’s Retry-After when the attempt runs again after its worker died', async () => {
+    const busy = await hook('busy-replay', { responses: [{ status: 503, headers: { 'retry-after': '7200' } }] });
+    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: busy.id }]);
+    const deliveryId = uuidFromName(event.id, busy.id);
+    await deliveryPlanner(svc.orm, set).plan([event.id]);
+    const worker = () => createAttemptActivities({ orm: svc.orm, secrets: () => secretBoxFrom(svc.config), ssrf: () => policyFromConfig(svc.config), health: () => healthSettings(svc.config) });
+    const input = { deliveryId, number: 2, attemptedAt: new Date().toISOString(), nextDelayMs: 120_000, owner: `run-${randomUUID()}` };
+    const expected = { outcome: 'failed', responseStatus: 503, retryAfterMs: 7_200_000 };
+    expect(await worker().attemptDelivery(input)).toMatchObject(expected);
+    // The result is recorded, but its worker died before the workflow saw it: a new worker runs
+    // the same attempt again, finds it recorded, sends nothing, and must answer the same wait.
+    expect(await worker().attemptDelivery(input)).toMatchObject(expected);
+    expect(await receiver.received(hookName('busy-replay'))).toHaveLength(1);
   });
 });
