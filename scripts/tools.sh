@@ -7,6 +7,7 @@
 #   scripts/tools.sh stripe-mock  -> prints the path of stripe-mock (Stripe API double for tests)
 #   scripts/tools.sh chromium     -> installs Debian's chromium when missing, prints its path
 #   scripts/tools.sh schemathesis -> prints the path of the schemathesis CLI (`st`), in its own venv
+#   scripts/tools.sh caddy        -> prints the path of Caddy (the compose gateway; tests validate its config)
 # A fresh clone on the same machine (as CI makes) reuses what an earlier run built.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ TEST_SERVER_VERSION=1.31.0        # io.temporal:temporal-test-server on Maven Ce
 STRIPE_MOCK_VERSION=0.203.0       # github.com/stripe/stripe-mock, built from the Go module proxy
 SCHEMATHESIS_VERSION=4.32.5      # PyPI; property-based fuzzing of the OpenAPI document
 COMPOSE_VERSION=2.40.3            # docker compose plugin, only to check temporal-compose.yml parses
+CADDY_VERSION=2.10.2              # github.com/caddyserver/caddy/v2: the compose gateway's image; validates deploy/gateway/Caddyfile
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TRANCHE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tranche-tools}"
@@ -124,6 +126,18 @@ install_stripe_mock() {
   echo "$dir/stripe-mock"
 }
 
+install_caddy() {
+  local dir="$cache/caddy-$CADDY_VERSION"
+  if [ ! -x "$dir/caddy" ]; then
+    log "building Caddy v$CADDY_VERSION from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
+      go install "github.com/caddyserver/caddy/v2/cmd/caddy@v$CADDY_VERSION" >&2
+    mkdir -p "$dir" && mv "$tmp/caddy" "$dir/caddy" && rmdir "$tmp"
+  fi
+  echo "$dir/caddy"
+}
+
 # A system package, not a cached build: Debian's chromium is what the browser tests drive.
 install_chromium() {
   local bin; bin="$(command -v chromium || true)"
@@ -158,10 +172,11 @@ case "${1:-}" in
   stripe-mock) with_lock stripe-mock install_stripe_mock ;;
   chromium) with_lock chromium install_chromium ;;
   schemathesis) with_lock schemathesis install_schemathesis ;;
+  caddy) with_lock caddy install_caddy ;;
   all)
     with_lock temporal install_temporal; with_lock temporal-server install_temporal_server; with_lock temporal-ui install_temporal_ui
     with_lock test-server install_test_server; with_lock compose install_compose
     with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium
-    with_lock schemathesis install_schemathesis ;;
-  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|all" >&2; exit 2 ;;
+    with_lock schemathesis install_schemathesis; with_lock caddy install_caddy ;;
+  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|caddy|all" >&2; exit 2 ;;
 esac

@@ -25,10 +25,30 @@ describe('deployment shape', () => {
   });
 
   it('parses temporal-compose.yml with docker compose, with a worker service to scale', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'temporal', 'temporal-db', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'tranche-db', 'worker']);
+    expect(Object.keys(compose.services).sort()).toEqual(['api', 'gateway', 'temporal', 'temporal-db', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'tranche-db', 'worker']);
     expect(compose.services.worker.deploy.replicas).toBe(2);
     expect(compose.services.worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
+
+  it('runs two API replicas behind one gateway port, trusting exactly that hop', () => {
+    const { api, gateway } = compose.services;
+    expect(api.deploy.replicas).toBe(2);
+    expect(api.ports ?? []).toEqual([]); // replicas share no host port; only the gateway publishes
+    expect(gateway.ports.map((p: { published: string; target: number }) => [p.published, p.target])).toEqual([['3000', 3000]]);
+    expect([api.environment.TRUST_PROXY, api.environment.TRUST_PROXY_HOPS]).toEqual(['true', '1']);
+    expect(gateway.image).toBe(`caddy:${toolVersion('CADDY_VERSION')}`);
+    const caddyfile = readFileSync(gatewayConfig(), 'utf8');
+    expect(caddyfile).toMatch(/dynamic a \{\s*name api\s*port 3000/);
+    expect(caddyfile).not.toMatch(/trusted_proxies/); // a client's own X-Forwarded-For is replaced, not believed
+  });
+
+  it('gives the gateway a config that Caddy itself accepts', async () => {
+    const caddy = (await run('bash', [join(root, 'scripts/tools.sh'), 'caddy'], { timeout: 600_000 })).stdout.trim();
+    const { stdout } = await run(caddy, ['validate', '--config', gatewayConfig(), '--adapter', 'caddyfile'], { timeout: 30_000 });
+    expect(stdout).toContain('Valid configuration');
+  }, 600_000);
+
+  const gatewayConfig = (): string => compose.services.gateway.volumes.find((v: { target: string }) => v.target === '/etc/caddy/Caddyfile').source;
 
   it('runs the server and UI versions npm run cluster builds', () => {
     expect(compose.services.temporal.image).toBe(`temporalio/server:${toolVersion('TEMPORAL_SERVER_VERSION')}`);
