@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import type { FilterQuery } from '@mikro-orm/core';
 import { z } from 'zod';
 import { OfferingSchema, type Offering } from '../../db/entities/offering';
 import { SecurityClassSchema } from '../../db/entities/security-class';
@@ -11,8 +12,9 @@ import type { ApiDeps } from '../deps';
 import { auth, type AuthState } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
+import { decodeCursor, page } from '../cursor';
 import { OfferingParams } from './schema';
-import { CreateOfferingBody, CreateSecurityClassBody, CreateTrancheBody, OfferingView, SecurityClassView, TrancheView, UpdateOfferingBody } from './offerings-schema';
+import { CreateOfferingBody, CreateSecurityClassBody, CreateTrancheBody, ListOfferingsQuery, OfferingList, OfferingView, SecurityClassView, TrancheView, UpdateOfferingBody } from './offerings-schema';
 import { offeringView, securityClassView, trancheView } from './offering-views';
 
 /** Offerings, their security classes and tranches: staff create them, everyone in the org reads them. */
@@ -43,10 +45,17 @@ export function offeringsRouter(deps: ApiDeps): Router {
     ok(ctx, offeringView(offering));
   }));
 
-  router.get('/', anyone, validate({ response: z.array(OfferingView), summary: "List the organisation's offerings (newest 200)" }, async (ctx) => {
+  router.get('/', anyone, validate({ query: ListOfferingsQuery, response: OfferingList, summary: "List the organisation's offerings, newest first" }, async (ctx, { query }) => {
     const { principal } = ctx.state as AuthState;
-    const offerings = await em().find(OfferingSchema, { orgId: principal.orgId }, { orderBy: { createdAt: 'desc' }, limit: 200 });
-    ok(ctx, offerings.map((o) => offeringView(o)));
+    const where: FilterQuery<Offering> = { orgId: principal.orgId };
+    if (query.cursor) {
+      const after = decodeCursor(query.cursor);
+      const at = new Date(after.at);
+      where.$or = [{ createdAt: { $lt: at } }, { createdAt: at, id: { $lt: after.id } }];
+    }
+    const rows = await em().find(OfferingSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
+    const { items, next_cursor } = page(rows, query.limit, (o) => ({ at: o.createdAt, id: o.id }));
+    ok(ctx, { items: items.map((o) => offeringView(o)), next_cursor });
   }));
 
   router.get('/:offering_id', anyone, validate({ params: OfferingParams, response: OfferingView, summary: 'Get an offering with its security classes and tranches' }, async (ctx, input) => {

@@ -29,6 +29,13 @@ export const OfferingView = z
   })
   .meta({ id: 'Offering' });
 
+export const ListOfferingsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  cursor: z.string().max(200).optional(),
+});
+/** A page of offerings, newest first; `next_cursor` is null on the last page. */
+export const OfferingList = z.object({ items: z.array(OfferingView), next_cursor: z.string().nullable() }).meta({ id: 'OfferingList' });
+
 export const CreateOfferingBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   /** ISO 4217, upper case. */

@@ -20,6 +20,23 @@ describe.each(['A', 'B'] as const)('Set %s: the first vertical slice', (set) => 
   });
   afterAll(() => svc.stop());
 
+  it('lists the organisation’s offerings newest first, a page at a time, to the last one', async () => {
+    const own = await actor(svc, newOrg(), ['staff']);
+    const made: string[] = [];
+    for (const name of ['Seed', 'Series A', 'Series B']) made.push((await api.post('/issuance/offerings', own.token, { name, currency: 'USD' })).body.data.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: { status: number; body: any } = await api.get(`/issuance/offerings?limit=2${cursor ? `&cursor=${cursor}` : ''}`, own.token);
+      expect(res.status).toBe(200);
+      seen.push(...res.body.data.items.map((o: { id: string }) => o.id));
+      cursor = res.body.data.next_cursor;
+    } while (cursor && seen.length < 10);
+    expect(seen).toEqual([...made].reverse());
+    const bad = await api.get('/issuance/offerings?cursor=garbage', own.token);
+    expect([bad.status, bad.body.error?.code]).toEqual([400, 'INVALID_CURSOR']);
+  });
+
   it('creates a draft subscription through HTTP and answers 201 with the fields of spec §2.1', async () => {
     const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, investor.token, {
       securityClassId: offering.securityClassId,

@@ -41,7 +41,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organisation's offerings (newest 200) */
+        /** List the organisation's offerings, newest first */
         get: operations["getIssuanceOfferings"];
         put?: never;
         /**
@@ -1675,6 +1675,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        OfferingList: {
+            items: components["schemas"]["Offering"][];
+            next_cursor: string | null;
+        };
         Subscription: {
             /** Format: uuid */
             id: string;
@@ -2221,7 +2225,10 @@ export interface operations {
     };
     getIssuanceOfferings: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2237,8 +2244,17 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
-                        data: components["schemas"]["Offering"][];
+                        data: components["schemas"]["OfferingList"];
                     };
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description No valid bearer access token */
@@ -2261,6 +2277,15 @@ export interface operations {
             };
             /** @description The resource does not exist or is not visible to the caller */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
