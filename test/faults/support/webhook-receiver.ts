@@ -51,12 +51,17 @@ export async function deliveryVerdict(databaseUrl: string, received: Map<string,
   return { undelivered, attemptGaps };
 }
 
-/** Waits (deliveries follow commits, and back off after failures) until every event arrived, or time is up; then judges. */
+/**
+ * Waits (deliveries follow commits, and back off after failures) until every event arrived and
+ * every attempt's result is recorded, or time is up; then judges. A delivery's count moves when
+ * its result is written, just after the POST the receiver saw: judged at that instant it shows
+ * attempt 1 with a count of 0, which is in flight, not lost.
+ */
 export async function settledDeliveries(databaseUrl: string, received: Map<string, number>, subscriptionIds: string[], timeoutMs = 120_000): Promise<DeliveryVerdict[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const verdicts = await Promise.all(subscriptionIds.map((id) => deliveryVerdict(databaseUrl, received, id)));
-    if (verdicts.every((v) => v.undelivered.length === 0) || Date.now() > deadline) return verdicts;
+    if (verdicts.every((v) => v.undelivered.length === 0 && v.attemptGaps.length === 0) || Date.now() > deadline) return verdicts;
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
