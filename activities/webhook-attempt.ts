@@ -83,12 +83,11 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       } else {
         posts.push(
           send(targets.get(i.deliveryId)!, i).then((f) => {
+            const { responseStatus, retryAfterMs } = f.finished;
             // The record's next_attempt_at shows the wait the workflow will decide from this result.
-            const retryAfterMs = f.finished.responseStatus === null ? null : parseRetryAfter(f.headers?.['retry-after'], new Date(), deps.health().retryAfterCapMs);
-            f.finished.input = { ...i, nextDelayMs: nextAttemptDelay(i.nextDelayMs, f.finished.responseStatus, retryAfterMs) };
-            f.finished.retryAfterMs = retryAfterMs;
+            f.finished.input = { ...i, nextDelayMs: nextAttemptDelay(i.nextDelayMs, responseStatus, retryAfterMs) };
             finished.push(f.finished);
-            result(i, isSuccess(f.finished.responseStatus) ? 'success' : 'failed', f.finished.responseStatus, f.headers, retryAfterMs);
+            result(i, isSuccess(responseStatus) ? 'success' : 'failed', responseStatus, f.headers, retryAfterMs);
           }),
         );
       }
@@ -149,7 +148,8 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       return { finished: { input, durationMs: 0, responseStatus: null, responseBody: null, error: 'SIGNING_FAILED', retryAfterMs: null }, headers: null };
     }
     const res = await post(t.url, request, (connection ??= connectionFor(deps.ssrf())));
-    return { finished: { input, durationMs: res.durationMs, responseStatus: res.status, responseBody: res.body, error: res.error, retryAfterMs: null }, headers: res.headers };
+    const retryAfterMs = res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.health().retryAfterCapMs);
+    return { finished: { input, durationMs: res.durationMs, responseStatus: res.status, responseBody: res.body, error: res.error, retryAfterMs }, headers: res.headers };
   }
 
   return {

@@ -35,6 +35,13 @@ export function decodeCursor(cursor: string): Position {
   }
 }
 
+/** The MikroORM filter for the rows after `cursor` in a list newest first by (createdAt, id). */
+export function olderThan(cursor: string) {
+  const { at, id } = decodeCursor(cursor);
+  const createdAt = new Date(at);
+  return { $or: [{ createdAt: { $lt: createdAt } }, { createdAt, id: { $lt: id } }] };
+}
+
 /** Newest first by (created_at, id), continuing after `cursor`; each row gains its `cursor_at`. */
 export function applyCursor(query: Knex.QueryBuilder, table: string, cursor: string | undefined): void {
   query.select(query.client.raw(`${exactTime(`${table}.created_at`)} as cursor_at`));

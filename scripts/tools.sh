@@ -35,15 +35,21 @@ with_lock() {
   flock -u 9
 }
 
+# Builds one Go command from the module proxy into <dir>/<name>, once (the folder names the version).
+go_install_once() {
+  local dir=$1 name=$2 label=$3 package=$4
+  if [ ! -x "$dir/$name" ]; then
+    log "building $label from the Go module proxy (first time only)"
+    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
+    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod go install "$package" >&2
+    local built; built="$(basename "${package%@*}")"
+    mkdir -p "$dir" && mv "$tmp/$built" "$dir/$name" && rmdir "$tmp"
+  fi
+}
+
 install_temporal() {
   local dir="$cache/temporal-cli-$TEMPORAL_CLI_VERSION"
-  if [ ! -x "$dir/temporal" ]; then
-    log "building Temporal CLI v$TEMPORAL_CLI_VERSION from the Go module proxy (first time only)"
-    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
-    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
-      go install "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION" >&2
-    mkdir -p "$dir" && mv "$tmp/temporal" "$dir/temporal" && rmdir "$tmp"
-  fi
+  go_install_once "$dir" temporal "Temporal CLI v$TEMPORAL_CLI_VERSION" "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_VERSION"
   echo "$dir/temporal"
 }
 
@@ -64,13 +70,7 @@ install_temporal_server() {
 
 install_temporal_ui() {
   local dir="$cache/temporal-ui-$TEMPORAL_UI_VERSION"
-  if [ ! -x "$dir/ui-server" ]; then
-    log "building Temporal UI server v$TEMPORAL_UI_VERSION from the Go module proxy (first time only)"
-    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
-    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
-      go install "github.com/temporalio/ui-server/v2/cmd/server@v$TEMPORAL_UI_VERSION" >&2
-    mkdir -p "$dir" && mv "$tmp/server" "$dir/ui-server" && rmdir "$tmp"
-  fi
+  go_install_once "$dir" ui-server "Temporal UI server v$TEMPORAL_UI_VERSION" "github.com/temporalio/ui-server/v2/cmd/server@v$TEMPORAL_UI_VERSION"
   echo "$dir/ui-server"
 }
 
@@ -112,13 +112,7 @@ install_compose() {
 
 install_stripe_mock() {
   local dir="$cache/stripe-mock-$STRIPE_MOCK_VERSION"
-  if [ ! -x "$dir/stripe-mock" ]; then
-    log "building stripe-mock v$STRIPE_MOCK_VERSION from the Go module proxy (first time only)"
-    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
-    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
-      go install "github.com/stripe/stripe-mock@v$STRIPE_MOCK_VERSION" >&2
-    mkdir -p "$dir" && mv "$tmp/stripe-mock" "$dir/stripe-mock" && rmdir "$tmp"
-  fi
+  go_install_once "$dir" stripe-mock "stripe-mock v$STRIPE_MOCK_VERSION" "github.com/stripe/stripe-mock@v$STRIPE_MOCK_VERSION"
   # Its bundled fixtures, beside it, so tests can start it with a variant (-fixtures) of their own.
   if [ ! -f "$dir/fixtures3.json" ]; then
     cp "$(go env GOMODCACHE)/github.com/stripe/stripe-mock@v$STRIPE_MOCK_VERSION/embedded/openapi/fixtures3.json" "$dir/fixtures3.json"
@@ -128,13 +122,7 @@ install_stripe_mock() {
 
 install_caddy() {
   local dir="$cache/caddy-$CADDY_VERSION"
-  if [ ! -x "$dir/caddy" ]; then
-    log "building Caddy v$CADDY_VERSION from the Go module proxy (first time only)"
-    local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
-    CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-mod=mod \
-      go install "github.com/caddyserver/caddy/v2/cmd/caddy@v$CADDY_VERSION" >&2
-    mkdir -p "$dir" && mv "$tmp/caddy" "$dir/caddy" && rmdir "$tmp"
-  fi
+  go_install_once "$dir" caddy "Caddy v$CADDY_VERSION" "github.com/caddyserver/caddy/v2/cmd/caddy@v$CADDY_VERSION"
   echo "$dir/caddy"
 }
 

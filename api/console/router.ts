@@ -144,10 +144,9 @@ export function consoleRouter(deps: ApiDeps): Router {
       return page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', await fundsB(ctx, notice));
     }
     const head = await queue(ctx);
-    const items = head.items;
     if (!isHtmx(ctx)) return page(ctx, answer.ok ? 200 : answer.status, 'Review queue', 'queue', queueBody(head, ctx.state.principal, notice));
     if (answer.ok) return fragment(ctx, doneCard(answer.data, c.done));
-    const item = items.find((i) => i.subscription.id === id);
+    const item = head.items.find((i) => i.subscription.id === id);
     if (item) return fragment(ctx, queueCard(item, ctx.state.principal, notice));
     // It left the queue meanwhile (someone else decided): say so, with the refusal.
     const now = await ctx.state.api.get(`/issuance/subscriptions/${id}`);

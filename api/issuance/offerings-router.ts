@@ -12,7 +12,7 @@ import type { ApiDeps } from '../deps';
 import { auth, type AuthState } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
-import { decodeCursor, page } from '../cursor';
+import { olderThan, page } from '../cursor';
 import { OfferingParams } from './schema';
 import { CreateOfferingBody, CreateSecurityClassBody, CreateTrancheBody, ListOfferingsQuery, OfferingList, OfferingView, SecurityClassView, TrancheView, UpdateOfferingBody } from './offerings-schema';
 import { offeringView, securityClassView, trancheView } from './offering-views';
@@ -47,12 +47,7 @@ export function offeringsRouter(deps: ApiDeps): Router {
 
   router.get('/', anyone, validate({ query: ListOfferingsQuery, response: OfferingList, summary: "List the organisation's offerings, newest first" }, async (ctx, { query }) => {
     const { principal } = ctx.state as AuthState;
-    const where: FilterQuery<Offering> = { orgId: principal.orgId };
-    if (query.cursor) {
-      const after = decodeCursor(query.cursor);
-      const at = new Date(after.at);
-      where.$or = [{ createdAt: { $lt: at } }, { createdAt: at, id: { $lt: after.id } }];
-    }
+    const where: FilterQuery<Offering> = { orgId: principal.orgId, ...(query.cursor ? olderThan(query.cursor) : {}) };
     const rows = await em().find(OfferingSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
     const { items, next_cursor } = page(rows, query.limit, (o) => ({ at: o.createdAt, id: o.id }));
     ok(ctx, { items: items.map((o) => offeringView(o)), next_cursor });

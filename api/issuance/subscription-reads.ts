@@ -5,7 +5,7 @@ import type { Principal } from '../../domain/principal';
 import { authorize, seesWholeOrganisation, type SubscriptionAction } from '../../domain/policy';
 import type { SubscriptionState } from '../../domain/subscription';
 import { toSubscriptionView } from '../../domain/subscription-view';
-import { decodeCursor, page } from '../cursor';
+import { olderThan, page } from '../cursor';
 
 /** The projection's last word on a subscription, without any caller: for workflows that have closed. */
 export function projectionOf(orm: Orm) {
@@ -42,11 +42,7 @@ export function subscriptionReads(orm: Orm) {
       if (!seesWholeOrganisation(p)) where.investorId = p.userId;
       if (q.status) where.status = q.status;
       if (q.offering_id) where.offeringId = q.offering_id;
-      if (q.cursor) {
-        const after = decodeCursor(q.cursor);
-        const at = new Date(after.at);
-        where.$or = [{ createdAt: { $lt: at } }, { createdAt: at, id: { $lt: after.id } }];
-      }
+      if (q.cursor) Object.assign(where, olderThan(q.cursor));
       const rows = await orm.em.fork().find(SubscriptionRecordSchema, where, {
         orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         limit: q.limit + 1,
