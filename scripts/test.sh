@@ -9,6 +9,7 @@ bash scripts/tools.sh compose > /dev/null
 if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"; fi
 npx tsc --noEmit
 npx eslint .
+npx prettier --check --log-level warn .
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi
