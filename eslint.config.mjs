@@ -3,9 +3,34 @@
 import tseslint from 'typescript-eslint';
 
 const IO_MODULES = [
-  'node:*', 'fs', 'path', 'os', 'http', 'https', 'net', 'crypto', 'child_process', 'worker_threads',
-  'pg', '@mikro-orm/*', 'koa', '@koa/*', 'pino', 'jose', 'stripe', '@temporalio/client', '@temporalio/worker', '@temporalio/activity',
-  '**/lib/config', '**/lib/logger', '**/lib/ids', '**/lib/temporal', '**/db/*', '**/db/**', '**/api/**', '**/payments/**',
+  'node:*',
+  'fs',
+  'path',
+  'os',
+  'http',
+  'https',
+  'net',
+  'crypto',
+  'child_process',
+  'worker_threads',
+  'pg',
+  '@mikro-orm/*',
+  'koa',
+  '@koa/*',
+  'pino',
+  'jose',
+  'stripe',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/activity',
+  '**/lib/config',
+  '**/lib/logger',
+  '**/lib/ids',
+  '**/lib/temporal',
+  '**/db/*',
+  '**/db/**',
+  '**/api/**',
+  '**/payments/**',
 ];
 
 export default tseslint.config(
@@ -22,14 +47,26 @@ export default tseslint.config(
   {
     files: ['workflows/**/*.ts', 'domain/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: IO_MODULES.map((group) => ({ group: [group], message: 'Workflow code is deterministic: no I/O imports (do it in an activity).' })) }],
-      'no-restricted-globals': ['error',
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: IO_MODULES.map((group) => ({
+            group: [group],
+            message: 'Workflow code is deterministic: no I/O imports (do it in an activity).',
+          })),
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
         { name: 'process', message: 'No env or process access in workflow code.' },
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'fetch', message: 'No I/O in workflow code: use an activity.' },
       ],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use uuid4() or a seeded value from the SDK.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Use uuid4() or a seeded value from the SDK.' },
+      ],
     },
   },
 );

@@ -58,9 +58,18 @@ export function deliveryPlanner(orm: Orm, set: BehaviourSet) {
           if (targets.length === 0) continue;
           bodies.push({ event_id: e.id, body: renderEventBody(e) });
           const ids = targets.map((t) => uuidFromName(e.id, t.id));
-          targets.forEach((t, i) => deliveries.push({ id: ids[i]!, event_id: e.id, endpoint_id: t.id, org_id: e.org_id, event_type: e.type }));
+          targets.forEach((t, i) =>
+            deliveries.push({ id: ids[i]!, event_id: e.id, endpoint_id: t.id, org_id: e.org_id, event_type: e.type }),
+          );
           const subscriptionId = subscriptionOf(e);
-          const ordered = subscriptionId === null ? [] : targets.flatMap((t, i) => (t.ordering === 'per_subscription' ? [{ deliveryId: ids[i]!, endpointId: t.id, subscriptionId, seq: Number(e.seq) }] : []));
+          const ordered =
+            subscriptionId === null
+              ? []
+              : targets.flatMap((t, i) =>
+                  t.ordering === 'per_subscription'
+                    ? [{ deliveryId: ids[i]!, endpointId: t.id, subscriptionId, seq: Number(e.seq) }]
+                    : [],
+                );
           planned.push({ eventId: e.id, deliveryIds: ids, ordered });
         }
         // One JSON parameter per table rather than a bind per value: cheaper to build and to parse.
@@ -91,17 +100,37 @@ export function deliveryPlanner(orm: Orm, set: BehaviourSet) {
      */
     async ordered(deliveryIds: readonly string[]): Promise<OrderedDelivery[]> {
       if (deliveryIds.length === 0) return [];
-      const rows: { id: string; endpoint_id: string; subscription_id: string | null; seq: string }[] = await knex()('webhook_deliveries as d')
+      const rows: { id: string; endpoint_id: string; subscription_id: string | null; seq: string }[] = await knex()(
+        'webhook_deliveries as d',
+      )
         .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
         .join('events as ev', 'ev.id', 'd.event_id')
         .whereIn('d.id', deliveryIds)
         .where('e.ordering', 'per_subscription')
-        .select('d.id', 'd.endpoint_id', 'ev.seq', knex().raw(`coalesce(ev.data->>'subscription_id', case when ev.type like 'subscription.%' then ev.data->>'id' end) as subscription_id`));
-      return rows.filter((r) => r.subscription_id).map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, subscriptionId: r.subscription_id!, seq: Number(r.seq) }));
+        .select(
+          'd.id',
+          'd.endpoint_id',
+          'ev.seq',
+          knex().raw(
+            `coalesce(ev.data->>'subscription_id', case when ev.type like 'subscription.%' then ev.data->>'id' end) as subscription_id`,
+          ),
+        );
+      return rows
+        .filter((r) => r.subscription_id)
+        .map((r) => ({
+          deliveryId: r.id,
+          endpointId: r.endpoint_id,
+          subscriptionId: r.subscription_id!,
+          seq: Number(r.seq),
+        }));
     },
     /** The batcher holds these events' deliveries now (its signal is in Temporal's history). */
     async markDispatched(eventIds: readonly string[]): Promise<void> {
-      if (eventIds.length) await knex()('events').whereIn('id', eventIds).whereNull('dispatched_at').update({ dispatched_at: knex().fn.now() });
+      if (eventIds.length)
+        await knex()('events')
+          .whereIn('id', eventIds)
+          .whereNull('dispatched_at')
+          .update({ dispatched_at: knex().fn.now() });
     },
   };
 }
@@ -109,10 +138,18 @@ export function deliveryPlanner(orm: Orm, set: BehaviourSet) {
 export type DeliveryPlanner = ReturnType<typeof deliveryPlanner>;
 
 /** Per event: its explicit targets (test.ping), else every enabled endpoint of its org subscribed to its type. */
-async function matchingEndpoints(trx: Knex.Transaction, events: readonly EventRow[]): Promise<Map<string, EndpointRow[]>> {
+async function matchingEndpoints(
+  trx: Knex.Transaction,
+  events: readonly EventRow[],
+): Promise<Map<string, EndpointRow[]>> {
   const matches = new Map<string, EndpointRow[]>();
   if (events.length === 0) return matches;
-  const targets: { event_id: string; endpoint_id: string }[] = await trx('webhook_event_targets').whereIn('event_id', events.map((e) => e.id)).select('event_id', 'endpoint_id');
+  const targets: { event_id: string; endpoint_id: string }[] = await trx('webhook_event_targets')
+    .whereIn(
+      'event_id',
+      events.map((e) => e.id),
+    )
+    .select('event_id', 'endpoint_id');
   const orgs = [...new Set(events.map((e) => e.org_id))];
   const endpoints: EndpointRow[] = await trx('webhook_endpoints')
     .whereIn('org_id', orgs)
@@ -126,7 +163,9 @@ async function matchingEndpoints(trx: Knex.Transaction, events: readonly EventRo
   for (const t of targets) aimedAt.set(t.event_id, (aimedAt.get(t.event_id) ?? new Set()).add(t.endpoint_id));
   for (const e of events) {
     const aimed = aimedAt.get(e.id);
-    const ids = (byOrg.get(e.org_id) ?? []).filter((ep) => (aimed ? aimed.has(ep.id) : ep.event_types.includes('*') || ep.event_types.includes(e.type)));
+    const ids = (byOrg.get(e.org_id) ?? []).filter((ep) =>
+      aimed ? aimed.has(ep.id) : ep.event_types.includes('*') || ep.event_types.includes(e.type),
+    );
     matches.set(e.id, ids);
   }
   return matches;

@@ -23,11 +23,16 @@ export interface DeliveryLookup {
  * the delivery workflow refused: the consumer may see the attempt twice (spec §6.1), never fewer.
  * The manual retry route and bulk recovery (activities/webhook-recovery.ts) both retry through here.
  */
-export async function retryDelivery(deps: { temporal: Client; taskQueue: string; reads: DeliveryLookup }, delivery: WebhookDeliveryRow): Promise<void> {
+export async function retryDelivery(
+  deps: { temporal: Client; taskQueue: string; reads: DeliveryLookup },
+  delivery: WebhookDeliveryRow,
+): Promise<void> {
   refuseUnlessRetryable(delivery);
   const endpoint = await deps.reads.endpointState(delivery.endpoint_id);
-  if (endpoint === 'deleted') throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
-  if (endpoint === 'disabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint of this delivery is disabled; re-enable it with PATCH first');
+  if (endpoint === 'deleted')
+    throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
+  if (endpoint === 'disabled')
+    throw conflict('ENDPOINT_DISABLED', 'The endpoint of this delivery is disabled; re-enable it with PATCH first');
   const handle = deps.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
   if (delivery.status === 'failed') {
     try {
@@ -65,5 +70,6 @@ export async function retryDelivery(deps: { temporal: Client; taskQueue: string;
 }
 
 function refuseUnlessRetryable(d: WebhookDeliveryRow): void {
-  if (d.status === 'success') throw conflict('DELIVERY_SUCCEEDED', 'This delivery already succeeded; there is nothing to retry');
+  if (d.status === 'success')
+    throw conflict('DELIVERY_SUCCEEDED', 'This delivery already succeeded; there is nothing to retry');
 }

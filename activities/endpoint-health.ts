@@ -17,7 +17,12 @@ interface HealthDeps {
  * Answers false, publishing nothing, when the endpoint was already disabled or is deleted: a
  * second caller (another attempt's 410, a retried activity) changes nothing.
  */
-export async function disableEndpoint(deps: HealthDeps, endpointId: string, reason: DisableReason, at: Date = new Date()): Promise<boolean> {
+export async function disableEndpoint(
+  deps: HealthDeps,
+  endpointId: string,
+  reason: DisableReason,
+  at: Date = new Date(),
+): Promise<boolean> {
   const knex = deps.orm.em.getConnection().getKnex();
   const fresh = await knex.transaction(async (trx) => {
     const [row]: { id: string; org_id: string; url: string; description: string }[] = await trx('webhook_endpoints')
@@ -54,17 +59,25 @@ export interface ObservedAttempt {
  * one), with the reason. Cheap on the hot path: successes write only rows that were failing, and
  * failures of a batch cost one statement whatever the number of endpoints.
  */
-export async function noteAttemptOutcomes(deps: HealthDeps & { failingPeriodMs: number }, observed: readonly ObservedAttempt[]): Promise<Map<string, DisableReason>> {
+export async function noteAttemptOutcomes(
+  deps: HealthDeps & { failingPeriodMs: number },
+  observed: readonly ObservedAttempt[],
+): Promise<Map<string, DisableReason>> {
   const knex = deps.orm.em.getConnection().getKnex();
   const succeeded = new Set(observed.filter((o) => isOk(o.status)).map((o) => o.endpointId));
   // An endpoint with a success in the batch is not "failing every attempt", whatever else it answered.
   const failures = observed.filter((o) => !isOk(o.status) && !succeeded.has(o.endpointId));
-  if (succeeded.size) await knex('webhook_endpoints').whereIn('id', [...succeeded]).whereNotNull('failing_since').update({ failing_since: null });
+  if (succeeded.size)
+    await knex('webhook_endpoints')
+      .whereIn('id', [...succeeded])
+      .whereNotNull('failing_since')
+      .update({ failing_since: null });
   const disabled = new Map<string, DisableReason>();
   if (!failures.length) return disabled;
 
   const firstFailure = new Map<string, Date>();
-  for (const f of failures) if (!firstFailure.has(f.endpointId) || f.at < firstFailure.get(f.endpointId)!) firstFailure.set(f.endpointId, f.at);
+  for (const f of failures)
+    if (!firstFailure.has(f.endpointId) || f.at < firstFailure.get(f.endpointId)!) firstFailure.set(f.endpointId, f.at);
   // Sets "failing since" where it was unset, and reads it back, in one statement (the outer select
   // sees the rows as they were, hence the coalesce with what the update returned).
   const rows: { id: string; failing_since: Date | null }[] = (
@@ -82,7 +95,8 @@ export async function noteAttemptOutcomes(deps: HealthDeps & { failingPeriodMs: 
     const reason = disableReason(f.status, since.get(f.endpointId) ?? null, f.at, deps.failingPeriodMs);
     if (reason) disabled.set(f.endpointId, reason);
   }
-  for (const [endpointId, reason] of disabled) await disableEndpoint(deps, endpointId, reason, failures.find((f) => f.endpointId === endpointId)!.at);
+  for (const [endpointId, reason] of disabled)
+    await disableEndpoint(deps, endpointId, reason, failures.find((f) => f.endpointId === endpointId)!.at);
   return disabled;
 }
 
@@ -92,7 +106,11 @@ export async function noteAttemptOutcome(
   endpointId: string,
   outcome: { status: number | null; at: Date },
 ): Promise<DisableReason | null> {
-  const before = await deps.orm.em.getConnection().getKnex()('webhook_endpoints').where({ id: endpointId }).first('status');
+  const before = await deps.orm.em
+    .getConnection()
+    .getKnex()('webhook_endpoints')
+    .where({ id: endpointId })
+    .first('status');
   const reason = (await noteAttemptOutcomes(deps, [{ endpointId, ...outcome }])).get(endpointId) ?? null;
   return before?.status === 'enabled' ? reason : null;
 }

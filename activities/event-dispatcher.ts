@@ -36,7 +36,12 @@ const MAX_ROUNDS = 1;
  * unloaded, an event leaves at once. Never throws: whatever fails stays undispatched in the outbox
  * for the relay.
  */
-export function temporalDispatcher(deps: { client: Client; taskQueue: string; planner: DeliveryPlanner; shards: number }): EventDispatcher {
+export function temporalDispatcher(deps: {
+  client: Client;
+  taskQueue: string;
+  planner: DeliveryPlanner;
+  shards: number;
+}): EventDispatcher {
   const waiting: { ids: readonly string[]; done: () => void }[] = [];
   let rounds = 0;
   // Where a process starts does not matter (a delivery is claimed once, whichever batcher holds it).
@@ -84,7 +89,9 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
     }
     const routed = await handOverOrdered(ordered);
     const planned = all.map((p) => ({ ...p, deliveryIds: p.deliveryIds.filter((id) => !routed.has(id)) }));
-    const stuck = new Set(all.filter((p) => p.deliveryIds.some((id) => routed.get(id) === false)).map((p) => p.eventId));
+    const stuck = new Set(
+      all.filter((p) => p.deliveryIds.some((id) => routed.get(id) === false)).map((p) => p.eventId),
+    );
     // A round's deliveries go as ONE signal to one shard, the next shard each round: every batcher
     // stays busy, and the engine pays one signal (and one workflow task) per round, not per shard.
     // Only a round larger than a signal should carry (100-endpoint fan-outs) is split.
@@ -102,7 +109,10 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
       }
       await deps.planner.markDispatched(planned.filter((e) => !stuck.has(e.eventId)).map((e) => e.eventId));
     } catch (err) {
-      logger.warn({ err, count: planned.length }, 'hand-over to the delivery batcher failed; the outbox relay will retry');
+      logger.warn(
+        { err, count: planned.length },
+        'hand-over to the delivery batcher failed; the outbox relay will retry',
+      );
     }
   }
 
@@ -110,7 +120,11 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
   async function handOverOrdered(ordered: readonly OrderedDelivery[]): Promise<Map<string, boolean>> {
     const done = new Map<string, boolean>();
     const byKey = new Map<string, OrderedDelivery[]>();
-    for (const o of ordered) byKey.set(orderedWorkflowId(o.endpointId, o.subscriptionId), [...(byKey.get(orderedWorkflowId(o.endpointId, o.subscriptionId)) ?? []), o]);
+    for (const o of ordered)
+      byKey.set(orderedWorkflowId(o.endpointId, o.subscriptionId), [
+        ...(byKey.get(orderedWorkflowId(o.endpointId, o.subscriptionId)) ?? []),
+        o,
+      ]);
     await Promise.all(
       [...byKey].map(async ([workflowId, items]) => {
         try {
@@ -123,7 +137,10 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
           });
           for (const i of items) done.set(i.deliveryId, true);
         } catch (err) {
-          logger.warn({ err, workflowId, count: items.length }, 'hand-over to the ordered delivery workflow failed; the outbox relay will retry');
+          logger.warn(
+            { err, workflowId, count: items.length },
+            'hand-over to the ordered delivery workflow failed; the outbox relay will retry',
+          );
           for (const i of items) done.set(i.deliveryId, false);
         }
       }),
@@ -144,6 +161,15 @@ export function temporalDispatcher(deps: { client: Client; taskQueue: string; pl
 }
 
 /** The dispatcher every process (API, worker) builds from its configuration. */
-export function engineDispatcher(client: Client, orm: Orm, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'BEHAVIOUR_SET' | 'WEBHOOK_BATCHER_SHARDS'>): EventDispatcher {
-  return temporalDispatcher({ client, taskQueue: config.TEMPORAL_TASK_QUEUE, planner: deliveryPlanner(orm, config.BEHAVIOUR_SET), shards: config.WEBHOOK_BATCHER_SHARDS });
+export function engineDispatcher(
+  client: Client,
+  orm: Orm,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'BEHAVIOUR_SET' | 'WEBHOOK_BATCHER_SHARDS'>,
+): EventDispatcher {
+  return temporalDispatcher({
+    client,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    planner: deliveryPlanner(orm, config.BEHAVIOUR_SET),
+    shards: config.WEBHOOK_BATCHER_SHARDS,
+  });
 }

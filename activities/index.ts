@@ -29,15 +29,33 @@ export function createActivities(deps: ActivityDeps) {
       health: () => healthSettings(webhookConfig(deps)),
       dispatcher: deps.dispatcher,
     }),
-    ...createRecoveryActivities({ orm: deps.orm, batchSize: () => webhookConfig(deps).WEBHOOK_RECOVERY_BATCH_SIZE ?? 200 }),
+    ...createRecoveryActivities({
+      orm: deps.orm,
+      batchSize: () => webhookConfig(deps).WEBHOOK_RECOVERY_BATCH_SIZE ?? 200,
+    }),
   };
 }
 
-type WebhookConfig = Pick<Config, 'BEHAVIOUR_SET' | 'WEBHOOK_SECRET_KEY' | 'WEBHOOK_SECRET_KEYS' | 'NODE_ENV' | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'> &
-  Partial<Pick<Config, 'WEBHOOK_RECOVERY_BATCH_SIZE' | 'WEBHOOK_RETRY_AFTER_CAP_SECONDS' | 'WEBHOOK_DISABLE_AFTER_FAILING_SECONDS'>>;
+type WebhookConfig = Pick<
+  Config,
+  | 'BEHAVIOUR_SET'
+  | 'WEBHOOK_SECRET_KEY'
+  | 'WEBHOOK_SECRET_KEYS'
+  | 'NODE_ENV'
+  | 'WEBHOOK_ALLOW_INSECURE_LOOPBACK'
+  | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'
+> &
+  Partial<
+    Pick<
+      Config,
+      'WEBHOOK_RECOVERY_BATCH_SIZE' | 'WEBHOOK_RETRY_AFTER_CAP_SECONDS' | 'WEBHOOK_DISABLE_AFTER_FAILING_SECONDS'
+    >
+  >;
 
 /** Retry-After cap and auto-disable period (issue 12); lib/config.ts's defaults when a test's config leaves them out. */
-export const healthSettings = (c: Partial<Pick<Config, 'WEBHOOK_RETRY_AFTER_CAP_SECONDS' | 'WEBHOOK_DISABLE_AFTER_FAILING_SECONDS'>>) => ({
+export const healthSettings = (
+  c: Partial<Pick<Config, 'WEBHOOK_RETRY_AFTER_CAP_SECONDS' | 'WEBHOOK_DISABLE_AFTER_FAILING_SECONDS'>>,
+) => ({
   retryAfterCapMs: (c.WEBHOOK_RETRY_AFTER_CAP_SECONDS ?? 86_400) * 1000,
   failingPeriodMs: (c.WEBHOOK_DISABLE_AFTER_FAILING_SECONDS ?? 5 * 86_400) * 1000,
 });

@@ -1,5 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { PaymentRefused, type Collection, type CollectionRequest, type PaymentProcessor, type Session, type SessionRequest, type SetupResult } from '../domain/payment-processor';
+import {
+  PaymentRefused,
+  type Collection,
+  type CollectionRequest,
+  type PaymentProcessor,
+  type Session,
+  type SessionRequest,
+  type SetupResult,
+} from '../domain/payment-processor';
 
 /** A refusal for good stops the activity's retries; everything else is retried as an outage. */
 async function finalOnRefusal<T>(call: () => Promise<T>): Promise<T> {

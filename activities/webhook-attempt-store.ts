@@ -43,7 +43,21 @@ export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): P
     .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
     .join('events as ev', 'ev.id', 'd.event_id')
     .whereIn('d.id', deliveryIds)
-    .select('d.id as delivery_id', 'd.event_id', 'd.event_type', 'd.status', 'd.endpoint_id', 'e.url', 'e.secret_ciphertext', 'e.previous_secret_ciphertext', 'e.previous_secret_expires_at', 'e.deleted_at', 'e.status as endpoint_status', 'b.body', 'ev.occurred_at');
+    .select(
+      'd.id as delivery_id',
+      'd.event_id',
+      'd.event_type',
+      'd.status',
+      'd.endpoint_id',
+      'e.url',
+      'e.secret_ciphertext',
+      'e.previous_secret_ciphertext',
+      'e.previous_secret_expires_at',
+      'e.deleted_at',
+      'e.status as endpoint_status',
+      'b.body',
+      'ev.occurred_at',
+    );
   return new Map(rows.map((r) => [r.delivery_id, r]));
 }
 
@@ -57,7 +71,12 @@ export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[])
   const claims = new Map<string, Claim>();
   if (inputs.length === 0) return claims;
   // One statement, committed on its own: the attempt exists before its POST is sent.
-  const rows = inputs.map((i) => ({ delivery_id: i.deliveryId, number: i.number, attempted_at: i.attemptedAt, owner: i.owner }));
+  const rows = inputs.map((i) => ({
+    delivery_id: i.deliveryId,
+    number: i.number,
+    attempted_at: i.attemptedAt,
+    owner: i.owner,
+  }));
   const inserted: { delivery_id: string }[] = (
     await knex.raw(
       `insert into webhook_attempts (delivery_id, number, attempted_at, owner)
@@ -71,15 +90,30 @@ export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[])
   for (const i of inputs) if (fresh.has(i.deliveryId)) claims.set(i.deliveryId, { kind: 'fresh' });
   const held = inputs.filter((i) => !fresh.has(i.deliveryId));
   if (held.length) {
-    const existing: { delivery_id: string; number: number; owner: string | null; duration_ms: number | null; response_status: number | null; retry_after_ms: string | null }[] = await knex('webhook_attempts')
-      .whereIn(['delivery_id', 'number'], held.map((i) => [i.deliveryId, i.number]))
+    const existing: {
+      delivery_id: string;
+      number: number;
+      owner: string | null;
+      duration_ms: number | null;
+      response_status: number | null;
+      retry_after_ms: string | null;
+    }[] = await knex('webhook_attempts')
+      .whereIn(
+        ['delivery_id', 'number'],
+        held.map((i) => [i.deliveryId, i.number]),
+      )
       .select('delivery_id', 'number', 'owner', 'duration_ms', 'response_status', 'retry_after_ms');
     const byId = new Map(existing.map((r) => [r.delivery_id, r]));
     for (const i of held) {
       const row = byId.get(i.deliveryId);
       if (!row || row.owner !== i.owner) claims.set(i.deliveryId, { kind: 'other_owner' });
       else if (row.duration_ms === null) claims.set(i.deliveryId, { kind: 'in_doubt' });
-      else claims.set(i.deliveryId, { kind: 'recorded', responseStatus: row.response_status, retryAfterMs: row.retry_after_ms === null ? null : Number(row.retry_after_ms) });
+      else
+        claims.set(i.deliveryId, {
+          kind: 'recorded',
+          responseStatus: row.response_status,
+          retryAfterMs: row.retry_after_ms === null ? null : Number(row.retry_after_ms),
+        });
     }
   }
   return claims;
@@ -102,8 +136,17 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
   const deliveries = results.map((r) => {
     const ok = isSuccess(r.responseStatus);
     const attemptedAt = new Date(r.input.attemptedAt).getTime();
-    const next = !ok && r.input.nextDelayMs !== null ? new Date(attemptedAt + (r.durationMs ?? 0) + r.input.nextDelayMs).toISOString() : null;
-    return { id: r.input.deliveryId, status: deliveryStatus(ok, r.input.number), next_attempt_at: next, number: r.input.number, attempted_at: r.input.attemptedAt };
+    const next =
+      !ok && r.input.nextDelayMs !== null
+        ? new Date(attemptedAt + (r.durationMs ?? 0) + r.input.nextDelayMs).toISOString()
+        : null;
+    return {
+      id: r.input.deliveryId,
+      status: deliveryStatus(ok, r.input.number),
+      next_attempt_at: next,
+      number: r.input.number,
+      attempted_at: r.input.attemptedAt,
+    };
   });
   await knex.transaction(async (trx) => {
     await trx.raw(
@@ -130,12 +173,18 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
 
 /** The endpoint was deleted: the delivery keeps its status and waits for nothing. */
 export async function stopWaiting(knex: Knex, deliveryIds: readonly string[]): Promise<void> {
-  if (deliveryIds.length) await knex('webhook_deliveries').whereIn('id', deliveryIds).update({ next_attempt_at: null, updated_at: knex.fn.now() });
+  if (deliveryIds.length)
+    await knex('webhook_deliveries')
+      .whereIn('id', deliveryIds)
+      .update({ next_attempt_at: null, updated_at: knex.fn.now() });
 }
 
 /** The highest attempt number a delivery has taken, 0 for none. */
 export async function lastAttemptNumber(knex: Knex, deliveryId: string): Promise<number> {
-  const row: { n: number | null } | undefined = await knex('webhook_attempts').where({ delivery_id: deliveryId }).max<{ n: number | null }>('number as n').first();
+  const row: { n: number | null } | undefined = await knex('webhook_attempts')
+    .where({ delivery_id: deliveryId })
+    .max<{ n: number | null }>('number as n')
+    .first();
   return Number(row?.n ?? 0);
 }
 

@@ -8,7 +8,16 @@ import type { EventDispatcher } from './event-dispatcher';
 import { logger } from '../lib/logger';
 import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
-import { claimAttempts, isSuccess, loadTargets, recordResults, stopWaiting, type Claim, type Finished, type Target } from './webhook-attempt-store';
+import {
+  claimAttempts,
+  isSuccess,
+  loadTargets,
+  recordResults,
+  stopWaiting,
+  type Claim,
+  type Finished,
+  type Target,
+} from './webhook-attempt-store';
 import { connectionFor, post, type Connection } from './webhook-post';
 import { openingCache, type SecretBox } from './webhook-secret-box';
 import { endpointKeys, signedRequest } from './webhook-signing';
@@ -32,7 +41,13 @@ export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; th
  * transaction). Each request is signed with the endpoint's CURRENT secret. Only the database
  * throws; every HTTP outcome, and any delivery that cannot be signed, is a recorded result.
  */
-export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretBox; ssrf: () => SsrfPolicy; health: () => HealthSettings; dispatcher?: EventDispatcher }) {
+export function createAttemptActivities(deps: {
+  orm: Orm;
+  secrets: () => SecretBox;
+  ssrf: () => SsrfPolicy;
+  health: () => HealthSettings;
+  dispatcher?: EventDispatcher;
+}) {
   let box: SecretBox | undefined;
   let connection: Connection | undefined;
   // Results POSTed but not yet recorded (the database failed at the last step): the activity's retry
@@ -42,11 +57,28 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
   const knex = () => deps.orm.em.getConnection().getKnex();
 
   async function attempt(inputs: AttemptInput[]): Promise<AttemptResult[]> {
-    const targets = await loadTargets(knex(), inputs.map((i) => i.deliveryId));
+    const targets = await loadTargets(
+      knex(),
+      inputs.map((i) => i.deliveryId),
+    );
     const results = new Map<string, AttemptResult>();
-    const result = (i: AttemptInput, outcome: AttemptResult['outcome'], responseStatus: number | null = null, responseHeaders: Record<string, string> | null = null, retryAfterMs: number | null = null) => {
+    const result = (
+      i: AttemptInput,
+      outcome: AttemptResult['outcome'],
+      responseStatus: number | null = null,
+      responseHeaders: Record<string, string> | null = null,
+      retryAfterMs: number | null = null,
+    ) => {
       const t = targets.get(i.deliveryId);
-      results.set(i.deliveryId, { deliveryId: i.deliveryId, outcome, responseStatus, responseHeaders, retryAfterMs, endpointId: t?.endpoint_id ?? null, eventType: t?.event_type ?? null });
+      results.set(i.deliveryId, {
+        deliveryId: i.deliveryId,
+        outcome,
+        responseStatus,
+        responseHeaders,
+        retryAfterMs,
+        endpointId: t?.endpoint_id ?? null,
+        eventType: t?.event_type ?? null,
+      });
     };
 
     const live: AttemptInput[] = [];
@@ -75,11 +107,33 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     for (const i of live) {
       const claim = claims.get(i.deliveryId)!;
       if (claim.kind === 'other_owner') result(i, 'superseded');
-      else if (claim.kind === 'recorded') result(i, isSuccess(claim.responseStatus) ? 'success' : 'failed', claim.responseStatus, null, claim.retryAfterMs);
+      else if (claim.kind === 'recorded')
+        result(
+          i,
+          isSuccess(claim.responseStatus) ? 'success' : 'failed',
+          claim.responseStatus,
+          null,
+          claim.retryAfterMs,
+        );
       else if (claim.kind === 'in_doubt') {
         const known = unrecorded.get(key(i));
-        finished.push(known ?? { input: i, durationMs: null, responseStatus: null, responseBody: null, error: IN_DOUBT_ERROR, retryAfterMs: null });
-        result(i, known && isSuccess(known.responseStatus) ? 'success' : 'failed', known?.responseStatus ?? null, null, known?.retryAfterMs ?? null);
+        finished.push(
+          known ?? {
+            input: i,
+            durationMs: null,
+            responseStatus: null,
+            responseBody: null,
+            error: IN_DOUBT_ERROR,
+            retryAfterMs: null,
+          },
+        );
+        result(
+          i,
+          known && isSuccess(known.responseStatus) ? 'success' : 'failed',
+          known?.responseStatus ?? null,
+          null,
+          known?.retryAfterMs ?? null,
+        );
       } else {
         posts.push(
           send(targets.get(i.deliveryId)!, i).then((f) => {
@@ -107,17 +161,34 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
    * nothing. A replay that finds its results recorded notes them again: the notes are idempotent,
    * so a crash between the record and this step cannot lose a 410.
    */
-  async function applyHealth(inputs: AttemptInput[], targets: Map<string, Target>, claims: Map<string, Claim>, finished: Finished[], results: Map<string, AttemptResult>): Promise<void> {
+  async function applyHealth(
+    inputs: AttemptInput[],
+    targets: Map<string, Target>,
+    claims: Map<string, Claim>,
+    finished: Finished[],
+    results: Map<string, AttemptResult>,
+  ): Promise<void> {
     const observed: (ObservedAttempt & { deliveryId: string })[] = [];
     const at = (i: AttemptInput) => new Date(i.attemptedAt);
     for (const f of finished) {
       // An attempt in doubt says nothing about the endpoint.
       if (f.error === IN_DOUBT_ERROR) continue;
-      observed.push({ deliveryId: f.input.deliveryId, endpointId: targets.get(f.input.deliveryId)!.endpoint_id, status: f.responseStatus, at: at(f.input) });
+      observed.push({
+        deliveryId: f.input.deliveryId,
+        endpointId: targets.get(f.input.deliveryId)!.endpoint_id,
+        status: f.responseStatus,
+        at: at(f.input),
+      });
     }
     for (const i of inputs) {
       const claim = claims.get(i.deliveryId);
-      if (claim?.kind === 'recorded') observed.push({ deliveryId: i.deliveryId, endpointId: targets.get(i.deliveryId)!.endpoint_id, status: claim.responseStatus, at: at(i) });
+      if (claim?.kind === 'recorded')
+        observed.push({
+          deliveryId: i.deliveryId,
+          endpointId: targets.get(i.deliveryId)!.endpoint_id,
+          status: claim.responseStatus,
+          at: at(i),
+        });
     }
     if (!observed.length) return;
     const { failingPeriodMs } = deps.health();
@@ -133,7 +204,10 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     await stopWaiting(knex(), ended);
   }
 
-  async function send(t: Target, input: AttemptInput): Promise<{ finished: Finished; headers: Record<string, string> | null }> {
+  async function send(
+    t: Target,
+    input: AttemptInput,
+  ): Promise<{ finished: Finished; headers: Record<string, string> | null }> {
     let request;
     try {
       request = signedRequest(endpointKeys((box ??= openingCache(deps.secrets())), t), t.body, {
@@ -145,11 +219,34 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
     } catch (err) {
       // A poison delivery (a secret that no longer opens) is a recorded failure, not a wedged batch.
       logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
-      return { finished: { input, durationMs: 0, responseStatus: null, responseBody: null, error: 'SIGNING_FAILED', retryAfterMs: null }, headers: null };
+      return {
+        finished: {
+          input,
+          durationMs: 0,
+          responseStatus: null,
+          responseBody: null,
+          error: 'SIGNING_FAILED',
+          retryAfterMs: null,
+        },
+        headers: null,
+      };
     }
     const res = await post(t.url, request, (connection ??= connectionFor(deps.ssrf())));
-    const retryAfterMs = res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.health().retryAfterCapMs);
-    return { finished: { input, durationMs: res.durationMs, responseStatus: res.status, responseBody: res.body, error: res.error, retryAfterMs }, headers: res.headers };
+    const retryAfterMs =
+      res.status === null
+        ? null
+        : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.health().retryAfterCapMs);
+    return {
+      finished: {
+        input,
+        durationMs: res.durationMs,
+        responseStatus: res.status,
+        responseBody: res.body,
+        error: res.error,
+        retryAfterMs,
+      },
+      headers: res.headers,
+    };
   }
 
   return {
@@ -169,7 +266,15 @@ export function createAttemptActivities(deps: { orm: Orm; secrets: () => SecretB
       const context = Context.current();
       const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        const results = await attempt(ids.map((deliveryId) => ({ deliveryId, number: 1, attemptedAt: input.attemptedAt, nextDelayMs: ATTEMPT_DELAYS_MS[1], owner: input.batchId })));
+        const results = await attempt(
+          ids.map((deliveryId) => ({
+            deliveryId,
+            number: 1,
+            attemptedAt: input.attemptedAt,
+            nextDelayMs: ATTEMPT_DELAYS_MS[1],
+            owner: input.batchId,
+          })),
+        );
         return results.filter((r) => r.outcome === 'failed');
       } finally {
         clearInterval(beat);
@@ -183,5 +288,6 @@ function countAttempt(f: Finished, t: Target): void {
   const ok = isSuccess(f.responseStatus);
   recordWebhookAttempt(ok ? 'success' : 'failed', f.responseStatus);
   if (ok) recordWebhookDelivery('success', t.occurred_at);
-  else if (f.input.nextDelayMs === null && f.input.number >= ATTEMPT_DELAYS_MS.length) recordWebhookDelivery('exhausted');
+  else if (f.input.nextDelayMs === null && f.input.number >= ATTEMPT_DELAYS_MS.length)
+    recordWebhookDelivery('exhausted');
 }

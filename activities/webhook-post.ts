@@ -27,7 +27,10 @@ export interface Connection {
  * forbids, so a name that re-resolves to a private address after registration is still not reached.
  */
 export function connectionFor(policy: SsrfPolicy): Connection {
-  return { policy, dispatcher: new Agent({ connect: { lookup: guardedLookup(policy), timeout: 10_000 }, connections: 128 }) };
+  return {
+    policy,
+    dispatcher: new Agent({ connect: { lookup: guardedLookup(policy), timeout: 10_000 }, connections: 128 }),
+  };
 }
 
 /**
@@ -56,8 +59,17 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
     return { status: res.statusCode, body, headers, error: null, durationMs: took() };
   } catch (err) {
     const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
-    const reason = e.name === 'TimeoutError' ? `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : (e.code ?? e.cause?.code ?? e.cause?.message ?? e.message);
-    return { status: null, body: null, headers: null, error: printable(String(reason)).slice(0, 500), durationMs: took() };
+    const reason =
+      e.name === 'TimeoutError'
+        ? `timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s`
+        : (e.code ?? e.cause?.code ?? e.cause?.message ?? e.message);
+    return {
+      status: null,
+      body: null,
+      headers: null,
+      error: printable(String(reason)).slice(0, 500),
+      durationMs: took(),
+    };
   }
 }
 

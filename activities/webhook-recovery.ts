@@ -33,7 +33,8 @@ export function createRecoveryActivities(deps: { orm: Orm; batchSize: () => numb
       const reads = batchLookup(knex(), rec.endpoint_id);
       for (let i = 0; i < page.length; i += CHUNK) {
         if (await stopRequested(knex(), rec)) return { finished: true };
-        if (ctx.cancellationSignal.aborted) throw new Error('recovery batch interrupted; the next call resumes from the stored cursor');
+        if (ctx.cancellationSignal.aborted)
+          throw new Error('recovery batch interrupted; the next call resumes from the stored cursor');
         const chunk = page.slice(i, i + CHUNK);
         const outcomes = await Promise.all(
           chunk.map((d) =>
@@ -74,20 +75,35 @@ function pageAfter(knex: Knex, rec: WebhookRecoveryRow, limit: number): Promise<
     .where({ endpoint_id: rec.endpoint_id })
     .whereIn('status', ['failed', 'exhausted'])
     // The window and the cursor are read in SQL, at the microsecond the rows hold.
-    .whereRaw('created_at between (select since from webhook_recoveries where id = ?) and (select until from webhook_recoveries where id = ?)', [rec.id, rec.id])
+    .whereRaw(
+      'created_at between (select since from webhook_recoveries where id = ?) and (select until from webhook_recoveries where id = ?)',
+      [rec.id, rec.id],
+    )
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .limit(limit);
-  if (rec.cursor_id) q.whereRaw('(created_at, id) > (select cursor_created_at, cursor_id from webhook_recoveries where id = ?)', [rec.id]);
+  if (rec.cursor_id)
+    q.whereRaw('(created_at, id) > (select cursor_created_at, cursor_id from webhook_recoveries where id = ?)', [
+      rec.id,
+    ]);
   return q.select('*') as unknown as Promise<WebhookDeliveryRow[]>;
 }
 
 /** A cancel from the API, or the endpoint deleted or disabled meanwhile, ends the recovery as cancelled. */
 async function stopRequested(knex: Knex, rec: WebhookRecoveryRow): Promise<boolean> {
-  const row: { cancel_requested_at: Date | null; status: string; endpoint_status: string; deleted_at: Date | null } | undefined = await knex('webhook_recoveries as r')
-    .join('webhook_endpoints as e', 'e.id', 'r.endpoint_id')
-    .where('r.id', rec.id)
-    .first('r.cancel_requested_at', 'r.status', 'e.status as endpoint_status', 'e.deleted_at');
-  if (row && row.status === 'running' && !row.cancel_requested_at && row.endpoint_status === 'enabled' && !row.deleted_at) return false;
+  const row:
+    { cancel_requested_at: Date | null; status: string; endpoint_status: string; deleted_at: Date | null } | undefined =
+    await knex('webhook_recoveries as r')
+      .join('webhook_endpoints as e', 'e.id', 'r.endpoint_id')
+      .where('r.id', rec.id)
+      .first('r.cancel_requested_at', 'r.status', 'e.status as endpoint_status', 'e.deleted_at');
+  if (
+    row &&
+    row.status === 'running' &&
+    !row.cancel_requested_at &&
+    row.endpoint_status === 'enabled' &&
+    !row.deleted_at
+  )
+    return false;
   await finish(knex, rec.id, 'cancelled');
   return true;
 }

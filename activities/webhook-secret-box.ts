@@ -26,9 +26,12 @@ interface RingKey {
  * (one key, id `default`) as before rotation existed. Production requires one of them (lib/config);
  * dev/test derive a fixed one.
  */
-export function secretBoxFrom(config: Pick<Config, 'WEBHOOK_SECRET_KEY' | 'WEBHOOK_SECRET_KEYS' | 'NODE_ENV'>): SecretBox {
+export function secretBoxFrom(
+  config: Pick<Config, 'WEBHOOK_SECRET_KEY' | 'WEBHOOK_SECRET_KEYS' | 'NODE_ENV'>,
+): SecretBox {
   const ring: RingKey[] = [...(config.WEBHOOK_SECRET_KEYS ?? [])];
-  if (config.WEBHOOK_SECRET_KEY && !ring.some((k) => k.id === LEGACY_ID)) ring.push({ id: LEGACY_ID, key: Buffer.from(config.WEBHOOK_SECRET_KEY, 'base64') });
+  if (config.WEBHOOK_SECRET_KEY && !ring.some((k) => k.id === LEGACY_ID))
+    ring.push({ id: LEGACY_ID, key: Buffer.from(config.WEBHOOK_SECRET_KEY, 'base64') });
   if (ring.length === 0) ring.push({ id: 'dev', key: devKey(config.NODE_ENV) });
   const current = ring[0]!;
   const byId = new Map(ring.map((k) => [k.id, k.key]));
@@ -40,7 +43,13 @@ export function secretBoxFrom(config: Pick<Config, 'WEBHOOK_SECRET_KEY' | 'WEBHO
       const cipher = createCipheriv('aes-256-gcm', current.key, iv);
       cipher.setAAD(Buffer.from(endpointId));
       const ct = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-      return ['v2', current.id, iv.toString('base64'), cipher.getAuthTag().toString('base64'), ct.toString('base64')].join(':');
+      return [
+        'v2',
+        current.id,
+        iv.toString('base64'),
+        cipher.getAuthTag().toString('base64'),
+        ct.toString('base64'),
+      ].join(':');
     },
     open(endpointId, sealed) {
       const parts = sealed.split(':');

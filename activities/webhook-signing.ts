@@ -55,7 +55,10 @@ export function standardKey(secret: string): Buffer {
 export function standardSignature(keys: SigningKeys, id: string, timestamp: number, body: string): string {
   const secrets = keys.previous ? [keys.current, keys.previous] : [keys.current];
   return secrets
-    .map((secret) => `v1,${createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`)
+    .map(
+      (secret) =>
+        `v1,${createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`,
+    )
     .join(' ');
 }
 
@@ -92,10 +95,16 @@ export function signedRequest(
 /** The secrets of an endpoint row, opened; the previous one only while its overlap lasts. */
 export function endpointKeys(
   box: { open(endpointId: string, sealed: string): string },
-  e: { endpoint_id: string; secret_ciphertext: string; previous_secret_ciphertext?: string | null; previous_secret_expires_at?: Date | string | null },
+  e: {
+    endpoint_id: string;
+    secret_ciphertext: string;
+    previous_secret_ciphertext?: string | null;
+    previous_secret_expires_at?: Date | string | null;
+  },
   now: Date = new Date(),
 ): SigningKeys {
-  const overlapping = e.previous_secret_ciphertext && e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > now;
+  const overlapping =
+    e.previous_secret_ciphertext && e.previous_secret_expires_at && new Date(e.previous_secret_expires_at) > now;
   return {
     current: box.open(e.endpoint_id, e.secret_ciphertext),
     previous: overlapping ? box.open(e.endpoint_id, e.previous_secret_ciphertext!) : null,

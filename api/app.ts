@@ -24,7 +24,16 @@ const DESCRIPTION =
   'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
 
 /** Every router of the service; a feature adds its own here. */
-const routers: ((deps: ApiDeps) => Router)[] = [healthRouter, offeringsRouter, subscriptionsRouter, notificationsRouter, paymentsRouter, identityRouter, reviewRouter, endpointHealthRouter];
+const routers: ((deps: ApiDeps) => Router)[] = [
+  healthRouter,
+  offeringsRouter,
+  subscriptionsRouter,
+  notificationsRouter,
+  paymentsRouter,
+  identityRouter,
+  reviewRouter,
+  endpointHealthRouter,
+];
 
 export function createApp(deps: ApiDeps): Koa {
   const { config } = deps;
@@ -35,12 +44,24 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(requestContext(deps.orm));
   app.use(writeRateLimit(deps));
   // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.
-  for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)]) app.use(router.routes()).use(router.allowedMethods());
+  for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)])
+    app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
-  app.use(idempotency({ orm: deps.orm, tokens: deps.tokens, box: secretBoxFrom(config), ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS, commandTimeoutMs: config.COMMAND_TIMEOUT_MS }));
+  app.use(
+    idempotency({
+      orm: deps.orm,
+      tokens: deps.tokens,
+      box: secretBoxFrom(config),
+      ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS,
+      commandTimeoutMs: config.COMMAND_TIMEOUT_MS,
+    }),
+  );
   const built = routers.map((build) => build(deps));
   // The document describes the routers above, so it is built from them and is not itself in it.
-  for (const router of [...built, openApiRouter(built, { title: 'Tranche API', version: '0.1.0', description: DESCRIPTION }, config.BEHAVIOUR_SET)]) {
+  for (const router of [
+    ...built,
+    openApiRouter(built, { title: 'Tranche API', version: '0.1.0', description: DESCRIPTION }, config.BEHAVIOUR_SET),
+  ]) {
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   }
   return app;

@@ -28,7 +28,14 @@ export const encodeCursor = (at: Date | string, id: string) =>
 export function decodeCursor(cursor: string): Position {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [unknown, unknown];
-    if (typeof at !== 'string' || !ISO_UTC.test(at) || Number.isNaN(new Date(at).getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error();
+    if (
+      typeof at !== 'string' ||
+      !ISO_UTC.test(at) ||
+      Number.isNaN(new Date(at).getTime()) ||
+      typeof id !== 'string' ||
+      !UUID.test(id)
+    )
+      throw new Error();
     return { at, id };
   } catch {
     throw invalid();
@@ -49,7 +56,10 @@ export function applyCursor(query: Knex.QueryBuilder, table: string, cursor: str
     const { at, id } = decodeCursor(cursor);
     query.whereRaw(`(${table}.created_at, ${table}.id) < (?::timestamptz, ?::uuid)`, [at, id]);
   }
-  query.orderBy([{ column: `${table}.created_at`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]);
+  query.orderBy([
+    { column: `${table}.created_at`, order: 'desc' },
+    { column: `${table}.id`, order: 'desc' },
+  ]);
 }
 
 /** Where a row read through applyCursor sits in its list. */
@@ -59,11 +69,15 @@ export const byCreation = (r: { cursor_at: string; id: string }) => ({ at: r.cur
 export function page<T>(rows: T[], limit: number, position: (row: T) => { at: Date | string; id: string }) {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > limit && last ? encodeCursor(position(last).at, position(last).id) : null };
+  return {
+    items,
+    next_cursor: rows.length > limit && last ? encodeCursor(position(last).at, position(last).id) : null,
+  };
 }
 
 /** Keyset paging forward by the outbox's publication order (events API, oldest first). */
-export const encodeSeqCursor = (seq: string | number) => Buffer.from(JSON.stringify(['seq', String(seq)])).toString('base64url');
+export const encodeSeqCursor = (seq: string | number) =>
+  Buffer.from(JSON.stringify(['seq', String(seq)])).toString('base64url');
 
 export function decodeSeqCursor(cursor: string): string {
   try {

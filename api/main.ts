@@ -14,9 +14,22 @@ async function main(): Promise<void> {
   const orm = await openOrm(config);
   await migrate(orm);
   const temporal = await connectClient(config);
-  const tokens = await AccessTokens.create({ privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY, publishedKeysPem: config.ACCESS_TOKEN_PUBLISHED_KEYS, ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
-  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher: engineDispatcher(temporal, orm, config) });
-  const server = app.listen(config.PORT, config.HOST, () => logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'));
+  const tokens = await AccessTokens.create({
+    privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY,
+    publishedKeysPem: config.ACCESS_TOKEN_PUBLISHED_KEYS,
+    ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
+  });
+  const app = createApp({
+    config,
+    orm,
+    temporal,
+    tokens,
+    kyc: kycEligibility(orm),
+    dispatcher: engineDispatcher(temporal, orm, config),
+  });
+  const server = app.listen(config.PORT, config.HOST, () =>
+    logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'),
+  );
   server.requestTimeout = 90_000;
   const metrics = config.METRICS_PORT ? await serveMetrics(config.METRICS_HOST, config.METRICS_PORT, 'api') : undefined;
 

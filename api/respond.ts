@@ -15,7 +15,13 @@ export function ok(ctx: Context, data: unknown, status?: number): void {
     const parsed = doc.response.safeParse(data);
     if (!parsed.success) {
       // Paths and codes only: the values may be personal data or secrets.
-      logger.error({ route: ctx._matchedRoute, issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), code: i.code })) }, 'an answer does not match its documented schema');
+      logger.error(
+        {
+          route: ctx._matchedRoute,
+          issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), code: i.code })),
+        },
+        'an answer does not match its documented schema',
+      );
       throw new AppError(500, 'INTERNAL', 'Something went wrong on our side');
     }
     body = parsed.data;

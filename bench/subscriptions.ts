@@ -24,8 +24,21 @@ type Latencies = Record<string, number[]>;
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-'));
-  const stack = await startBenchStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
-  const svc = await startServiceProcesses({ DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, BEHAVIOUR_SET: 'A', DATABASE_POOL_MAX: '20' }, await freePort());
+  const stack = await startBenchStack({
+    dataDir,
+    database: 'tranche',
+    persistent: true,
+    temporalCli: process.env.TEMPORAL_CLI,
+  });
+  const svc = await startServiceProcesses(
+    {
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      BEHAVIOUR_SET: 'A',
+      DATABASE_POOL_MAX: '20',
+    },
+    await freePort(),
+  );
   try {
     const tokens = await AccessTokens.create({ privateKeyPem: svc.accessTokenKeyPem, ttlSeconds: 3600 });
     const org = crypto.randomUUID();
@@ -34,10 +47,20 @@ async function main(): Promise<void> {
     const investor = await tokens.sign({ userId: investorId, orgId: org, roles: ['investor'], kycCompleted: true });
     const db = new Client({ connectionString: stack.databaseUrl });
     await db.connect();
-    await db.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [org, investorId]);
+    await db.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [
+      org,
+      investorId,
+    ]);
     await db.end();
 
-    const call = async (lat: Latencies | null, name: string, method: string, path: string, token: string, body?: unknown) => {
+    const call = async (
+      lat: Latencies | null,
+      name: string,
+      method: string,
+      path: string,
+      token: string,
+      body?: unknown,
+    ) => {
       const t0 = performance.now();
       const res = await fetch(svc.baseUrl + path, {
         method,
@@ -50,22 +73,44 @@ async function main(): Promise<void> {
       lat?.[name]?.push(performance.now() - t0);
       return json.data;
     };
-    const offering = await call(null, 'offering', 'POST', '/issuance/offerings', staff, { name: 'Bench', currency: 'USD' });
-    const cls = await call(null, 'class', 'POST', `/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '10.00' });
+    const offering = await call(null, 'offering', 'POST', '/issuance/offerings', staff, {
+      name: 'Bench',
+      currency: 'USD',
+    });
+    const cls = await call(null, 'class', 'POST', `/issuance/offerings/${offering.id}/security-classes`, staff, {
+      name: 'Common',
+      pricePerUnit: '10.00',
+    });
 
     const commands = ['create', 'sign', 'submit', 'approve', 'reconcile'];
     const fresh = (): Latencies => Object.fromEntries(commands.map((c) => [c, []]));
     const lifecycle = async (lat: Latencies, pace?: () => Promise<void>) => {
       await pace?.();
-      const s = await call(lat, 'create', 'POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, { securityClassId: cls.id, unitsSubscribed: 3 });
+      const s = await call(lat, 'create', 'POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, {
+        securityClassId: cls.id,
+        unitsSubscribed: 3,
+      });
       await pace?.();
-      await call(lat, 'sign', 'POST', `/issuance/subscriptions/${s.id}/sign-agreement`, investor, { signature: 'Bench Investor', signedAt: new Date().toISOString() });
+      await call(lat, 'sign', 'POST', `/issuance/subscriptions/${s.id}/sign-agreement`, investor, {
+        signature: 'Bench Investor',
+        signedAt: new Date().toISOString(),
+      });
       await pace?.();
-      const submitted = await call(lat, 'submit', 'POST', `/issuance/subscriptions/${s.id}/submit-for-review`, investor, { paymentMethod: 'wire' });
+      const submitted = await call(
+        lat,
+        'submit',
+        'POST',
+        `/issuance/subscriptions/${s.id}/submit-for-review`,
+        investor,
+        { paymentMethod: 'wire' },
+      );
       await pace?.();
       await call(lat, 'approve', 'POST', `/issuance/subscriptions/${s.id}/approve`, staff, {});
       await pace?.();
-      await call(lat, 'reconcile', 'POST', '/issuance/reconciliations', staff, { referenceCode: submitted.reference_code, amount: '30.00' });
+      await call(lat, 'reconcile', 'POST', '/issuance/reconciliations', staff, {
+        referenceCode: submitted.reference_code,
+        amount: '30.00',
+      });
     };
 
     // 1. Throughput: as many full lifecycles as CONCURRENCY clients can drive.
@@ -90,7 +135,10 @@ async function main(): Promise<void> {
     const rssBefore = rssMiB(svc.workerPid);
     const openStart = performance.now();
     await pool(OPEN, 64, async () => {
-      await call(null, 'create', 'POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, { securityClassId: cls.id, unitsSubscribed: 1 });
+      await call(null, 'create', 'POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, {
+        securityClassId: cls.id,
+        unitsSubscribed: 1,
+      });
     });
     const openSeconds = (performance.now() - openStart) / 1000;
     await new Promise((r) => setTimeout(r, 3000));
@@ -99,11 +147,29 @@ async function main(): Promise<void> {
     const result = {
       when: new Date().toISOString(),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      server: stack.server ?? 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, WAL, synchronous=NORMAL; embedded PostgreSQL 18',
+      server:
+        stack.server ??
+        'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, WAL, synchronous=NORMAL; embedded PostgreSQL 18',
       lifecycle: commands,
-      throughput: { lifecycles: LIFECYCLES, concurrency: CONCURRENCY, seconds: Math.round(seconds * 10) / 10, lifecycles_per_second: Math.round((LIFECYCLES / seconds) * 10) / 10, commands_per_second: Math.round(((LIFECYCLES * 5) / seconds) * 10) / 10, latency_ms: Object.fromEntries(commands.map((c) => [c, summary(throughputLat[c]!)])) },
-      paced: { commands_per_second: PACED_RATE, lifecycles: pacedLifecycles, latency_ms: Object.fromEntries(commands.map((c) => [c, summary(pacedLat[c]!)])) },
-      open_subscriptions: { count: OPEN, created_per_second: Math.round((OPEN / openSeconds) * 10) / 10, worker_rss_mib_before: rssBefore, worker_rss_mib_with_open: rssOpen },
+      throughput: {
+        lifecycles: LIFECYCLES,
+        concurrency: CONCURRENCY,
+        seconds: Math.round(seconds * 10) / 10,
+        lifecycles_per_second: Math.round((LIFECYCLES / seconds) * 10) / 10,
+        commands_per_second: Math.round(((LIFECYCLES * 5) / seconds) * 10) / 10,
+        latency_ms: Object.fromEntries(commands.map((c) => [c, summary(throughputLat[c]!)])),
+      },
+      paced: {
+        commands_per_second: PACED_RATE,
+        lifecycles: pacedLifecycles,
+        latency_ms: Object.fromEntries(commands.map((c) => [c, summary(pacedLat[c]!)])),
+      },
+      open_subscriptions: {
+        count: OPEN,
+        created_per_second: Math.round((OPEN / openSeconds) * 10) / 10,
+        worker_rss_mib_before: rssBefore,
+        worker_rss_mib_with_open: rssOpen,
+      },
       targets: { lifecycles_per_second: 50, paced_p99_ms: 150, worker_rss_mib: 500 },
     };
     write(result, stack.suffix);
@@ -119,7 +185,9 @@ function write(result: Record<string, any>, suffix: string): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `subscriptions${suffix}.json`), JSON.stringify(result, null, 2) + '\n');
   const rows = (lat: Record<string, ReturnType<typeof summary>>) =>
-    Object.entries(lat).map(([c, s]) => `| ${c} | ${s.n} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.max} |`).join('\n');
+    Object.entries(lat)
+      .map(([c, s]) => `| ${c} | ${s.n} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.max} |`)
+      .join('\n');
   writeFileSync(
     join(dir, `subscriptions${suffix}.md`),
     `# Subscription benchmark (${result.when})

@@ -50,16 +50,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function main(): Promise<void> {
   const loadAtStart = loadavg().map(round);
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
-  const stack = await startBenchStack({ dataDir, database: 'tranche', persistent: true, temporalCli: process.env.TEMPORAL_CLI });
-  const env = { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, BEHAVIOUR_SET: 'A', DATABASE_POOL_MAX: '20', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', NODE_ENV: 'development' };
+  const stack = await startBenchStack({
+    dataDir,
+    database: 'tranche',
+    persistent: true,
+    temporalCli: process.env.TEMPORAL_CLI,
+  });
+  const env = {
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    BEHAVIOUR_SET: 'A',
+    DATABASE_POOL_MAX: '20',
+    WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+    NODE_ENV: 'development',
+  };
   const sink = await startVerifyingSink();
   const workerMetricsPort = await freePort();
   const svc = await startServiceProcesses({ ...env, WORKER_METRICS_PORT: String(workerMetricsPort) }, await freePort());
   // The worker's own view of its memory (prom-client's process and heap gauges), beside its RSS.
   const workerMemory = async () => {
     const text = await (await fetch(`http://127.0.0.1:${workerMetricsPort}/metrics`)).text();
-    const mib = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
-    return { rss: rssMiB(svc.workerPid), heap_used: mib('tranche_nodejs_heap_size_used_bytes'), heap_total: mib('tranche_nodejs_heap_size_total_bytes'), external: mib('tranche_nodejs_external_memory_bytes') };
+    const mib = (name: string) =>
+      Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
+    return {
+      rss: rssMiB(svc.workerPid),
+      heap_used: mib('tranche_nodejs_heap_size_used_bytes'),
+      heap_total: mib('tranche_nodejs_heap_size_total_bytes'),
+      external: mib('tranche_nodejs_external_memory_bytes'),
+    };
   };
 
   const config = loadConfig({ ...process.env, ...env, LOG_LEVEL: 'warn' });
@@ -75,12 +93,23 @@ async function main(): Promise<void> {
     const orgId = opts.orgId ?? randomUUID();
     for (let i = 0; i < n; i++) {
       const hook = randomUUID();
-      const { secret } = await store.create(orgId, { url: `${sink.url}/${opts.failing ? 'f' : 'h'}/${hook}`, description: 'bench', eventTypes: opts.types ?? ['subscription.approved'] });
+      const { secret } = await store.create(orgId, {
+        url: `${sink.url}/${opts.failing ? 'f' : 'h'}/${hook}`,
+        description: 'bench',
+        eventTypes: opts.types ?? ['subscription.approved'],
+      });
       await sink.register(hook, secret);
     }
     return orgId;
   };
-  const event = (orgId: string) => ({ id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID(), status: 'approved' } });
+  const event = (orgId: string) => ({
+    id: randomUUID(),
+    type: 'subscription.approved',
+    source: 'service.issuance',
+    orgId,
+    occurredAt: new Date().toISOString(),
+    data: { id: randomUUID(), status: 'approved' },
+  });
   const waitForCount = async (target: number, timeoutMs: number) => {
     const deadline = Date.now() + timeoutMs;
     let s = await stats();
@@ -115,7 +144,9 @@ async function main(): Promise<void> {
       const received = (await waitForCount(before + events * fanout, 600_000)) - before;
       // Durable means recorded: the clock stops when every success is in PostgreSQL, not at the sink.
       const recordedSuccesses = async () => {
-        const [row] = await knex('webhook_deliveries').where({ org_id: orgId, status: 'success', attempt_count: 1 }).count<{ count: string }[]>('* as count');
+        const [row] = await knex('webhook_deliveries')
+          .where({ org_id: orgId, status: 'success', attempt_count: 1 })
+          .count<{ count: string }[]>('* as count');
         return Number(row!.count);
       };
       const deadline = Date.now() + 120_000;
@@ -123,7 +154,15 @@ async function main(): Promise<void> {
       const seconds = (Date.now() - t0) / 1000;
       const recorded = { count: await recordedSuccesses() };
       deliveriesPerS[fanout] = round(Number(recorded.count) / seconds);
-      throughput.push({ endpoints: fanout, events, expected: events * fanout, received, recorded_success: recorded.count, seconds: round(seconds), deliveries_per_s: deliveriesPerS[fanout] });
+      throughput.push({
+        endpoints: fanout,
+        events,
+        expected: events * fanout,
+        received,
+        recorded_success: recorded.count,
+        seconds: round(seconds),
+        deliveries_per_s: deliveriesPerS[fanout],
+      });
       console.log(throughput[throughput.length - 1]);
     }
 
@@ -151,13 +190,24 @@ async function main(): Promise<void> {
       await sleep(200);
     }
     const latencies = [...published].filter(([id]) => arrivals[id]).map(([id, t]) => arrivals[id]! - t);
-    const paced = { events_per_s: PACED_RATE, endpoints: 10, seconds: PACED_SECONDS, publish_to_first_attempt_ms: summary(latencies), missing: total - latencies.length, stages_ms: await pacedStages(knex, pacedOrg, published, arrivals) };
+    const paced = {
+      events_per_s: PACED_RATE,
+      endpoints: 10,
+      seconds: PACED_SECONDS,
+      publish_to_first_attempt_ms: summary(latencies),
+      missing: total - latencies.length,
+      stages_ms: await pacedStages(knex, pacedOrg, published, arrivals),
+    };
     console.log(paced);
 
     memory.after_paced = await workerMemory();
 
     // 3. Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`.
-    const lifecycles = !PHASES.has('lifecycles') ? { lifecycles_per_s: NaN } : await lifecyclesPerS(svc, stack.databaseUrl, LIFECYCLES, (orgId) => endpoints(10, { orgId, types: ['*'] }).then(() => undefined));
+    const lifecycles = !PHASES.has('lifecycles')
+      ? { lifecycles_per_s: NaN }
+      : await lifecyclesPerS(svc, stack.databaseUrl, LIFECYCLES, (orgId) =>
+          endpoints(10, { orgId, types: ['*'] }).then(() => undefined),
+        );
     console.log({ lifecycles });
 
     // 4. Worker memory with failed deliveries waiting on their retry timers.
@@ -165,12 +215,16 @@ async function main(): Promise<void> {
     const rssBefore = rssMiB(svc.workerPid);
     const failOrg = await endpoints(1, { failing: true });
     const waitingTarget = PHASES.has('waiting') ? WAITING : 0;
-    await pool(waitingTarget, PUBLISHERS, () => publishEvents({ orm, dispatcher }, [event(failOrg)]).then(() => undefined));
+    await pool(waitingTarget, PUBLISHERS, () =>
+      publishEvents({ orm, dispatcher }, [event(failOrg)]).then(() => undefined),
+    );
     const waitStart = Date.now();
     let waiting = 0;
     while (waiting < waitingTarget && Date.now() - waitStart < 600_000) {
       await sleep(1000);
-      const [row] = await knex('webhook_deliveries').where({ org_id: failOrg, status: 'failed' }).count<{ count: string }[]>('* as count');
+      const [row] = await knex('webhook_deliveries')
+        .where({ org_id: failOrg, status: 'failed' })
+        .count<{ count: string }[]>('* as count');
       waiting = Number(row!.count);
     }
     await sleep(3000);
@@ -183,8 +237,11 @@ async function main(): Promise<void> {
       load_average_at_start: loadAtStart,
       load_average_at_end: loadavg().map(round),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
-      server: stack.server ?? 'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
-      shape: 'one planning round in flight per process, one signal-with-start per round to the next first-attempt batcher shard, one activity per batch of up to 100; a delivery workflow only per failed first attempt (docs/decisions.md, Delivery engine)',
+      server:
+        stack.server ??
+        'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
+      shape:
+        'one planning round in flight per process, one signal-with-start per round to the next first-attempt batcher shard, one activity per batch of up to 100; a delivery workflow only per failed first attempt (docs/decisions.md, Delivery engine)',
       engine_ceiling_workflows_per_s: ceiling,
       signed_posts_per_s: physical,
       deliveries_per_s: deliveriesPerS,
@@ -194,7 +251,12 @@ async function main(): Promise<void> {
       worker_rss_note: `measured with ${waiting} deliveries waiting on timers (${rssBefore} MiB before them); a waiting delivery lives in Temporal, and the worker caches at most WORKER_MAX_CACHED_WORKFLOWS (${config.WORKER_MAX_CACHED_WORKFLOWS}) workflows, so memory does not grow with the number waiting. Creating 100,000 waiting workflows takes over 40 minutes at the engine ceiling, longer than the bench may run.`,
       detail: { throughput, paced, lifecycles, worker_memory_mib: memory },
       bad_signatures: final.bad,
-      floors: { deliveries_per_s: { 1: 300, 10: 600 }, p99_first_attempt_ms: 500, lifecycles_per_s: 50, worker_rss_mb: 500 },
+      floors: {
+        deliveries_per_s: { 1: 300, 10: 600 },
+        p99_first_attempt_ms: 500,
+        lifecycles_per_s: 50,
+        worker_rss_mb: 500,
+      },
     };
     if (PARTIAL) {
       console.log(JSON.stringify({ partial: [...PHASES], ...results }, null, 2));

@@ -32,7 +32,11 @@ export function parseRetryAfter(header: string | null | undefined, now: Date, ca
  * The delay before the next attempt: the spec's schedule (§6.5), lengthened, never shortened, by
  * a capped Retry-After on 429 or 503. No next attempt (null) stays none: the 8 attempts are kept.
  */
-export function nextAttemptDelay(scheduleMs: number | null, status: number | null, retryAfterMs: number | null): number | null {
+export function nextAttemptDelay(
+  scheduleMs: number | null,
+  status: number | null,
+  retryAfterMs: number | null,
+): number | null {
   if (scheduleMs === null) return null;
   if (status === null || !RETRY_AFTER_STATUSES.has(status) || retryAfterMs === null) return scheduleMs;
   return Math.max(scheduleMs, retryAfterMs);
@@ -45,7 +49,12 @@ export function failingSince(current: Date | null, ok: boolean, attemptedAt: Dat
 }
 
 /** Whether an endpoint's answers disable it: a 410 Gone at once, or failing every attempt for `periodMs`. */
-export function disableReason(status: number | null, since: Date | null, now: Date, periodMs: number): DisableReason | null {
+export function disableReason(
+  status: number | null,
+  since: Date | null,
+  now: Date,
+  periodMs: number,
+): DisableReason | null {
   if (status === 410) return 'gone';
   if (since && now.getTime() - since.getTime() >= periodMs) return 'failing';
   return null;

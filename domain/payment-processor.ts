@@ -41,7 +41,10 @@ export interface Collection {
  */
 export class PaymentRefused extends Error {
   override name = 'PaymentRefused';
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -39,8 +39,10 @@ export interface Owned {
 }
 
 const has = (p: Principal, ...roles: Role[]) => roles.some((r) => p.roles.includes(r));
-const isOwnerAction = (a: SubscriptionAction): a is (typeof OWNER_ACTIONS)[number] => (OWNER_ACTIONS as readonly string[]).includes(a);
-const isStaffAction = (a: SubscriptionAction): a is (typeof STAFF_ACTIONS)[number] => (STAFF_ACTIONS as readonly string[]).includes(a);
+const isOwnerAction = (a: SubscriptionAction): a is (typeof OWNER_ACTIONS)[number] =>
+  (OWNER_ACTIONS as readonly string[]).includes(a);
+const isStaffAction = (a: SubscriptionAction): a is (typeof STAFF_ACTIONS)[number] =>
+  (STAFF_ACTIONS as readonly string[]).includes(a);
 
 /** The roles a route must see in the token before it loads anything (also documents the route). */
 export function rolesFor(action: SubscriptionAction): Role[] {
@@ -82,7 +84,11 @@ export function authorize(p: Principal, action: SubscriptionAction, s?: Owned): 
 }
 
 /** The same decision as a value, for tables and property tests. */
-export function decide(p: Principal, action: SubscriptionAction, s?: Owned): 'allow' | { status: number; code: string } {
+export function decide(
+  p: Principal,
+  action: SubscriptionAction,
+  s?: Owned,
+): 'allow' | { status: number; code: string } {
   try {
     authorize(p, action, s);
     return 'allow';

@@ -6,7 +6,10 @@
 import { z } from 'zod';
 import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, PAYMENT_STATUSES, SUBSCRIPTION_STATUSES } from './subscription';
 
-const money = z.string().regex(/^-?\d+\.\d{2}$/).describe('Decimal string with two places, e.g. "1250.00"');
+const money = z
+  .string()
+  .regex(/^-?\d+\.\d{2}$/)
+  .describe('Decimal string with two places, e.g. "1250.00"');
 const timestamp = z.iso.datetime({ offset: true });
 
 export const SubscriptionViewSchema = z
@@ -16,7 +19,9 @@ export const SubscriptionViewSchema = z
     security_class_id: z.uuid(),
     tranche_id: z.uuid().nullable(),
     /** Whose subscription it is: the investor's user id (the access token's `sub`). */
-    investor_id: z.string().describe("The investor's user id (the access token's sub); also on every subscription event"),
+    investor_id: z
+      .string()
+      .describe("The investor's user id (the access token's sub); also on every subscription event"),
     units_subscribed: z.number().positive().describe('Up to 6 decimals (docs/decisions.md, Trust: fractional units)'),
     price_per_unit: money,
     total_amount: money,
@@ -28,7 +33,10 @@ export const SubscriptionViewSchema = z
     signed_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,
-    reference_code: z.string().optional().describe('Set A wire or check: quote it with the payment so staff can reconcile'),
+    reference_code: z
+      .string()
+      .optional()
+      .describe('Set A wire or check: quote it with the payment so staff can reconcile'),
     shares_id: z.string().nullable().optional().describe('Set B only: null until shares are issued'),
     shares_issued_at: timestamp.nullable().optional().describe('Set B only: null until shares are issued'),
     status_reason: z.string().optional().describe('Why staff rejected or voided it'),

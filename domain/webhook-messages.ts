@@ -43,7 +43,8 @@ export interface DeliveryInput {
   firstDelayMs?: number;
 }
 
-export type DeliveryOutcome = 'success' | 'failed' | 'exhausted' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded';
+export type DeliveryOutcome =
+  'success' | 'failed' | 'exhausted' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded';
 
 export interface AttemptInput {
   deliveryId: string;
@@ -95,7 +96,8 @@ export interface FirstAttemptsInput {
  * Ordered delivery (issue 12): one workflow per (endpoint, subscription) takes that subscription's
  * deliveries in outbox order, each through the whole schedule before the next.
  */
-export const orderedWorkflowId = (endpointId: string, subscriptionId: string) => `webhook-ordered-${endpointId}-${subscriptionId}`;
+export const orderedWorkflowId = (endpointId: string, subscriptionId: string) =>
+  `webhook-ordered-${endpointId}-${subscriptionId}`;
 export interface OrderedItem {
   deliveryId: string;
   /** The event's outbox sequence: the order one subscription's events were committed in. */

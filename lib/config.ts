@@ -4,9 +4,7 @@ import { z } from 'zod';
 export const BehaviourSet = z.enum(['A', 'B']);
 export type BehaviourSet = z.infer<typeof BehaviourSet>;
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /** Every setting the service reads from its environment, in one place. */
 export const ConfigSchema = z.object({
@@ -57,19 +55,30 @@ export const ConfigSchema = z.object({
    * previous key until its last tokens expire (docs/decisions.md, key rotation).
    */
   // Empty counts as unset: compose passes `${ACCESS_TOKEN_PUBLISHED_KEYS:-}` when there is no rotation.
-  ACCESS_TOKEN_PUBLISHED_KEYS: z.preprocess((v) => (v === '' ? undefined : v), z.string().includes('-----BEGIN').optional()),
+  ACCESS_TOKEN_PUBLISHED_KEYS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.string().includes('-----BEGIN').optional(),
+  ),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
 
   /**
    * Identity providers whose ID tokens the exchange accepts: a JSON list of
    * {"issuer","jwks_uri","audience","org_ids"?}; org_ids pins an issuer to those organisations.
    */
-  OIDC_ISSUERS: z.string().default('[]').transform(parseJson).pipe(z.array(z.object({
-    issuer: z.url(),
-    jwks_uri: z.url({ protocol: /^https?$/ }),
-    audience: z.string().min(1),
-    org_ids: z.array(z.uuid()).min(1).optional(),
-  }))),
+  OIDC_ISSUERS: z
+    .string()
+    .default('[]')
+    .transform(parseJson)
+    .pipe(
+      z.array(
+        z.object({
+          issuer: z.url(),
+          jwks_uri: z.url({ protocol: /^https?$/ }),
+          audience: z.string().min(1),
+          org_ids: z.array(z.uuid()).min(1).optional(),
+        }),
+      ),
+    ),
   /** Bounds on fetching an issuer's JWKS: request timeout, cache lifetime, minimum gap between refetches. */
   OIDC_JWKS_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5000),
   OIDC_JWKS_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
@@ -108,13 +117,19 @@ export const ConfigSchema = z.object({
    */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
-  WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes').optional(),
+  WEBHOOK_SECRET_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes')
+    .optional(),
   /**
    * The keyring signing secrets are sealed under, for rotation: `<key id>:<base64 of 32 bytes>`,
    * comma-separated, the current key first. The first seals; every key listed opens values sealed
    * under it (a sealed value names its key). WEBHOOK_SECRET_KEY, if also set, joins as key id `default`.
    */
-  WEBHOOK_SECRET_KEYS: z.string().optional().transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  WEBHOOK_SECRET_KEYS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
   /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
@@ -127,11 +142,26 @@ export const ConfigSchema = z.object({
   /** A delivery still `pending`, with no attempt, this long after it was recorded is handed to a batcher again. */
   WEBHOOK_STUCK_AFTER_MS: z.coerce.number().int().min(1000).max(86_400_000).default(300_000),
   /** After rotate-secret, webhook-signature also carries a signature with the previous secret for this long (docs/consumers). */
-  WEBHOOK_SECRET_OVERLAP_SECONDS: z.coerce.number().int().min(0).max(30 * 86_400).default(86_400),
+  WEBHOOK_SECRET_OVERLAP_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400)
+    .default(86_400),
   /** The longest wait a receiver's Retry-After (429/503) may ask for before the next attempt. */
-  WEBHOOK_RETRY_AFTER_CAP_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(86_400),
+  WEBHOOK_RETRY_AFTER_CAP_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(86_400),
   /** An endpoint that has failed every attempt for this long is disabled (domain/endpoint-health.ts). */
-  WEBHOOK_DISABLE_AFTER_FAILING_SECONDS: z.coerce.number().int().min(60).max(90 * 86_400).default(5 * 86_400),
+  WEBHOOK_DISABLE_AFTER_FAILING_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(90 * 86_400)
+    .default(5 * 86_400),
   /** Deliveries a bulk recovery retries per activity call (one page, retried a few at a time). */
   WEBHOOK_RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
 
@@ -143,7 +173,12 @@ export const ConfigSchema = z.object({
   /** How long a command waits for its workflow to answer; past it the answer is 503 COMMAND_OUTCOME_UNKNOWN. */
   COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   /** How long an Idempotency-Key is remembered (per caller, method and path) and its first answer replayed. */
-  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
+  IDEMPOTENCY_KEY_TTL_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(24),
   /**
    * Signed notifications from payment processors and the identity provider, counted per sending
    * address apart from investors' writes (a processor sends for every investor at once).
@@ -185,14 +220,21 @@ export const ConfigSchema = z.object({
 export type Config = z.infer<typeof ConfigSchema>;
 
 function parseKeyring(text: string, ctx: z.RefinementCtx): { id: string; key: Buffer }[] {
-  const ring = text.split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
-    const at = entry.indexOf(':');
-    return { id: entry.slice(0, at), key: Buffer.from(entry.slice(at + 1), 'base64') };
-  });
+  const ring = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.indexOf(':');
+      return { id: entry.slice(0, at), key: Buffer.from(entry.slice(at + 1), 'base64') };
+    });
   const bad = ring.length === 0 || ring.some((k) => !/^[A-Za-z0-9_-]{1,32}$/.test(k.id) || k.key.length !== 32);
   const duplicate = new Set(ring.map((k) => k.id)).size !== ring.length;
   if (bad || duplicate) {
-    ctx.addIssue({ code: 'custom', message: 'must be `<key id>:<base64 of 32 bytes>`, comma-separated, ids unique (letters, digits, - and _)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be `<key id>:<base64 of 32 bytes>`, comma-separated, ids unique (letters, digits, - and _)',
+    });
     return z.NEVER;
   }
   return ring;
@@ -216,7 +258,8 @@ const production = (c: Parsed) => c.NODE_ENV === 'production';
 const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed) => boolean }[] = [
   {
     variable: 'WEBHOOK_SECRET_KEY',
-    message: 'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
+    message:
+      'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
     broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY && !c.WEBHOOK_SECRET_KEYS,
   },
   {
@@ -236,8 +279,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
   },
   {
     variable: 'CONSOLE_OIDC_ISSUER',
-    message: 'must be one of OIDC_ISSUERS and pinned to organisations with org_ids: the console has no API key to name the organisation',
-    broken: (c) => c.CONSOLE_OIDC_ISSUER !== undefined && !c.OIDC_ISSUERS.some((i) => i.issuer === c.CONSOLE_OIDC_ISSUER && i.org_ids),
+    message:
+      'must be one of OIDC_ISSUERS and pinned to organisations with org_ids: the console has no API key to name the organisation',
+    broken: (c) =>
+      c.CONSOLE_OIDC_ISSUER !== undefined &&
+      !c.OIDC_ISSUERS.some((i) => i.issuer === c.CONSOLE_OIDC_ISSUER && i.org_ids),
   },
   {
     variable: 'TEMPORAL_TLS_CERT_PATH, TEMPORAL_TLS_KEY_PATH',

@@ -21,13 +21,11 @@ export const validationFailed = (details: unknown) =>
   new AppError(422, 'VALIDATION_FAILED', 'The request is not valid', details);
 export const unauthenticated = (message = 'A valid access token is required', code = 'UNAUTHENTICATED') =>
   new AppError(401, code, message);
-export const forbidden = (message = 'You may not do this', code = 'FORBIDDEN') =>
-  new AppError(403, code, message);
+export const forbidden = (message = 'You may not do this', code = 'FORBIDDEN') => new AppError(403, code, message);
 export const kycRequired = () =>
   new AppError(403, 'KYC_REQUIRED', 'An approved KYC verification for this organisation is required');
 export const notFound = (what: string) => new AppError(404, 'NOT_FOUND', `${what} not found`);
-export const conflict = (code: string, message: string, details?: unknown) =>
-  new AppError(409, code, message, details);
+export const conflict = (code: string, message: string, details?: unknown) => new AppError(409, code, message, details);
 export const tooLarge = () => new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large');
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'RATE_LIMITED', 'Too many requests', { retry_after_seconds: retryAfterSeconds });

@@ -14,7 +14,8 @@ export function serveMetrics(host: string, port: number, name: string): Promise<
       return;
     }
     scrape().then(
-      ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body),
+      ({ contentType, body }) =>
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' }).end(body),
       (err: unknown) => {
         logger.error({ err }, 'metrics scrape failed');
         res.writeHead(500).end();

@@ -26,7 +26,11 @@ export class RateLimiter {
       keyPrefix: opts.name,
       points: opts.limit,
       duration: opts.windowSeconds,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix: opts.name, points: opts.limit, duration: opts.windowSeconds }),
+      insuranceLimiter: new RateLimiterMemory({
+        keyPrefix: opts.name,
+        points: opts.limit,
+        duration: opts.windowSeconds,
+      }),
     });
   }
 
@@ -56,4 +60,5 @@ export async function hitAll(hits: [RateLimiter, string][]): Promise<void> {
 }
 
 // The key column is varchar(255); long keys (subjects from an identity provider) are hashed.
-const storedKey = (key: string) => (key.length <= 200 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`);
+const storedKey = (key: string) =>
+  key.length <= 200 ? key : `sha256:${createHash('sha256').update(key).digest('hex')}`;

@@ -26,7 +26,9 @@ export interface SsrfPolicy {
   allowPrivate: boolean;
 }
 
-export const policyFromConfig = (c: Pick<Config, 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>): SsrfPolicy => ({
+export const policyFromConfig = (
+  c: Pick<Config, 'WEBHOOK_ALLOW_INSECURE_LOOPBACK' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>,
+): SsrfPolicy => ({
   allowLoopback: c.WEBHOOK_ALLOW_INSECURE_LOOPBACK,
   allowPrivate: c.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
 });
@@ -47,7 +49,10 @@ function add(b: BlockList, cidr: string, type: 'ipv4' | 'ipv6'): void {
 const CLASSES: [AddressClass, BlockList][] = [
   // AWS/GCP/Azure/OpenStack 169.254.169.254, AWS ECS task metadata, AWS IPv6 IMDS, Alibaba,
   // Oracle, Azure's wire server (a public address that answers only inside Azure).
-  ['metadata', list(['169.254.169.254', '169.254.170.2', '100.100.100.200', '192.0.0.192', '168.63.129.16'], ['fd00:ec2::254'])],
+  [
+    'metadata',
+    list(['169.254.169.254', '169.254.170.2', '100.100.100.200', '192.0.0.192', '168.63.129.16'], ['fd00:ec2::254']),
+  ],
   ['unspecified', list(['0.0.0.0/8'], ['::/128'])],
   ['multicast', list(['224.0.0.0/4'], ['ff00::/8'])],
   ['reserved', list(['240.0.0.0/4', '192.0.0.0/24', '198.18.0.0/15'], ['100::/64', '2001:db8::/32'])],
@@ -96,7 +101,11 @@ export class SsrfRefusedError extends AppError {
     readonly address: string,
     readonly addressClass: AddressClass,
   ) {
-    super(400, 'WEBHOOK_URL_FORBIDDEN', `Invalid webhook url: ${host} resolves to a ${addressClass} address (${address}), which deliveries may not reach`);
+    super(
+      400,
+      'WEBHOOK_URL_FORBIDDEN',
+      `Invalid webhook url: ${host} resolves to a ${addressClass} address (${address}), which deliveries may not reach`,
+    );
   }
 }
 
@@ -106,10 +115,27 @@ const RESOLVE_TIMEOUT_MS = 5000;
 /** Every address a hostname resolves to (the system resolver, as a connection would use), within a deadline. */
 function resolveAll(hostname: string, timeoutMs: number): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new AppError(400, 'WEBHOOK_URL_UNRESOLVABLE', `Invalid webhook url: ${hostname} did not resolve within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new AppError(
+            400,
+            'WEBHOOK_URL_UNRESOLVABLE',
+            `Invalid webhook url: ${hostname} did not resolve within ${timeoutMs} ms`,
+          ),
+        ),
+      timeoutMs,
+    );
     dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
       clearTimeout(timer);
-      if (err) reject(new AppError(400, 'WEBHOOK_URL_UNRESOLVABLE', `Invalid webhook url: ${hostname} does not resolve (${err.code})`));
+      if (err)
+        reject(
+          new AppError(
+            400,
+            'WEBHOOK_URL_UNRESOLVABLE',
+            `Invalid webhook url: ${hostname} does not resolve (${err.code})`,
+          ),
+        );
       else resolve(addresses);
     });
   });
@@ -126,7 +152,11 @@ export function refusedLiteral(raw: string, policy: SsrfPolicy): SsrfRefusedErro
  * Registration-time check: the URL's host, literal or resolved, must have no refused address.
  * Every address counts, not just the first: a connection may pick any of them.
  */
-export async function assertDeliverableUrl(raw: string, policy: SsrfPolicy, timeoutMs = RESOLVE_TIMEOUT_MS): Promise<void> {
+export async function assertDeliverableUrl(
+  raw: string,
+  policy: SsrfPolicy,
+  timeoutMs = RESOLVE_TIMEOUT_MS,
+): Promise<void> {
   const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolveAll(host, timeoutMs);
   for (const { address } of addresses) {
@@ -142,9 +172,14 @@ export async function assertDeliverableUrl(raw: string, policy: SsrfPolicy, time
  * `assertDeliverableUrl` must also run before each attempt (it costs nothing for a literal).
  */
 export function guardedLookup(policy: SsrfPolicy) {
-  return function lookup(hostname: string, options: LookupOptions | LookupAllOptions | number | LookupCallback, callback?: LookupCallback): void {
+  return function lookup(
+    hostname: string,
+    options: LookupOptions | LookupAllOptions | number | LookupCallback,
+    callback?: LookupCallback,
+  ): void {
     const cb = (typeof options === 'function' ? options : callback)!;
-    const opts: LookupOptions = typeof options === 'object' ? options : typeof options === 'number' ? { family: options } : {};
+    const opts: LookupOptions =
+      typeof options === 'object' ? options : typeof options === 'number' ? { family: options } : {};
     dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
       if (err) return cb(err, '');
       for (const { address } of addresses) {

@@ -8,25 +8,51 @@ import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { workflowCommandLog } from './workflow-command-log';
 
 export type TemporalConnectionConfig = Pick<Config, 'TEMPORAL_ADDRESS'> &
-  Partial<Pick<Config, 'TEMPORAL_TLS' | 'TEMPORAL_TLS_CERT_PATH' | 'TEMPORAL_TLS_KEY_PATH' | 'TEMPORAL_TLS_CA_PATH' | 'TEMPORAL_TLS_SERVER_NAME' | 'TEMPORAL_API_KEY'>>;
+  Partial<
+    Pick<
+      Config,
+      | 'TEMPORAL_TLS'
+      | 'TEMPORAL_TLS_CERT_PATH'
+      | 'TEMPORAL_TLS_KEY_PATH'
+      | 'TEMPORAL_TLS_CA_PATH'
+      | 'TEMPORAL_TLS_SERVER_NAME'
+      | 'TEMPORAL_API_KEY'
+    >
+  >;
 
 /**
  * How every process reaches Temporal (client, worker, setup command): address, TLS and API key
  * from the config. Files are read here, once, so a missing one fails at start with its variable.
  * The same shape suits the client's Connection and the worker's NativeConnection.
  */
-export function temporalConnectionOptions(config: TemporalConnectionConfig): { address: string; apiKey?: string; tls?: ConnectionOptions['tls'] } {
-  const tlsWanted = config.TEMPORAL_TLS || Boolean(config.TEMPORAL_TLS_CERT_PATH || config.TEMPORAL_TLS_CA_PATH || config.TEMPORAL_TLS_SERVER_NAME || config.TEMPORAL_API_KEY);
+export function temporalConnectionOptions(config: TemporalConnectionConfig): {
+  address: string;
+  apiKey?: string;
+  tls?: ConnectionOptions['tls'];
+} {
+  const tlsWanted =
+    config.TEMPORAL_TLS ||
+    Boolean(
+      config.TEMPORAL_TLS_CERT_PATH ||
+      config.TEMPORAL_TLS_CA_PATH ||
+      config.TEMPORAL_TLS_SERVER_NAME ||
+      config.TEMPORAL_API_KEY,
+    );
   if (!tlsWanted) return { address: config.TEMPORAL_ADDRESS };
   return {
     address: config.TEMPORAL_ADDRESS,
     apiKey: config.TEMPORAL_API_KEY,
     tls: {
       serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME,
-      serverRootCACertificate: config.TEMPORAL_TLS_CA_PATH ? readPem('TEMPORAL_TLS_CA_PATH', config.TEMPORAL_TLS_CA_PATH) : undefined,
+      serverRootCACertificate: config.TEMPORAL_TLS_CA_PATH
+        ? readPem('TEMPORAL_TLS_CA_PATH', config.TEMPORAL_TLS_CA_PATH)
+        : undefined,
       clientCertPair:
         config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH
-          ? { crt: readPem('TEMPORAL_TLS_CERT_PATH', config.TEMPORAL_TLS_CERT_PATH), key: readPem('TEMPORAL_TLS_KEY_PATH', config.TEMPORAL_TLS_KEY_PATH) }
+          ? {
+              crt: readPem('TEMPORAL_TLS_CERT_PATH', config.TEMPORAL_TLS_CERT_PATH),
+              key: readPem('TEMPORAL_TLS_KEY_PATH', config.TEMPORAL_TLS_KEY_PATH),
+            }
           : undefined,
     },
   };
@@ -36,14 +62,22 @@ function readPem(variable: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new ConfigError(`invalid configuration:\n  ${variable}: cannot read ${path} (${(err as NodeJS.ErrnoException).code})`);
+    throw new ConfigError(
+      `invalid configuration:\n  ${variable}: cannot read ${path} (${(err as NodeJS.ErrnoException).code})`,
+    );
   }
 }
 
 /** One client connection per process; Temporal calls carry their own deadlines. */
-export async function connectClient(config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'>): Promise<Client> {
+export async function connectClient(
+  config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'>,
+): Promise<Client> {
   const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
-  return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors: { workflow: [workflowCommandLog()] } });
+  return new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: { workflow: [workflowCommandLog()] },
+  });
 }
 
 /**
@@ -87,7 +121,10 @@ export async function ensureNamespace(connection: Connection, namespace: string)
   }
   try {
     // Closed workflows stay listed for 3 days; the service's own records outlive them in PostgreSQL.
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('3 days') });
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('3 days'),
+    });
   } catch (err) {
     if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
   }

@@ -24,7 +24,14 @@ function unavailable(): PaymentProcessor {
   const missing = async (): Promise<never> => {
     throw new Error('the payment processor was created without a database');
   };
-  return { name: 'none', createSetupSession: missing, getSetupResult: missing, createCheckoutSession: missing, collect: missing, closeSessions: missing };
+  return {
+    name: 'none',
+    createSetupSession: missing,
+    getSetupResult: missing,
+    createCheckoutSession: missing,
+    collect: missing,
+    closeSessions: missing,
+  };
 }
 
 /** The notification endpoints this deployment answers, one per processor (api/payments). */
@@ -33,7 +40,9 @@ export function notificationSources(config: Config, orm: Orm): NotificationSourc
   if (config.PAYMENT_PROCESSOR === 'sandbox') sources.push(sandboxNotificationSource(sandboxSecret(config)));
   // Taken whenever a secret is set, so events of a Stripe deployment's past still land after a switch.
   if (config.STRIPE_WEBHOOK_SECRET && config.STRIPE_SECRET_KEY) {
-    sources.push(stripeNotificationSource(stripeClient(config), config.STRIPE_WEBHOOK_SECRET, paymentReferences(orm, 'stripe')));
+    sources.push(
+      stripeNotificationSource(stripeClient(config), config.STRIPE_WEBHOOK_SECRET, paymentReferences(orm, 'stripe')),
+    );
   }
   return sources;
 }

@@ -8,14 +8,18 @@ import { PaymentReferenceSchema } from '../db/entities/payment-reference';
 export function paymentReferences(orm: Orm, processor: string) {
   return {
     async remember(reference: string, subscriptionId: string): Promise<void> {
-      await orm.em.getConnection().getKnex()('payment_references')
+      await orm.em
+        .getConnection()
+        .getKnex()('payment_references')
         .insert({ processor, reference, subscription_id: subscriptionId })
         .onConflict(['processor', 'reference'])
         .ignore();
     },
     /** The references of one subscription that start with `prefix` (e.g. Stripe's `cs_` sessions). */
     async ofSubscription(subscriptionId: string, prefix: string): Promise<string[]> {
-      const rows = await orm.em.fork().find(PaymentReferenceSchema, { processor, subscriptionId, reference: { $like: `${prefix}%` } });
+      const rows = await orm.em
+        .fork()
+        .find(PaymentReferenceSchema, { processor, subscriptionId, reference: { $like: `${prefix}%` } });
       return rows.map((r) => r.reference);
     },
     async subscriptionOf(reference: string): Promise<string | null> {

@@ -32,7 +32,9 @@ async function main(): Promise<void> {
     } else if (command === 'list') {
       process.stdout.write(`${JSON.stringify((await listApiKeys(em, values.org)).map(toApiKeyView), null, 2)}\n`);
     } else {
-      process.stdout.write(`${JSON.stringify(toApiKeyView(await revokeApiKey(em, values.org, values.id!)), null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify(toApiKeyView(await revokeApiKey(em, values.org, values.id!)), null, 2)}\n`,
+      );
     }
   } finally {
     await orm.close();

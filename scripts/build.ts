@@ -8,7 +8,14 @@ import { join } from 'node:path';
 
 async function main(): Promise<void> {
   const dist = join(__dirname, '..'); // run compiled: dist/scripts/build.js
-  const quiet = { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: console.warn, error: console.error, log: () => undefined };
+  const quiet = {
+    trace: () => undefined,
+    debug: () => undefined,
+    info: () => undefined,
+    warn: console.warn,
+    error: console.error,
+    log: () => undefined,
+  };
   const { code } = await bundleWorkflowCode({ workflowsPath: join(dist, 'workflows'), logger: quiet });
   writeFileSync(join(dist, 'workflow-bundle.js'), code);
 }

@@ -26,7 +26,10 @@ async function main(): Promise<void> {
     temporalUi: process.env.TEMPORAL_UI || undefined,
     compiled: true,
     env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: process.env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true' },
-    output: process.env.CLUSTER_LOG === 'stdout' ? process.stdout : createWriteStream(join(dataDir, 'cluster.log'), { flags: 'a' }),
+    output:
+      process.env.CLUSTER_LOG === 'stdout'
+        ? process.stdout
+        : createWriteStream(join(dataDir, 'cluster.log'), { flags: 'a' }),
   });
   let stopping = false;
   const stop = async () => {

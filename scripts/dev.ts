@@ -31,8 +31,15 @@ async function main(): Promise<void> {
     ...embeddedDefaults(process.env),
   };
   const children: ChildProcess[] = [];
-  const run = (name: string, file: string, runtime: { args: string[]; env: Record<string, string> } = { args: [], env: {} }) => {
-    const child = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(root, file)], { env: { ...env, ...runtime.env }, stdio: 'inherit' });
+  const run = (
+    name: string,
+    file: string,
+    runtime: { args: string[]; env: Record<string, string> } = { args: [], env: {} },
+  ) => {
+    const child = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(root, file)], {
+      env: { ...env, ...runtime.env },
+      stdio: 'inherit',
+    });
     child.on('exit', (code, signal) => {
       if (!stopping) {
         console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
@@ -76,7 +83,10 @@ async function main(): Promise<void> {
 async function untilReady(url: string): Promise<void> {
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(url, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 250));
   }

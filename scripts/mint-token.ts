@@ -19,8 +19,12 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
-  const payload = (await res.json().catch(() => ({}))) as { data?: Record<string, unknown>; error?: { code: string; message: string } };
-  if (!res.ok) throw new Error(`${url} answered ${res.status} ${payload.error?.code ?? ''}: ${payload.error?.message ?? ''}`);
+  const payload = (await res.json().catch(() => ({}))) as {
+    data?: Record<string, unknown>;
+    error?: { code: string; message: string };
+  };
+  if (!res.ok)
+    throw new Error(`${url} answered ${res.status} ${payload.error?.code ?? ''}: ${payload.error?.message ?? ''}`);
   return payload.data!;
 }
 
@@ -36,7 +40,12 @@ async function main(): Promise<void> {
     },
   });
   const base = values.url.replace(/\/$/, '');
-  const minted = await post(`${base}/dev-idp/mint`, { user_id: values.user, org_id: values.org, roles: values.role, api_key: !values['api-key'] });
+  const minted = await post(`${base}/dev-idp/mint`, {
+    user_id: values.user,
+    org_id: values.org,
+    roles: values.role,
+    api_key: !values['api-key'],
+  });
   const apiKey = values['api-key'] ?? (minted.api_key as string);
   const exchanged = await post(`${base}/identity/auth/exchange`, { token: minted.id_token }, { 'x-api-key': apiKey });
   if (values.json) {

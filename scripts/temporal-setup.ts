@@ -13,10 +13,19 @@ import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } fr
 /** Only the Temporal variables: the setup needs no database. */
 function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = ConfigSchema.pick({
-    TEMPORAL_ADDRESS: true, TEMPORAL_NAMESPACE: true, TEMPORAL_TLS: true, TEMPORAL_TLS_CERT_PATH: true, TEMPORAL_TLS_KEY_PATH: true,
-    TEMPORAL_TLS_CA_PATH: true, TEMPORAL_TLS_SERVER_NAME: true, TEMPORAL_API_KEY: true,
+    TEMPORAL_ADDRESS: true,
+    TEMPORAL_NAMESPACE: true,
+    TEMPORAL_TLS: true,
+    TEMPORAL_TLS_CERT_PATH: true,
+    TEMPORAL_TLS_KEY_PATH: true,
+    TEMPORAL_TLS_CA_PATH: true,
+    TEMPORAL_TLS_SERVER_NAME: true,
+    TEMPORAL_API_KEY: true,
   }).safeParse(env);
-  if (!parsed.success) throw new ConfigError(`invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`,
+    );
   return parsed.data;
 }
 

@@ -28,7 +28,11 @@ export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ 
         continue;
       }
       const fresh = box.seal(row.id, box.open(row.id, sealed));
-      await conn.execute(`update webhook_endpoints set ${column} = ? where id = ? and ${column} = ?`, [fresh, row.id, sealed]);
+      await conn.execute(`update webhook_endpoints set ${column} = ? where id = ? and ${column} = ?`, [
+        fresh,
+        row.id,
+        sealed,
+      ]);
       resealed += 1;
     }
   }

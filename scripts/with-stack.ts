@@ -23,7 +23,12 @@ async function main(): Promise<number> {
     temporalServerDir: full ? process.env.TEMPORAL_SERVER_DIR : undefined,
     temporalPort: full ? await freePortRange(210) : undefined,
   });
-  const env = { ...process.env, DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TRANCHE_TEST_DATA_DIR: dataDir };
+  const env = {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TRANCHE_TEST_DATA_DIR: dataDir,
+  };
   const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward).on('SIGTERM', forward);

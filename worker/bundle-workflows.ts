@@ -18,7 +18,9 @@ export function bundleWorkflows(): Promise<string> {
       eval: true,
       workerData: { sdk: require.resolve('@temporalio/worker'), workflows: require.resolve('../workflows') },
     });
-    thread.once('message', (m: { code?: string; error?: string }) => (m.code ? resolve(m.code) : reject(new Error(m.error))));
+    thread.once('message', (m: { code?: string; error?: string }) =>
+      m.code ? resolve(m.code) : reject(new Error(m.error)),
+    );
     thread.once('error', reject);
   });
 }

@@ -8,7 +8,8 @@ import { bundleWorkflows } from './bundle-workflows';
 
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
-    Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_SHUTDOWN_GRACE_SECONDS'>> & TemporalConnectionConfig;
+    Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_SHUTDOWN_GRACE_SECONDS'>> &
+    TemporalConnectionConfig;
   deps: ActivityDeps;
   /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start, in a thread. */
   workflowBundle?: WorkerOptions['workflowBundle'];

@@ -19,9 +19,18 @@ async function main(): Promise<void> {
   await migrate(orm);
   const temporal = await connectClient(config);
   const dispatcher = engineDispatcher(temporal, orm, config);
-  const worker = await createWorker({ config, deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config } });
+  const worker = await createWorker({
+    config,
+    deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config },
+  });
   // Events whose publisher died between commit and dispatch are handed over from here (spec §6.1).
-  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS, stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS });
+  const relay = startOutboxRelay({
+    orm,
+    dispatcher,
+    graceMs: config.OUTBOX_RELAY_GRACE_MS,
+    intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
+    stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS,
+  });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await relay.stop();

@@ -9,7 +9,9 @@ import { serveMetrics } from '../lib/metrics-server';
  * activities record in this process). Must run before the first NativeConnection: the SDK's
  * runtime is installed once per process.
  */
-export function startWorkerMetrics(config: Pick<Config, 'METRICS_HOST' | 'TEMPORAL_METRICS_PORT' | 'WORKER_METRICS_PORT'>): { close(): void } | undefined {
+export function startWorkerMetrics(
+  config: Pick<Config, 'METRICS_HOST' | 'TEMPORAL_METRICS_PORT' | 'WORKER_METRICS_PORT'>,
+): { close(): void } | undefined {
   if (config.TEMPORAL_METRICS_PORT) {
     const bindAddress = `${config.METRICS_HOST}:${config.TEMPORAL_METRICS_PORT}`;
     Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true } } } });
@@ -18,5 +20,11 @@ export function startWorkerMetrics(config: Pick<Config, 'METRICS_HOST' | 'TEMPOR
   if (!config.WORKER_METRICS_PORT) return undefined;
   const serving = serveMetrics(config.METRICS_HOST, config.WORKER_METRICS_PORT, 'worker');
   serving.catch((err: unknown) => logger.error({ err }, 'worker metrics port could not be opened'));
-  return { close: () => void serving.then((server) => server.close(), () => undefined) };
+  return {
+    close: () =>
+      void serving.then(
+        (server) => server.close(),
+        () => undefined,
+      ),
+  };
 }

@@ -20,7 +20,13 @@ const REDISPATCH_AFTER_MS = 30_000;
  * operator's terminate, or deliveries recorded by an older engine). Every worker runs one; both are
  * idempotent (deliveries by id, attempts by number and owner), so several relays only repeat no-ops.
  */
-export function startOutboxRelay(deps: { orm: Orm; dispatcher: EventDispatcher; graceMs: number; intervalMs: number; stuckAfterMs: number }): OutboxRelay {
+export function startOutboxRelay(deps: {
+  orm: Orm;
+  dispatcher: EventDispatcher;
+  graceMs: number;
+  intervalMs: number;
+  stuckAfterMs: number;
+}): OutboxRelay {
   const knex = deps.orm.em.getConnection().getKnex();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

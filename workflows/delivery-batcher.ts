@@ -20,7 +20,13 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { nextAttemptDelay } from '../domain/endpoint-health';
-import { ATTEMPT_DELAYS_MS, deliverBatch, deliveryWorkflowId, type AttemptResult, type DeliveryInput } from '../domain/webhook-messages';
+import {
+  ATTEMPT_DELAYS_MS,
+  deliverBatch,
+  deliveryWorkflowId,
+  type AttemptResult,
+  type DeliveryInput,
+} from '../domain/webhook-messages';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
 // A normal activity, not a local one: a batch held up by a slow endpoint (up to 30 s) must not hold
@@ -65,9 +71,13 @@ export async function deliveryBatcherWorkflow(input: BatcherInput): Promise<void
   const children = { started: 0 };
   setHandler(deliverBatch, (batch) => {
     // A malformed signal (poison) is dropped here rather than wedging the batcher; the outbox relay re-sends real ids.
-    for (const id of Array.isArray(batch?.deliveryIds) ? batch.deliveryIds : []) if (typeof id === 'string' && UUID.test(id)) queue.push(id);
+    for (const id of Array.isArray(batch?.deliveryIds) ? batch.deliveryIds : [])
+      if (typeof id === 'string' && UUID.test(id)) queue.push(id);
   });
-  const rest = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT || children.started >= CHILDREN_PER_RUN;
+  const rest = () =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength > HISTORY_LIMIT ||
+    children.started >= CHILDREN_PER_RUN;
 
   for (;;) {
     await condition(() => (queue.length > 0 && inFlight < MAX_IN_FLIGHT) || rest());

@@ -6,7 +6,15 @@
  * no other's: every subscription has its own workflow. Idle for a while, the workflow ends; the
  * next event starts a new one.
  */
-import { condition, continueAsNew, executeChild, setHandler, workflowInfo, WorkflowIdReusePolicy, allHandlersFinished } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  executeChild,
+  setHandler,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+} from '@temporalio/workflow';
 import { ChildWorkflowFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { deliverInOrder, deliveryWorkflowId, type OrderedItem } from '../domain/webhook-messages';
 import { webhookDeliveryWorkflow } from './webhook-delivery';

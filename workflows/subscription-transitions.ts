@@ -3,10 +3,23 @@
  * and again inside handlers) and the change each command makes, with the events it emits.
  * No I/O and no clock: the workflow passes `now` in.
  */
-import { CANCELLABLE, CLOSES_SESSIONS, TERMINAL, type NewSubscription, type PaymentStatus, type SubscriptionState, type SubscriptionStatus } from '../domain/subscription';
+import {
+  CANCELLABLE,
+  CLOSES_SESSIONS,
+  TERMINAL,
+  type NewSubscription,
+  type PaymentStatus,
+  type SubscriptionState,
+  type SubscriptionStatus,
+} from '../domain/subscription';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { parseMoney } from '../lib/money';
-import type { PaymentNotification, ReasonInput, SignAgreementInput, SubmitForReviewInput } from './subscription-messages';
+import type {
+  PaymentNotification,
+  ReasonInput,
+  SignAgreementInput,
+  SubmitForReviewInput,
+} from './subscription-messages';
 
 export interface PendingEvent {
   type: string;
@@ -150,7 +163,12 @@ export const transitions = {
    */
   submitForReview: (s: SubscriptionState, input: SubmitForReviewInput, referenceCode: string): Change =>
     input.paymentMethod
-      ? change(s, { status: 'pending_review', paymentMethod: input.paymentMethod, referenceCode, paymentMethodLinked: false })
+      ? change(s, {
+          status: 'pending_review',
+          paymentMethod: input.paymentMethod,
+          referenceCode,
+          paymentMethodLinked: false,
+        })
       : change(s, { status: 'pending_review' }),
 
   cancel: (s: SubscriptionState): Change => change(s, { status: 'cancelled' }, { type: 'subscription.cancelled' }),
@@ -158,19 +176,31 @@ export const transitions = {
   approve: (s: SubscriptionState): Change => change(s, { status: 'approved' }, { type: 'subscription.approved' }),
 
   reject: (s: SubscriptionState, input: ReasonInput): Change =>
-    change(s, { status: 'rejected', statusReason: input.reason }, {
-      type: 'subscription.rejected',
-      data: { reason: input.reason },
-    }),
+    change(
+      s,
+      { status: 'rejected', statusReason: input.reason },
+      {
+        type: 'subscription.rejected',
+        data: { reason: input.reason },
+      },
+    ),
 
   void: (s: SubscriptionState, input: ReasonInput): Change =>
-    change(s, { status: 'voided', statusReason: input.reason }, {
-      type: 'subscription.voided',
-      data: { reason: input.reason },
-    }),
+    change(
+      s,
+      { status: 'voided', statusReason: input.reason },
+      {
+        type: 'subscription.voided',
+        data: { reason: input.reason },
+      },
+    ),
 
   requestInfo: (s: SubscriptionState, input: ReasonInput): Change =>
-    change(s, { infoRequested: input.reason }, { type: 'subscription.info_requested', data: { message: input.reason } }),
+    change(
+      s,
+      { infoRequested: input.reason },
+      { type: 'subscription.info_requested', data: { message: input.reason } },
+    ),
 
   issueShares: (s: SubscriptionState, sharesId: string, now: string): Change =>
     change(
@@ -196,9 +226,14 @@ export const transitions = {
 
   /** Set A: funds reached escrow (collected card/ACH, or reconciled wire/check). */
   fundsInEscrow: (s: SubscriptionState): Change =>
-    change(s, { status: 'completed', paymentStatus: 'in_escrow' }, { type: 'subscription.funded' }, {
-      type: 'subscription.completed',
-    }),
+    change(
+      s,
+      { status: 'completed', paymentStatus: 'in_escrow' },
+      { type: 'subscription.funded' },
+      {
+        type: 'subscription.completed',
+      },
+    ),
 };
 
 /** Money has moved: a late `failed` or `succeeded` changes nothing, a refund or dispute may follow. */
@@ -206,9 +241,21 @@ const CAPTURED: readonly PaymentStatus[] = ['received', 'in_escrow', 'refunded',
 const unchanged = (s: SubscriptionState): Change => ({ state: s, events: [] });
 
 /** Internal events (not delivered to webhooks, spec §6.1): money that moved, for staff and audit. */
-const paymentEvent = (type: 'payment.held' | 'payment.refunded' | 'payment.disputed', s: SubscriptionState, n: PaymentNotification, reason?: string): PendingEvent => ({
+const paymentEvent = (
+  type: 'payment.held' | 'payment.refunded' | 'payment.disputed',
+  s: SubscriptionState,
+  n: PaymentNotification,
+  reason?: string,
+): PendingEvent => ({
   type,
-  data: { subscription_id: s.id, status: s.status, amount: n.amount, reference: n.reference, processor_event_id: n.processorEventId, ...(reason ? { reason } : {}) },
+  data: {
+    subscription_id: s.id,
+    status: s.status,
+    amount: n.amount,
+    reference: n.reference,
+    processor_event_id: n.processorEventId,
+    ...(reason ? { reason } : {}),
+  },
 });
 
 /**
@@ -229,14 +276,22 @@ function held(s: SubscriptionState, n: PaymentNotification): Change {
 export function applyPayment(s: SubscriptionState, n: PaymentNotification): Change | undefined {
   switch (n.kind) {
     case 'processing':
-      return s.paymentStatus === 'pending' || s.paymentStatus === 'failed' ? change(s, { paymentStatus: 'processing' }) : unchanged(s);
+      return s.paymentStatus === 'pending' || s.paymentStatus === 'failed'
+        ? change(s, { paymentStatus: 'processing' })
+        : unchanged(s);
     case 'failed':
-      return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
+      return CAPTURED.includes(s.paymentStatus)
+        ? unchanged(s)
+        : change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
     case 'succeeded':
       if (CLOSES_SESSIONS.includes(s.status)) return held(s, n);
       if (s.set === 'B') {
         if (s.status === 'pending_payment') {
-          return change(s, { status: 'pending_review', paymentStatus: 'received', statusReason: null }, { type: 'subscription.funded' });
+          return change(
+            s,
+            { status: 'pending_review', paymentStatus: 'received', statusReason: null },
+            { type: 'subscription.funded' },
+          );
         }
         if (s.status === 'draft' || s.status === 'pending_signature') return undefined;
         return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'received' });
@@ -254,6 +309,10 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification): Chan
       // A refund or dispute needs a payment to be about: wait for it.
       if (!CAPTURED.includes(s.paymentStatus)) return undefined;
       if (s.paymentStatus === n.kind) return unchanged(s);
-      return change(s, { paymentStatus: n.kind }, paymentEvent(n.kind === 'refunded' ? 'payment.refunded' : 'payment.disputed', s, n));
+      return change(
+        s,
+        { paymentStatus: n.kind },
+        paymentEvent(n.kind === 'refunded' ? 'payment.refunded' : 'payment.disputed', s, n),
+      );
   }
 }

@@ -88,8 +88,17 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const view = toSubscriptionView(base);
     const events: ServiceEvent[] = ch.events.map((e) => {
       sequence += 1;
-      const data = e.type.startsWith('subscription.') ? { ...view, ...e.data } : { ...e.data, investor_id: base.investorId };
-      return { id: uuid4(), type: e.type, source: EVENT_SOURCES.issuance, orgId: base.orgId, occurredAt: now, data: { ...data, sequence } };
+      const data = e.type.startsWith('subscription.')
+        ? { ...view, ...e.data }
+        : { ...e.data, investor_id: base.investorId };
+      return {
+        id: uuid4(),
+        type: e.type,
+        source: EVENT_SOURCES.issuance,
+        orgId: base.orgId,
+        occurredAt: now,
+        data: { ...data, sequence },
+      };
     });
     const next: SubscriptionState = { ...base, eventSequence: sequence };
     await recordTransition(next, events);
@@ -128,22 +137,76 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     return toSubscriptionView(state);
   };
   setHandler(m.created, whenProjected, { validator: sameRequest });
-  command(m.requestSignature, () => guards.requestSignature(state), () => commit(transitions.requestSignature(state)));
-  command(m.signAgreement, () => guards.sign(state), (i) => commit(transitions.sign(state, i)));
-  command(m.createSetupSession, () => guards.setupSession(state), (i) => startSetup(i));
-  command(m.finalizeSetup, () => guards.finalizeSetup(state), () => finalizeSetup());
-  command(m.submitForReview, (i) => guards.submitForReview(state, i), (i) => submitForReview(i));
-  command(m.createCheckoutSession, () => guards.checkoutSession(state), (i) => startCheckout(i));
-  command(m.cancel, () => guards.cancel(state), () => commit(transitions.cancel(state)));
-  command(m.approve, () => guards.approve(state), () => commit(transitions.approve(state)));
-  command(m.reject, () => guards.reject(state), (i) => commit(transitions.reject(state, i)));
-  command(m.voidAgreement, () => guards.void(state), (i) => voidAgreement(i));
-  command(m.requestInfo, () => guards.requestInfo(state), (i) => commit(transitions.requestInfo(state, i)));
-  command(m.issueShares, () => guards.issueShares(state), () =>
-    commit(transitions.issueShares(state, uuid4(), new Date().toISOString())),
+  command(
+    m.requestSignature,
+    () => guards.requestSignature(state),
+    () => commit(transitions.requestSignature(state)),
   );
-  command(m.retryCollection, () => guards.retryCollection(state), () => commit(transitions.retryCollection(state)));
-  command(m.reconcileFunds, (i) => guards.reconcile(state, i.amount), () => commit(transitions.fundsInEscrow(state)));
+  command(
+    m.signAgreement,
+    () => guards.sign(state),
+    (i) => commit(transitions.sign(state, i)),
+  );
+  command(
+    m.createSetupSession,
+    () => guards.setupSession(state),
+    (i) => startSetup(i),
+  );
+  command(
+    m.finalizeSetup,
+    () => guards.finalizeSetup(state),
+    () => finalizeSetup(),
+  );
+  command(
+    m.submitForReview,
+    (i) => guards.submitForReview(state, i),
+    (i) => submitForReview(i),
+  );
+  command(
+    m.createCheckoutSession,
+    () => guards.checkoutSession(state),
+    (i) => startCheckout(i),
+  );
+  command(
+    m.cancel,
+    () => guards.cancel(state),
+    () => commit(transitions.cancel(state)),
+  );
+  command(
+    m.approve,
+    () => guards.approve(state),
+    () => commit(transitions.approve(state)),
+  );
+  command(
+    m.reject,
+    () => guards.reject(state),
+    (i) => commit(transitions.reject(state, i)),
+  );
+  command(
+    m.voidAgreement,
+    () => guards.void(state),
+    (i) => voidAgreement(i),
+  );
+  command(
+    m.requestInfo,
+    () => guards.requestInfo(state),
+    (i) => commit(transitions.requestInfo(state, i)),
+  );
+  command(
+    m.issueShares,
+    () => guards.issueShares(state),
+    () => commit(transitions.issueShares(state, uuid4(), new Date().toISOString())),
+  );
+  command(
+    m.retryCollection,
+    () => guards.retryCollection(state),
+    () => commit(transitions.retryCollection(state)),
+  );
+  command(
+    m.reconcileFunds,
+    (i) => guards.reconcile(state, i.amount),
+    () => commit(transitions.fundsInEscrow(state)),
+  );
 
   /** A drawn reference code may already be taken (unique in the projection): draw again. */
   async function submitForReview(i: m.SubmitForReviewInput): Promise<SubscriptionView> {
@@ -165,7 +228,15 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   async function startSetup(i: m.SessionInput): Promise<m.SessionView> {
     const session = await processor.createSetupSession(sessionRequest(i)).catch(asRefusal);
-    await commit({ state: { ...state, paymentMethod: i.paymentMethod, setupSessionId: session.sessionId, paymentMethodLinked: false }, events: [] });
+    await commit({
+      state: {
+        ...state,
+        paymentMethod: i.paymentMethod,
+        setupSessionId: session.sessionId,
+        paymentMethodLinked: false,
+      },
+      events: [],
+    });
     return { session_id: session.sessionId, session_url: session.sessionUrl };
   }
 
@@ -178,13 +249,25 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   }
 
   async function startCheckout(i: m.SessionInput): Promise<m.SessionView> {
-    const session = await processor.createCheckoutSession({ ...sessionRequest(i), amount: state.totalAmount }).catch(asRefusal);
-    await commit({ state: { ...state, paymentMethod: i.paymentMethod, checkoutSessionId: session.sessionId }, events: [] });
+    const session = await processor
+      .createCheckoutSession({ ...sessionRequest(i), amount: state.totalAmount })
+      .catch(asRefusal);
+    await commit({
+      state: { ...state, paymentMethod: i.paymentMethod, checkoutSessionId: session.sessionId },
+      events: [],
+    });
     return { session_id: session.sessionId, session_url: session.sessionUrl };
   }
 
   function sessionRequest(i: m.SessionInput) {
-    return { subscriptionId: state.id, investorId: state.investorId, method: i.paymentMethod, currency: state.currency, successUrl: i.successUrl, cancelUrl: i.cancelUrl };
+    return {
+      subscriptionId: state.id,
+      investorId: state.investorId,
+      method: i.paymentMethod,
+      currency: state.currency,
+      successUrl: i.successUrl,
+      cancelUrl: i.cancelUrl,
+    };
   }
 
   /** Set A card/ACH: once approved, collect off-session; the outcome arrives as notifications. */
@@ -210,7 +293,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       outcome = { paymentStatus: 'failed', statusReason: `collection refused: ${(err as Error).message}` };
     }
     // Recorded only if nothing moved the subscription on while the processor was called.
-    const stillOurs = () => state.status === 'approved' && state.paymentStatus === 'pending' && (state.collectionAttempts ?? 0) === attempt;
+    const stillOurs = () =>
+      state.status === 'approved' && state.paymentStatus === 'pending' && (state.collectionAttempts ?? 0) === attempt;
     const record = async () => {
       if (stillOurs()) await commit({ state: { ...state, ...outcome }, events: [] });
     };
@@ -249,9 +333,12 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   /** Applies every notification the state is ready for; keeps the rest for after the next change. */
   async function drainPayments(): Promise<boolean> {
     let progressed = false;
-    for (let i = 0; i < pendingPayments.length; ) {
+    for (let i = 0; i < pendingPayments.length;) {
       const ch = applyPayment(state, pendingPayments[i]!);
-      if (!ch) { i++; continue; }
+      if (!ch) {
+        i++;
+        continue;
+      }
       pendingPayments.splice(i, 1);
       if (ch.state !== state || ch.events.length) await commit(ch);
       progressed = true;
@@ -278,7 +365,11 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (!woke) break; // a terminal subscription left alone for the whole linger period
     if (workflowInfo().continueAsNewSuggested) {
       await condition(() => allHandlersFinished() && !collection);
-      return continueAsNew<typeof subscriptionWorkflow>({ resume: state, pendingPayments, seenNotifications: [...seen].slice(-500) });
+      return continueAsNew<typeof subscriptionWorkflow>({
+        resume: state,
+        pendingPayments,
+        seenNotifications: [...seen].slice(-500),
+      });
     }
     if (needsClosing()) closeSessions();
     if (needsCollection() && !collection) await collectInBackground();

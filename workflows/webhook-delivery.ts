@@ -4,7 +4,14 @@
  * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait (issue 12). The batcher starts one per failed first attempt (attemptsMade: 1); the API
  * starts one for a manual retry. Each attempt is a local activity: about 3 history writes.
  */
-import { condition, patched, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  patched,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { nextAttemptDelay } from '../domain/endpoint-health';
 import { WebhookDeliveryStatusKey } from '../domain/search-attributes';
@@ -29,7 +36,13 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   const owner = `run:${workflowInfo().runId}`;
   let made = input.attemptsMade ?? 0;
   const attempt = async (nextDelayMs: number | null) => {
-    const result = await attemptDelivery({ deliveryId: input.deliveryId, number: ++made, attemptedAt: new Date().toISOString(), nextDelayMs, owner });
+    const result = await attemptDelivery({
+      deliveryId: input.deliveryId,
+      number: ++made,
+      attemptedAt: new Date().toISOString(),
+      nextDelayMs,
+      owner,
+    });
     showStatus(result.outcome === 'failed' && nextDelayMs === null ? 'exhausted' : result.outcome);
     return result;
   };
@@ -60,5 +73,6 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
 
 /** The delivery's status as a search attribute, for the Web UI; runs recorded before it existed replay without it. */
 function showStatus(status: string): void {
-  if (patched('webhook-delivery-status-attribute')) upsertSearchAttributes([{ key: WebhookDeliveryStatusKey, value: status }]);
+  if (patched('webhook-delivery-status-attribute'))
+    upsertSearchAttributes([{ key: WebhookDeliveryStatusKey, value: status }]);
 }

@@ -22,13 +22,16 @@ export function when(iso: string | null | undefined): Html {
 }
 
 /** A status as text (never colour alone), styled by its kind. */
-export const chip = (value: string | null | undefined) => html`<span class="chip chip-${value ?? 'none'}">${(value ?? 'none').replaceAll('_', ' ')}</span>`;
+export const chip = (value: string | null | undefined) =>
+  html`<span class="chip chip-${value ?? 'none'}">${(value ?? 'none').replaceAll('_', ' ')}</span>`;
 
 /** What the API said when it refused: its message and code, as the error envelope gives them. */
 export function refusal(answer: ApiAnswer): Notice {
   const e = answer.error;
   if (!e) return { kind: 'refused', text: `The service answered ${answer.status}` };
   // Validation failures name each field and what is wrong with it: that is what the person must fix.
-  const fields = Array.isArray(e.details) ? (e.details as { path?: string; message?: string }[]).map((d) => `${d.path || 'input'}: ${d.message ?? ''}`) : [];
+  const fields = Array.isArray(e.details)
+    ? (e.details as { path?: string; message?: string }[]).map((d) => `${d.path || 'input'}: ${d.message ?? ''}`)
+    : [];
   return { kind: 'refused', text: `${e.message}${fields.length ? ` (${fields.join('; ')})` : ''} (${e.code})` };
 }

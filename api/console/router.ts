@@ -20,7 +20,15 @@ import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
 import { doneCard, queueBody, queueCard, type QueuePage } from './pages/queue';
 import { signInBody } from './pages/sign-in';
 import { subscriptionBody, type Activity } from './pages/subscription';
-import { endpointBody, endpointsBody, retriedRow, WINDOWS, type EndpointView, type Health, type WindowName } from './pages/webhooks';
+import {
+  endpointBody,
+  endpointsBody,
+  retriedRow,
+  WINDOWS,
+  type EndpointView,
+  type Health,
+  type WindowName,
+} from './pages/webhooks';
 import { clearSession, readPending, readSession, writePending, writeSession } from './session-cookies';
 import { consoleSignIn } from './sign-in';
 
@@ -31,7 +39,8 @@ interface ConsoleState {
 type ConsoleCtx = Context & { state: ConsoleState };
 
 const Uuid = z.uuid();
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /**
  * The operator console at /console/ (issue 15): server-rendered pages, htmx for in-place actions.
@@ -54,10 +63,24 @@ export function consoleRouter(deps: ApiDeps): Router {
   });
   const form = bodyParser({ enableTypes: ['form'], formLimit: '32kb', encoding: 'utf-8' });
 
-  const page = (ctx: Context, status: number, title: string, section: Section, body: ReturnType<typeof html>, scripts?: string[]) => {
+  const page = (
+    ctx: Context,
+    status: number,
+    title: string,
+    section: Section,
+    body: ReturnType<typeof html>,
+    scripts?: string[],
+  ) => {
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = layout({ title, section, principal: (ctx.state as Partial<ConsoleState>).principal ?? null, set, body, scripts });
+    ctx.body = layout({
+      title,
+      section,
+      principal: (ctx.state as Partial<ConsoleState>).principal ?? null,
+      set,
+      body,
+      scripts,
+    });
   };
   const fragment = (ctx: Context, body: ReturnType<typeof html>) => {
     ctx.status = 200; // htmx swaps 2xx answers only; a refusal is shown inside the fragment
@@ -77,7 +100,15 @@ export function consoleRouter(deps: ApiDeps): Router {
       const known = err instanceof AppError;
       if (!known) logger.error({ err }, 'console page failed');
       const message = known ? `${err.message} (${err.code})` : 'Something went wrong on our side; try again.';
-      page(ctx, known ? err.status : 500, 'Error', 'none', html`<h1>Cannot show this page</h1><p role="alert">${message}</p><p><a href="/console/">Back to the console</a></p>`);
+      page(
+        ctx,
+        known ? err.status : 500,
+        'Error',
+        'none',
+        html`<h1>Cannot show this page</h1>
+          <p role="alert">${message}</p>
+          <p><a href="/console/">Back to the console</a></p>`,
+      );
     }
   });
 
@@ -90,7 +121,15 @@ export function consoleRouter(deps: ApiDeps): Router {
   });
 
   // Sign-in, sign-out: the only routes without a session.
-  router.get('/sign-in', (ctx) => page(ctx, 200, 'Sign in', 'none', signInBody(ctx.query.signed_out === '1' ? { kind: 'ok', text: 'You are signed out.' } : null)));
+  router.get('/sign-in', (ctx) =>
+    page(
+      ctx,
+      200,
+      'Sign in',
+      'none',
+      signInBody(ctx.query.signed_out === '1' ? { kind: 'ok', text: 'You are signed out.' } : null),
+    ),
+  );
 
   router.get('/auth/start', async (ctx) => {
     const own = new URL(config.PUBLIC_BASE_URL!).origin;
@@ -135,23 +174,43 @@ export function consoleRouter(deps: ApiDeps): Router {
     if (!isCommand(name)) throw new AppError(404, 'ROUTE_NOT_FOUND', 'No such command');
     const body = ctx.request.body as Record<string, unknown>;
     const c = COMMANDS[name];
-    const answer = await ctx.state.api.post(`/issuance/subscriptions/${id}/${name}`, c.reason ? { reason: typeof body.reason === 'string' ? body.reason : '' } : {});
+    const answer = await ctx.state.api.post(
+      `/issuance/subscriptions/${id}/${name}`,
+      c.reason ? { reason: typeof body.reason === 'string' ? body.reason : '' } : {},
+    );
     const notice: Notice = answer.ok ? { kind: 'ok', text: `${c.done}.` } : refusal(answer);
     const from = body.from;
-    if (from === 'detail') return page(ctx, answer.ok ? 200 : answer.status, 'Subscription', 'queue', await detail(ctx, id, notice));
+    if (from === 'detail')
+      return page(ctx, answer.ok ? 200 : answer.status, 'Subscription', 'queue', await detail(ctx, id, notice));
     if (from === 'funds') {
-      if (isHtmx(ctx)) return fragment(ctx, issuedRow(answer.ok ? answer.data : (await ctx.state.api.get(`/issuance/subscriptions/${id}`)).data, notice));
+      if (isHtmx(ctx))
+        return fragment(
+          ctx,
+          issuedRow(answer.ok ? answer.data : (await ctx.state.api.get(`/issuance/subscriptions/${id}`)).data, notice),
+        );
       return page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', await fundsB(ctx, notice));
     }
     const head = await queue(ctx);
-    if (!isHtmx(ctx)) return page(ctx, answer.ok ? 200 : answer.status, 'Review queue', 'queue', queueBody(head, ctx.state.principal, notice));
+    if (!isHtmx(ctx))
+      return page(
+        ctx,
+        answer.ok ? 200 : answer.status,
+        'Review queue',
+        'queue',
+        queueBody(head, ctx.state.principal, notice),
+      );
     if (answer.ok) return fragment(ctx, doneCard(answer.data, c.done));
     const item = head.items.find((i) => i.subscription.id === id);
     if (item) return fragment(ctx, queueCard(item, ctx.state.principal, notice));
     // It left the queue meanwhile (someone else decided): say so, with the refusal.
     const now = await ctx.state.api.get(`/issuance/subscriptions/${id}`);
-    return fragment(ctx, html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">${banner(notice)}
-      ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}</article>`);
+    return fragment(
+      ctx,
+      html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">
+        ${banner(notice)}
+        ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}
+      </article>`,
+    );
   });
 
   router.get('/funds', session, async (ctx) => {
@@ -159,7 +218,13 @@ export function consoleRouter(deps: ApiDeps): Router {
     const referenceCode = typeof ctx.query.reference_code === 'string' ? ctx.query.reference_code.trim() : '';
     if (!referenceCode) return page(ctx, 200, 'Funds', 'funds', fundsBodyA({ referenceCode, found: null }, null));
     const found = await ctx.state.api.get(`/issuance/subscriptions/by-reference/${encodeURIComponent(referenceCode)}`);
-    page(ctx, found.ok ? 200 : found.status, 'Funds', 'funds', fundsBodyA({ referenceCode, found: found.ok ? found.data : null }, found.ok ? null : refusal(found)));
+    page(
+      ctx,
+      found.ok ? 200 : found.status,
+      'Funds',
+      'funds',
+      fundsBodyA({ referenceCode, found: found.ok ? found.data : null }, found.ok ? null : refusal(found)),
+    );
   });
 
   if (set === 'A') {
@@ -168,37 +233,85 @@ export function consoleRouter(deps: ApiDeps): Router {
       const referenceCode = typeof body.reference_code === 'string' ? body.reference_code.trim() : '';
       const amount = typeof body.amount === 'string' ? body.amount.trim() : '';
       const answer = await ctx.state.api.post('/issuance/reconciliations', { referenceCode, amount });
-      const notice: Notice = answer.ok ? { kind: 'ok', text: `Funds of ${amount} reconciled: the subscription is now ${answer.data.status.replaceAll('_', ' ')}.` } : refusal(answer);
-      const found = answer.ok ? answer : await ctx.state.api.get(`/issuance/subscriptions/by-reference/${encodeURIComponent(referenceCode)}`);
-      page(ctx, answer.ok ? 200 : answer.status, 'Funds', 'funds', fundsBodyA({ referenceCode, found: found.ok ? found.data : null, amount: answer.ok ? undefined : amount }, notice));
+      const notice: Notice = answer.ok
+        ? {
+            kind: 'ok',
+            text: `Funds of ${amount} reconciled: the subscription is now ${answer.data.status.replaceAll('_', ' ')}.`,
+          }
+        : refusal(answer);
+      const found = answer.ok
+        ? answer
+        : await ctx.state.api.get(`/issuance/subscriptions/by-reference/${encodeURIComponent(referenceCode)}`);
+      page(
+        ctx,
+        answer.ok ? 200 : answer.status,
+        'Funds',
+        'funds',
+        fundsBodyA(
+          { referenceCode, found: found.ok ? found.data : null, amount: answer.ok ? undefined : amount },
+          notice,
+        ),
+      );
     });
   }
 
   router.get('/webhooks', session, async (ctx) => {
     const list = await ctx.state.api.get(`/notifications${paths.endpoints}?limit=100`);
-    if (!list.ok) throw new AppError(list.status, list.error?.code ?? 'UPSTREAM_FAILED', list.error?.message ?? 'Could not list endpoints');
-    const rows = await Promise.all((list.data.items as EndpointView[]).map(async (endpoint) => {
-      const h = await ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${endpoint.id}/health`);
-      return { endpoint, health: h.ok ? h.data : null };
-    }));
+    if (!list.ok)
+      throw new AppError(
+        list.status,
+        list.error?.code ?? 'UPSTREAM_FAILED',
+        list.error?.message ?? 'Could not list endpoints',
+      );
+    const rows = await Promise.all(
+      (list.data.items as EndpointView[]).map(async (endpoint) => {
+        const h = await ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${endpoint.id}/health`);
+        return { endpoint, health: h.ok ? h.data : null };
+      }),
+    );
     page(ctx, 200, 'Webhook health', 'webhooks', endpointsBody(rows));
   });
 
   router.get('/webhooks/:id', session, async (ctx) => {
-    const window = typeof ctx.query.window === 'string' && Object.hasOwn(WINDOWS, ctx.query.window) ? (ctx.query.window as WindowName) : '24h';
-    page(ctx, 200, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, uuid(ctx.params.id), null, window), ['chart.umd.min.js', 'health-chart.js']);
+    const window =
+      typeof ctx.query.window === 'string' && Object.hasOwn(WINDOWS, ctx.query.window)
+        ? (ctx.query.window as WindowName)
+        : '24h';
+    page(ctx, 200, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, uuid(ctx.params.id), null, window), [
+      'chart.umd.min.js',
+      'health-chart.js',
+    ]);
   });
 
   router.post('/webhooks/deliveries/:delivery_id/retry', sameOrigin, session, form, async (ctx) => {
     const deliveryId = uuid(ctx.params.delivery_id);
     const body = ctx.request.body as Record<string, unknown>;
     const answer = await ctx.state.api.post(`/notifications${paths.deliveries}/${deliveryId}/retry`);
-    const notice: Notice = answer.ok ? { kind: 'ok', text: `Retry of delivery ${deliveryId.slice(0, 8)} accepted: the attempt runs now.` } : refusal(answer);
-    const rowId = typeof body.row === 'string' && /^retry-[0-9a-f-]{36}(-\d+)?$/.test(body.row) ? body.row : `retry-${deliveryId}`;
+    const notice: Notice = answer.ok
+      ? { kind: 'ok', text: `Retry of delivery ${deliveryId.slice(0, 8)} accepted: the attempt runs now.` }
+      : refusal(answer);
+    const rowId =
+      typeof body.row === 'string' && /^retry-[0-9a-f-]{36}(-\d+)?$/.test(body.row) ? body.row : `retry-${deliveryId}`;
     if (isHtmx(ctx)) return fragment(ctx, retriedRow(rowId, notice));
-    const endpointId = typeof body.endpoint_id === 'string' && Uuid.safeParse(body.endpoint_id).success ? body.endpoint_id : null;
-    if (!endpointId) return page(ctx, answer.ok ? 200 : answer.status, 'Webhook health', 'webhooks', html`${banner(notice)}<p><a href="/console/webhooks">Webhook health</a></p>`);
-    page(ctx, answer.ok ? 200 : answer.status, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, endpointId, notice), ['chart.umd.min.js', 'health-chart.js']);
+    const endpointId =
+      typeof body.endpoint_id === 'string' && Uuid.safeParse(body.endpoint_id).success ? body.endpoint_id : null;
+    if (!endpointId)
+      return page(
+        ctx,
+        answer.ok ? 200 : answer.status,
+        'Webhook health',
+        'webhooks',
+        html`${banner(notice)}
+          <p><a href="/console/webhooks">Webhook health</a></p>`,
+      );
+    page(
+      ctx,
+      answer.ok ? 200 : answer.status,
+      'Webhook endpoint',
+      'webhooks',
+      await endpointPage(ctx, endpointId, notice),
+      ['chart.umd.min.js', 'health-chart.js'],
+    );
   });
 
   /** Requires a console session: a valid access token in the httpOnly cookie, else off to sign in. */
@@ -222,20 +335,47 @@ export function consoleRouter(deps: ApiDeps): Router {
 
   /** A page of the review queue: its head, or what follows `cursor`. */
   async function queue(ctx: ConsoleCtx, cursor?: string): Promise<QueuePage> {
-    const answer = await ctx.state.api.get(`/issuance/review-queue${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
-    if (!answer.ok) throw new AppError(answer.status, answer.error?.code ?? 'UPSTREAM_FAILED', answer.error?.message ?? 'Could not read the review queue');
+    const answer = await ctx.state.api.get(
+      `/issuance/review-queue${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+    if (!answer.ok)
+      throw new AppError(
+        answer.status,
+        answer.error?.code ?? 'UPSTREAM_FAILED',
+        answer.error?.message ?? 'Could not read the review queue',
+      );
     return answer.data;
   }
 
   async function detail(ctx: ConsoleCtx, id: string, notice: Notice | null) {
-    const [sub, activity] = await Promise.all([ctx.state.api.get(`/issuance/subscriptions/${id}`), ctx.state.api.get<Activity>(`/issuance/subscriptions/${id}/activity`)]);
-    if (!sub.ok) throw new AppError(sub.status, sub.error?.code ?? 'UPSTREAM_FAILED', sub.error?.message ?? 'Could not read the subscription');
-    return subscriptionBody(sub.data, activity.ok ? activity.data : { events: [], deliveries: [] }, ctx.state.principal, links, set, notice);
+    const [sub, activity] = await Promise.all([
+      ctx.state.api.get(`/issuance/subscriptions/${id}`),
+      ctx.state.api.get<Activity>(`/issuance/subscriptions/${id}/activity`),
+    ]);
+    if (!sub.ok)
+      throw new AppError(
+        sub.status,
+        sub.error?.code ?? 'UPSTREAM_FAILED',
+        sub.error?.message ?? 'Could not read the subscription',
+      );
+    return subscriptionBody(
+      sub.data,
+      activity.ok ? activity.data : { events: [], deliveries: [] },
+      ctx.state.principal,
+      links,
+      set,
+      notice,
+    );
   }
 
   async function fundsB(ctx: ConsoleCtx, notice: Notice | null) {
     const list = await ctx.state.api.get('/issuance/subscriptions?status=approved&limit=100');
-    if (!list.ok) throw new AppError(list.status, list.error?.code ?? 'UPSTREAM_FAILED', list.error?.message ?? 'Could not list subscriptions');
+    if (!list.ok)
+      throw new AppError(
+        list.status,
+        list.error?.code ?? 'UPSTREAM_FAILED',
+        list.error?.message ?? 'Could not list subscriptions',
+      );
     return fundsBodyB([...list.data.items].reverse(), ctx.state.principal, notice);
   }
 
@@ -243,11 +383,17 @@ export function consoleRouter(deps: ApiDeps): Router {
     const w = WINDOWS[window];
     const [endpoint, health] = await Promise.all([
       ctx.state.api.get<EndpointView>(`/notifications${paths.endpoints}/${id}`),
-      ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${id}/health?hours=${w.hours}&bucket_minutes=${w.bucket}`),
+      ctx.state.api.get<Health>(
+        `/notifications${paths.endpoints}/${id}/health?hours=${w.hours}&bucket_minutes=${w.bucket}`,
+      ),
     ]);
     if (!endpoint.ok || !health.ok) {
       const bad = endpoint.ok ? health : endpoint;
-      throw new AppError(bad.status, bad.error?.code ?? 'UPSTREAM_FAILED', bad.error?.message ?? 'Could not read the endpoint');
+      throw new AppError(
+        bad.status,
+        bad.error?.code ?? 'UPSTREAM_FAILED',
+        bad.error?.message ?? 'Could not read the endpoint',
+      );
     }
     return endpointBody(endpoint.data, health.data, links, notice, window);
   }
@@ -274,4 +420,3 @@ async function sameOrigin(ctx: Context, next: Next): Promise<void> {
   if (!same) throw new AppError(403, 'CROSS_SITE_REQUEST', 'This form must be sent from the console itself');
   await next();
 }
-

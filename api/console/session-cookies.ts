@@ -32,7 +32,11 @@ export function readSession(ctx: Context): string | null {
 }
 
 export function writePending(ctx: Context, pending: PendingSignIn): void {
-  ctx.cookies.set(PENDING, Buffer.from(JSON.stringify(pending)).toString('base64url'), options(ctx, '/console/auth', PENDING_MAX_AGE_MS));
+  ctx.cookies.set(
+    PENDING,
+    Buffer.from(JSON.stringify(pending)).toString('base64url'),
+    options(ctx, '/console/auth', PENDING_MAX_AGE_MS),
+  );
 }
 
 export function readPending(ctx: Context): PendingSignIn | null {
@@ -46,5 +50,7 @@ export function readPending(ctx: Context): PendingSignIn | null {
 }
 
 export function clearSession(ctx: Context, which: 'session' | 'pending'): void {
-  ctx.cookies.set(which === 'session' ? SESSION : PENDING, null, { path: which === 'session' ? '/console' : '/console/auth' });
+  ctx.cookies.set(which === 'session' ? SESSION : PENDING, null, {
+    path: which === 'session' ? '/console' : '/console/auth',
+  });
 }

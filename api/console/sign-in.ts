@@ -38,18 +38,30 @@ const sameText = (a: string, b: string) => a.length === b.length && timingSafeEq
  * never hold) with the issuer's organisation pinning: the provider must be configured with
  * org_ids and vouch for the organisation the ID token names (docs/decisions.md, Operator console).
  */
-export function consoleSignIn(deps: { config: Config; devIdp: DevIdp | null; verifier: IdTokenVerifier; tokens: AccessTokens; kyc: KycEligibility }) {
+export function consoleSignIn(deps: {
+  config: Config;
+  devIdp: DevIdp | null;
+  verifier: IdTokenVerifier;
+  tokens: AccessTokens;
+  kyc: KycEligibility;
+}) {
   const { config, devIdp } = deps;
   const redirectUri = `${config.PUBLIC_BASE_URL}/console/auth/callback`;
   let provider: Promise<Provider> | null = null;
 
   function resolveProvider(): Promise<Provider> {
     if (devIdp && (!config.CONSOLE_OIDC_ISSUER || config.CONSOLE_OIDC_ISSUER === devIdp.issuer)) {
-      return Promise.resolve({ issuer: devIdp.issuer, clientId: DEV_IDP_AUDIENCE, authorizationEndpoint: `${devIdp.issuer}/authorize`, tokenEndpoint: `${devIdp.issuer}/token` });
+      return Promise.resolve({
+        issuer: devIdp.issuer,
+        clientId: DEV_IDP_AUDIENCE,
+        authorizationEndpoint: `${devIdp.issuer}/authorize`,
+        tokenEndpoint: `${devIdp.issuer}/token`,
+      });
     }
     const issuer = config.CONSOLE_OIDC_ISSUER;
     const configured = config.OIDC_ISSUERS.find((i) => i.issuer === issuer);
-    if (!issuer || !configured) return Promise.reject(unavailable('Console sign-in is not configured (CONSOLE_OIDC_ISSUER)'));
+    if (!issuer || !configured)
+      return Promise.reject(unavailable('Console sign-in is not configured (CONSOLE_OIDC_ISSUER)'));
     return discover(issuer, config.OIDC_JWKS_TIMEOUT_MS).then((d) => ({
       issuer,
       clientId: config.CONSOLE_OIDC_CLIENT_ID ?? configured.audience,
@@ -89,9 +101,21 @@ export function consoleSignIn(deps: { config: Config; devIdp: DevIdp | null; ver
     },
 
     /** The provider sent the browser back: check state, trade the code, check the ID token, sign an access token. */
-    async finish(query: { code?: unknown; state?: unknown; error?: unknown }, pending: PendingSignIn | null): Promise<{ accessToken: string; principal: Principal; expiresIn: number }> {
-      if (typeof query.error === 'string') throw unauthenticated(`The identity provider refused the sign-in (${query.error.slice(0, 100)})`, 'SIGN_IN_REFUSED');
-      if (!pending || typeof query.state !== 'string' || typeof query.code !== 'string' || !sameText(query.state, pending.state)) {
+    async finish(
+      query: { code?: unknown; state?: unknown; error?: unknown },
+      pending: PendingSignIn | null,
+    ): Promise<{ accessToken: string; principal: Principal; expiresIn: number }> {
+      if (typeof query.error === 'string')
+        throw unauthenticated(
+          `The identity provider refused the sign-in (${query.error.slice(0, 100)})`,
+          'SIGN_IN_REFUSED',
+        );
+      if (
+        !pending ||
+        typeof query.state !== 'string' ||
+        typeof query.code !== 'string' ||
+        !sameText(query.state, pending.state)
+      ) {
         throw unauthenticated('The sign-in did not start here or has expired; sign in again', 'SIGN_IN_STATE_INVALID');
       }
       const p = await theProvider();
@@ -99,11 +123,23 @@ export function consoleSignIn(deps: { config: Config; devIdp: DevIdp | null; ver
       const claimedOrg = orgClaim(idToken);
       const identity = await deps.verifier.verify(idToken, claimedOrg);
       const isDev = devIdp !== null && identity.issuer === devIdp.issuer;
-      if (identity.issuer !== p.issuer) throw unauthenticated('The ID token comes from another identity provider', 'ID_TOKEN_ISSUER_UNTRUSTED');
-      if (!isDev && !identity.orgPinned) throw forbidden('This identity provider is not pinned to organisations (org_ids), so it cannot sign in to the console', 'ISSUER_NOT_ALLOWED_FOR_ORG');
-      if (identity.nonce === null || !sameText(identity.nonce, pending.nonce)) throw unauthenticated('The ID token was not issued for this sign-in', 'ID_TOKEN_NONCE_MISMATCH');
-      if (!identity.roles.some((r) => r === 'staff' || r === 'admin')) throw forbidden('The console is for staff and administrators', 'ROLE_REQUIRED');
-      const principal: Principal = { userId: identity.userId, orgId: claimedOrg, roles: identity.roles, kycCompleted: await deps.kyc.isApproved(identity.userId, claimedOrg) };
+      if (identity.issuer !== p.issuer)
+        throw unauthenticated('The ID token comes from another identity provider', 'ID_TOKEN_ISSUER_UNTRUSTED');
+      if (!isDev && !identity.orgPinned)
+        throw forbidden(
+          'This identity provider is not pinned to organisations (org_ids), so it cannot sign in to the console',
+          'ISSUER_NOT_ALLOWED_FOR_ORG',
+        );
+      if (identity.nonce === null || !sameText(identity.nonce, pending.nonce))
+        throw unauthenticated('The ID token was not issued for this sign-in', 'ID_TOKEN_NONCE_MISMATCH');
+      if (!identity.roles.some((r) => r === 'staff' || r === 'admin'))
+        throw forbidden('The console is for staff and administrators', 'ROLE_REQUIRED');
+      const principal: Principal = {
+        userId: identity.userId,
+        orgId: claimedOrg,
+        roles: identity.roles,
+        kycCompleted: await deps.kyc.isApproved(identity.userId, claimedOrg),
+      };
       return { accessToken: await deps.tokens.sign(principal), principal, expiresIn: deps.tokens.ttlSeconds };
     },
   };
@@ -118,13 +154,16 @@ function orgClaim(idToken: string): string {
   } catch {
     throw unauthenticated('The ID token is not a JWT', 'ID_TOKEN_MALFORMED');
   }
-  if (!z.uuid().safeParse(org).success) throw unauthenticated('The ID token does not name an organisation (org_id)', 'ID_TOKEN_CLAIMS_INVALID');
+  if (!z.uuid().safeParse(org).success)
+    throw unauthenticated('The ID token does not name an organisation (org_id)', 'ID_TOKEN_CLAIMS_INVALID');
   return org as string;
 }
 
 async function discover(issuer: string, timeoutMs: number) {
   try {
-    const res = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const doc = Discovery.parse(await res.json());
     if (doc.issuer !== issuer) throw new Error('discovery names another issuer');
     return doc;
@@ -133,8 +172,20 @@ async function discover(issuer: string, timeoutMs: number) {
   }
 }
 
-async function redeem(p: Provider, code: string, verifier: string, redirectUri: string, timeoutMs: number): Promise<string> {
-  const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: p.clientId, code_verifier: verifier });
+async function redeem(
+  p: Provider,
+  code: string,
+  verifier: string,
+  redirectUri: string,
+  timeoutMs: number,
+): Promise<string> {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    client_id: p.clientId,
+    code_verifier: verifier,
+  });
   if (p.clientSecret) form.set('client_secret', p.clientSecret);
   let res: Response;
   try {
@@ -142,7 +193,12 @@ async function redeem(p: Provider, code: string, verifier: string, redirectUri: 
   } catch {
     throw unavailable('The identity provider could not be reached; try again');
   }
-  if (!res.ok) throw new AppError(401, 'SIGN_IN_CODE_REFUSED', 'The identity provider did not accept the sign-in code; sign in again');
+  if (!res.ok)
+    throw new AppError(
+      401,
+      'SIGN_IN_CODE_REFUSED',
+      'The identity provider did not accept the sign-in code; sign in again',
+    );
   const answer = TokenAnswer.safeParse(await res.json().catch(() => null));
   if (!answer.success) throw unavailable('The identity provider answered without an ID token');
   return answer.data.id_token;

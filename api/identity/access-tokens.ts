@@ -1,4 +1,15 @@
-import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, importPKCS8, importSPKI, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importPKCS8,
+  importSPKI,
+  jwtVerify,
+  SignJWT,
+  type CryptoKey,
+  type JWK,
+} from 'jose';
 import { createPublicKey } from 'node:crypto';
 import { unauthenticated } from '../../lib/errors';
 import { ROLES, type Principal, type Role } from '../../domain/principal';
@@ -31,7 +42,11 @@ export class AccessTokens {
    * only the public half is used). Without a PEM, a spare fresh key is published beside the
    * signing one, so the JWKS always has the two-key shape consumers must handle.
    */
-  static async create(opts: { privateKeyPem?: string; publishedKeysPem?: string; ttlSeconds: number }): Promise<AccessTokens> {
+  static async create(opts: {
+    privateKeyPem?: string;
+    publishedKeysPem?: string;
+    ttlSeconds: number;
+  }): Promise<AccessTokens> {
     let privateKey: CryptoKey;
     let publicKey: CryptoKey;
     if (opts.privateKeyPem) {
@@ -42,7 +57,9 @@ export class AccessTokens {
     }
     const published = opts.publishedKeysPem
       ? await Promise.all(pemBlocks(opts.publishedKeysPem).map(publicOf))
-      : opts.privateKeyPem ? [] : [(await generateKeyPair(ALG, { extractable: true })).publicKey];
+      : opts.privateKeyPem
+        ? []
+        : [(await generateKeyPair(ALG, { extractable: true })).publicKey];
     const current = await toJwk(publicKey);
     const others = (await Promise.all(published.map(toJwk))).filter((k) => k.kid !== current.kid);
     return new AccessTokens(privateKey, current, others, opts.ttlSeconds);

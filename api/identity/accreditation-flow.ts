@@ -29,7 +29,12 @@ const SET_A: AccreditationFlow = {
   submit: { from: ['more_info_needed'], to: 'submitted', event: 'accreditation.submitted' },
   documentUpload: { from: ['submitted', 'more_info_needed'], event: 'accreditation.document.uploaded' },
   decisions: {
-    more_info_needed: { by: both, from: ['submitted'], to: 'more_info_needed', event: 'accreditation.more_info_needed' },
+    more_info_needed: {
+      by: both,
+      from: ['submitted'],
+      to: 'more_info_needed',
+      event: 'accreditation.more_info_needed',
+    },
     approve: { by: both, from: ['submitted'], to: 'approved', event: 'accreditation.approved' },
     deny: { by: both, from: ['submitted', 'more_info_needed'], to: 'denied', event: 'accreditation.denied' },
   },
@@ -41,7 +46,12 @@ const SET_B: AccreditationFlow = {
   submit: { from: ['created', 'more_info_needed'], to: 'submitted', event: 'accreditation.session.submitted' },
   documentUpload: { from: ['created', 'submitted', 'more_info_needed'], event: 'accreditation.document.uploaded' },
   decisions: {
-    more_info_needed: { by: both, from: ['submitted'], to: 'more_info_needed', event: 'accreditation.session.more_info_needed' },
+    more_info_needed: {
+      by: both,
+      from: ['submitted'],
+      to: 'more_info_needed',
+      event: 'accreditation.session.more_info_needed',
+    },
     approve: { by: both, from: ['submitted'], to: 'approved', event: 'accreditation.session.approved' },
     deny: { by: both, from: ['submitted', 'more_info_needed'], to: 'denied', event: 'accreditation.session.denied' },
   },

@@ -7,7 +7,15 @@ import { validate } from '../middleware/validate';
 import type { accreditations } from './accreditations';
 import { commitIdentityChange } from './identity-change';
 import { ok } from './respond';
-import { AccreditationDecisionBody, AccreditationDocumentBody, CreateAccreditationBody, RecordParams, SubjectQuery, AccreditationList, AccreditationView } from './schema';
+import {
+  AccreditationDecisionBody,
+  AccreditationDocumentBody,
+  CreateAccreditationBody,
+  RecordParams,
+  SubjectQuery,
+  AccreditationList,
+  AccreditationView,
+} from './schema';
 
 const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
 const owner = (p: Principal) => ({ orgId: p.orgId, userId: p.userId });
@@ -18,36 +26,108 @@ export function accreditationRoutes(router: Router, deps: ApiDeps, records: Retu
   const staff = auth(deps.tokens, 'staff', 'admin');
   const anyone = auth(deps.tokens);
 
-  router.post('/identity/accreditations', investor, validate({ body: CreateAccreditationBody, response: AccreditationView, status: 201, summary: 'Start an accreditation (investor)' }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    ok(ctx, await commitIdentityChange(deps, owner(p), (em) => records.create(em, owner(p), input.body.method)));
-  }));
+  router.post(
+    '/identity/accreditations',
+    investor,
+    validate(
+      {
+        body: CreateAccreditationBody,
+        response: AccreditationView,
+        status: 201,
+        summary: 'Start an accreditation (investor)',
+      },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        ok(ctx, await commitIdentityChange(deps, owner(p), (em) => records.create(em, owner(p), input.body.method)));
+      },
+    ),
+  );
 
-  router.get('/identity/accreditations', anyone, validate({ query: SubjectQuery, response: AccreditationList, summary: "List the caller's accreditations (staff: any user's)" }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
-    ok(ctx, await records.list(deps.orm.em.fork(), p.orgId, userId));
-  }));
+  router.get(
+    '/identity/accreditations',
+    anyone,
+    validate(
+      {
+        query: SubjectQuery,
+        response: AccreditationList,
+        summary: "List the caller's accreditations (staff: any user's)",
+      },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
+        ok(ctx, await records.list(deps.orm.em.fork(), p.orgId, userId));
+      },
+    ),
+  );
 
-  router.get('/identity/accreditations/:id', anyone, validate({ params: RecordParams, response: AccreditationView, summary: 'Get one accreditation' }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    const a = await records.get(deps.orm.em.fork(), input.params.id, p.orgId);
-    if (!isStaff(p) && a.userId !== p.userId) throw notFound('Accreditation');
-    ok(ctx, records.view(a));
-  }));
+  router.get(
+    '/identity/accreditations/:id',
+    anyone,
+    validate(
+      { params: RecordParams, response: AccreditationView, summary: 'Get one accreditation' },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        const a = await records.get(deps.orm.em.fork(), input.params.id, p.orgId);
+        if (!isStaff(p) && a.userId !== p.userId) throw notFound('Accreditation');
+        ok(ctx, records.view(a));
+      },
+    ),
+  );
 
-  router.post('/identity/accreditations/:id/documents', investor, validate({ params: RecordParams, body: AccreditationDocumentBody, response: AccreditationView, status: 201, summary: "Record a document's metadata on an accreditation (investor)" }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    ok(ctx, await commitIdentityChange(deps, null, (em) => records.addDocument(em, input.params.id, owner(p), input.body)));
-  }));
+  router.post(
+    '/identity/accreditations/:id/documents',
+    investor,
+    validate(
+      {
+        params: RecordParams,
+        body: AccreditationDocumentBody,
+        response: AccreditationView,
+        status: 201,
+        summary: "Record a document's metadata on an accreditation (investor)",
+      },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        ok(
+          ctx,
+          await commitIdentityChange(deps, null, (em) =>
+            records.addDocument(em, input.params.id, owner(p), input.body),
+          ),
+        );
+      },
+    ),
+  );
 
-  router.post('/identity/accreditations/:id/submit', investor, validate({ params: RecordParams, response: AccreditationView, summary: 'Submit an accreditation for review (investor)' }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    ok(ctx, await commitIdentityChange(deps, null, (em) => records.submit(em, input.params.id, owner(p))));
-  }));
+  router.post(
+    '/identity/accreditations/:id/submit',
+    investor,
+    validate(
+      { params: RecordParams, response: AccreditationView, summary: 'Submit an accreditation for review (investor)' },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        ok(ctx, await commitIdentityChange(deps, null, (em) => records.submit(em, input.params.id, owner(p))));
+      },
+    ),
+  );
 
-  router.post('/identity/accreditations/:id/decisions', staff, validate({ params: RecordParams, body: AccreditationDecisionBody, response: AccreditationView, summary: 'Decide an accreditation (staff)' }, async (ctx, input) => {
-    const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
-    ok(ctx, await commitIdentityChange(deps, null, (em) => records.decide(em, target, input.body.action, 'staff', input.body.reason)));
-  }));
+  router.post(
+    '/identity/accreditations/:id/decisions',
+    staff,
+    validate(
+      {
+        params: RecordParams,
+        body: AccreditationDecisionBody,
+        response: AccreditationView,
+        summary: 'Decide an accreditation (staff)',
+      },
+      async (ctx, input) => {
+        const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
+        ok(
+          ctx,
+          await commitIdentityChange(deps, null, (em) =>
+            records.decide(em, target, input.body.action, 'staff', input.body.reason),
+          ),
+        );
+      },
+    ),
+  );
 }

@@ -10,19 +10,46 @@ import { ApiKeyParams, CreateApiKeyBody, ApiKeyCreated, ApiKeyList } from './sch
 export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
   const admin = auth(deps.tokens, 'admin');
 
-  router.post('/identity/api-keys', admin, validate({ body: CreateApiKeyBody, response: ApiKeyCreated, status: 201, summary: "Issue an API key for the caller's organisation (admin; the key is shown once)" }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    const { key, record } = await createApiKey(deps.orm.em.fork(), { orgId: p.orgId, name: input.body.name, createdBy: p.userId });
-    ctx.set('Cache-Control', 'no-store');
-    ok(ctx, { ...toApiKeyView(record), key }, 201);
-  }));
+  router.post(
+    '/identity/api-keys',
+    admin,
+    validate(
+      {
+        body: CreateApiKeyBody,
+        response: ApiKeyCreated,
+        status: 201,
+        summary: "Issue an API key for the caller's organisation (admin; the key is shown once)",
+      },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        const { key, record } = await createApiKey(deps.orm.em.fork(), {
+          orgId: p.orgId,
+          name: input.body.name,
+          createdBy: p.userId,
+        });
+        ctx.set('Cache-Control', 'no-store');
+        ok(ctx, { ...toApiKeyView(record), key }, 201);
+      },
+    ),
+  );
 
-  router.get('/identity/api-keys', admin, validate({ response: ApiKeyList, summary: "List the organisation's API keys, without secrets (admin)" }, async (ctx) => {
-    ok(ctx, (await listApiKeys(deps.orm.em.fork(), ctx.state.principal.orgId)).map(toApiKeyView));
-  }));
+  router.get(
+    '/identity/api-keys',
+    admin,
+    validate(
+      { response: ApiKeyList, summary: "List the organisation's API keys, without secrets (admin)" },
+      async (ctx) => {
+        ok(ctx, (await listApiKeys(deps.orm.em.fork(), ctx.state.principal.orgId)).map(toApiKeyView));
+      },
+    ),
+  );
 
-  router.delete('/identity/api-keys/:key_id', admin, validate({ params: ApiKeyParams, status: 204, summary: 'Revoke an API key (admin)' }, async (ctx, input) => {
-    await revokeApiKey(deps.orm.em.fork(), ctx.state.principal.orgId, input.params.key_id);
-    ctx.status = 204;
-  }));
+  router.delete(
+    '/identity/api-keys/:key_id',
+    admin,
+    validate({ params: ApiKeyParams, status: 204, summary: 'Revoke an API key (admin)' }, async (ctx, input) => {
+      await revokeApiKey(deps.orm.em.fork(), ctx.state.principal.orgId, input.params.key_id);
+      ctx.status = 204;
+    }),
+  );
 }

@@ -76,12 +76,16 @@ export function parseApiKey(header: string | undefined): { orgId: string; secret
 }
 
 /** Finds the live key behind the header; each way it can fail has its own code. */
-export async function authenticateApiKey(em: EntityManager, parsed: { orgId: string; secret: string }): Promise<IdentityApiKey> {
+export async function authenticateApiKey(
+  em: EntityManager,
+  parsed: { orgId: string; secret: string },
+): Promise<IdentityApiKey> {
   const key = await em.findOne(IdentityApiKeySchema, { secretHash: hashSecret(parsed.secret) });
   if (!key) throw unauthenticated('This API key is not known', 'API_KEY_UNKNOWN');
   if (key.revokedAt) throw unauthenticated('This API key has been revoked', 'API_KEY_REVOKED');
   // The org segment is not part of the hashed secret, so an edited segment is caught here.
-  if (key.orgId !== parsed.orgId) throw unauthenticated('This API key belongs to another organisation than it names', 'API_KEY_ORG_MISMATCH');
+  if (key.orgId !== parsed.orgId)
+    throw unauthenticated('This API key belongs to another organisation than it names', 'API_KEY_ORG_MISMATCH');
   await em.nativeUpdate(IdentityApiKeySchema, { id: key.id }, { lastUsedAt: new Date() });
   return key;
 }

@@ -65,14 +65,17 @@ export function devIdpAuthorizeRouter(config: Config): Router {
   router.get('/authorize', (ctx) => {
     const q = AuthorizeQuery.safeParse(ctx.query);
     if (!q.success) return page(ctx, 400, refusal('The sign-in request is not valid.'));
-    if (q.data.redirect_uri !== allowedRedirect) return page(ctx, 400, refusal('This provider only signs in to this service’s console.'));
+    if (q.data.redirect_uri !== allowedRedirect)
+      return page(ctx, 400, refusal('This provider only signs in to this service’s console.'));
     page(ctx, 200, signInForm(q.data));
   });
 
   router.post('/authorize', form, (ctx) => {
     const f = SignInForm.safeParse(ctx.request.body);
-    if (!f.success) return page(ctx, 400, refusal('Give a user id, an organisation id (a UUID) and at least one role.'));
-    if (f.data.redirect_uri !== allowedRedirect) return page(ctx, 400, refusal('This provider only signs in to this service’s console.'));
+    if (!f.success)
+      return page(ctx, 400, refusal('Give a user id, an organisation id (a UUID) and at least one role.'));
+    if (f.data.redirect_uri !== allowedRedirect)
+      return page(ctx, 400, refusal('This provider only signs in to this service’s console.'));
     sweep(codes);
     const code = randomBytes(32).toString('base64url');
     const { user_id, org_id, roles, ...request } = f.data;
@@ -91,7 +94,12 @@ export function devIdpAuthorizeRouter(config: Config): Router {
     const issued = codes.get(f.data.code);
     // One use only, whatever the outcome: a code that was tried with a wrong verifier is spent.
     codes.delete(f.data.code);
-    if (!issued || issued.expiresAt < Date.now() || issued.request.redirect_uri !== f.data.redirect_uri || !pkceMatches(f.data.code_verifier, issued.request.code_challenge)) {
+    if (
+      !issued ||
+      issued.expiresAt < Date.now() ||
+      issued.request.redirect_uri !== f.data.redirect_uri ||
+      !pkceMatches(f.data.code_verifier, issued.request.code_challenge)
+    ) {
       return oauthError(ctx, 'invalid_grant');
     }
     const idToken = await mint(idp, issued);
@@ -102,7 +110,13 @@ export function devIdpAuthorizeRouter(config: Config): Router {
 }
 
 const mint = (idp: DevIdp, c: IssuedCode) =>
-  idp.mintIdToken({ userId: c.userId, orgId: c.orgId, roles: c.roles, ttlSeconds: ID_TOKEN_TTL_SECONDS, nonce: c.request.nonce });
+  idp.mintIdToken({
+    userId: c.userId,
+    orgId: c.orgId,
+    roles: c.roles,
+    ttlSeconds: ID_TOKEN_TTL_SECONDS,
+    nonce: c.request.nonce,
+  });
 
 function pkceMatches(verifier: string, challenge: string): boolean {
   const computed = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
@@ -124,30 +138,44 @@ function page(ctx: Context, status: number, main: ReturnType<typeof html>): void
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
-  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'");
+  ctx.set(
+    'Content-Security-Policy',
+    "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
+  );
   ctx.body = html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Development identity provider</title>
-<link rel="stylesheet" href="/console/assets/pico.min.css"><link rel="stylesheet" href="/console/assets/console.css"></head>
-<body><main class="container narrow">${main}</main></body></html>`.text;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Sign in · Development identity provider</title>
+        <link rel="stylesheet" href="/console/assets/pico.min.css" />
+        <link rel="stylesheet" href="/console/assets/console.css" />
+      </head>
+      <body>
+        <main class="container narrow">${main}</main>
+      </body>
+    </html>`.text;
 }
 
-const refusal = (message: string) => html`<h1>Cannot sign in</h1><p role="alert">${message}</p>`;
+const refusal = (message: string) =>
+  html`<h1>Cannot sign in</h1>
+    <p role="alert">${message}</p>`;
 
 function signInForm(q: AuthorizeQuery) {
-  const hidden = Object.entries(q).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  const hidden = Object.entries(q).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`);
   return html`<h1>Development identity provider</h1>
-<p>Not for production: whoever you say you are is who you are.</p>
-<form method="post" action="/dev-idp/authorize">
-  ${hidden}
-  <label for="user_id">User id</label>
-  <input id="user_id" name="user_id" required autocomplete="username" autofocus>
-  <label for="org_id">Organisation id</label>
-  <input id="org_id" name="org_id" required pattern="[0-9a-fA-F-]{36}" aria-describedby="org_hint">
-  <small id="org_hint">The organisation’s UUID.</small>
-  <fieldset><legend>Roles</legend>
-    ${ROLES.map((r) => html`<label><input type="checkbox" name="roles" value="${r}" ${r === 'staff' ? html`checked` : ''}> ${r}</label>`)}
-  </fieldset>
-  <button type="submit">Sign in</button>
-</form>`;
+    <p>Not for production: whoever you say you are is who you are.</p>
+    <form method="post" action="/dev-idp/authorize">
+      ${hidden}
+      <label for="user_id">User id</label>
+      <input id="user_id" name="user_id" required autocomplete="username" autofocus />
+      <label for="org_id">Organisation id</label>
+      <input id="org_id" name="org_id" required pattern="[0-9a-fA-F-]{36}" aria-describedby="org_hint" />
+      <small id="org_hint">The organisation’s UUID.</small>
+      <fieldset>
+        <legend>Roles</legend>
+        ${ROLES.map((r) => html`<label><input type="checkbox" name="roles" value="${r}" ${r === 'staff' ? html`checked` : ''} /> ${r}</label>`)}
+      </fieldset>
+      <button type="submit">Sign in</button>
+    </form>`;
 }

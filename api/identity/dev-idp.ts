@@ -33,7 +33,13 @@ export class DevIdp {
     return { issuer: this.issuer, audience: DEV_IDP_AUDIENCE, keys: createLocalJWKSet(this.jwks()) };
   }
 
-  async mintIdToken(input: { userId: string; orgId: string; roles: Role[]; ttlSeconds: number; nonce?: string }): Promise<string> {
+  async mintIdToken(input: {
+    userId: string;
+    orgId: string;
+    roles: Role[];
+    ttlSeconds: number;
+    nonce?: string;
+  }): Promise<string> {
     return new SignJWT({ org_id: input.orgId, roles: input.roles, ...(input.nonce ? { nonce: input.nonce } : {}) })
       .setProtectedHeader({ alg: ALG, kid: this.publicJwk.kid!, typ: 'JWT' })
       .setIssuer(this.issuer)

@@ -17,14 +17,24 @@ export function exchangeRoutes(router: Router, deps: ApiDeps, exchange: ReturnTy
       parseApiKey(apiKey);
       await next();
     },
-    validate({ body: ExchangeBody, response: TokenResponse, summary: 'Exchange an identity provider ID token for an access token (spec §4.2)' }, async (ctx, input) => {
-      ok(ctx, await exchange.exchange(ctx.get('x-api-key'), input.body.token));
-      ctx.set('Cache-Control', 'no-store');
-    }),
+    validate(
+      {
+        body: ExchangeBody,
+        response: TokenResponse,
+        summary: 'Exchange an identity provider ID token for an access token (spec §4.2)',
+      },
+      async (ctx, input) => {
+        ok(ctx, await exchange.exchange(ctx.get('x-api-key'), input.body.token));
+        ctx.set('Cache-Control', 'no-store');
+      },
+    ),
   );
 
-  router.get('/identity/.well-known/jwks.json', validate({ summary: 'The public keys access tokens are signed with (JWKS)' }, (ctx) => {
-    ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = deps.tokens.jwks();
-  }));
+  router.get(
+    '/identity/.well-known/jwks.json',
+    validate({ summary: 'The public keys access tokens are signed with (JWKS)' }, (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = deps.tokens.jwks();
+    }),
+  );
 }

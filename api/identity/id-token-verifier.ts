@@ -66,14 +66,24 @@ export class IdTokenVerifier {
       throw verificationFailure(err, trusted.issuer);
     }
     if (trusted.orgIds && !trusted.orgIds.includes(keyOrgId)) {
-      throw forbidden('This identity provider is not trusted for the organisation of the API key', 'ISSUER_NOT_ALLOWED_FOR_ORG');
+      throw forbidden(
+        'This identity provider is not trusted for the organisation of the API key',
+        'ISSUER_NOT_ALLOWED_FOR_ORG',
+      );
     }
     const orgId = typeof payload.org_id === 'string' ? payload.org_id : null;
     if (orgId !== null && orgId !== keyOrgId) {
       throw forbidden('The ID token names another organisation than the API key', 'ID_TOKEN_ORG_MISMATCH');
     }
     const nonce = typeof payload.nonce === 'string' ? payload.nonce : null;
-    return { issuer: trusted.issuer, userId: payload.sub!, roles: rolesFrom(payload.roles), orgId, orgPinned: Boolean(trusted.orgIds), nonce };
+    return {
+      issuer: trusted.issuer,
+      userId: payload.sub!,
+      roles: rolesFrom(payload.roles),
+      orgId,
+      orgPinned: Boolean(trusted.orgIds),
+      nonce,
+    };
   }
 
   /** Reads `iss` before verifying, only to pick whose keys to verify with. */
@@ -90,7 +100,11 @@ export class IdTokenVerifier {
       throw unauthenticated('The ID token is not signed', 'ID_TOKEN_UNSIGNED');
     }
     const trusted = typeof iss === 'string' ? this.byIssuer.get(iss) : undefined;
-    if (!trusted) throw unauthenticated('The ID token was issued by an identity provider this service does not trust', 'ID_TOKEN_ISSUER_UNTRUSTED');
+    if (!trusted)
+      throw unauthenticated(
+        'The ID token was issued by an identity provider this service does not trust',
+        'ID_TOKEN_ISSUER_UNTRUSTED',
+      );
     return trusted;
   }
 }
@@ -111,15 +125,25 @@ function verificationFailure(err: unknown, issuer: string): AppError {
       return unauthenticated('The ID token has expired', 'ID_TOKEN_EXPIRED');
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
       if (claim === 'nbf') return unauthenticated('The ID token is not valid yet', 'ID_TOKEN_NOT_YET_VALID');
-      if (claim === 'aud') return unauthenticated('The ID token was issued for another audience', 'ID_TOKEN_AUDIENCE_MISMATCH');
-      return unauthenticated(`The ID token's ${claim ?? 'claims'} claim is missing or invalid`, 'ID_TOKEN_CLAIMS_INVALID');
+      if (claim === 'aud')
+        return unauthenticated('The ID token was issued for another audience', 'ID_TOKEN_AUDIENCE_MISMATCH');
+      return unauthenticated(
+        `The ID token's ${claim ?? 'claims'} claim is missing or invalid`,
+        'ID_TOKEN_CLAIMS_INVALID',
+      );
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
     case 'ERR_JOSE_NOT_SUPPORTED':
-      return unauthenticated('The ID token is signed with an algorithm this service does not accept', 'ID_TOKEN_ALGORITHM_NOT_ALLOWED');
+      return unauthenticated(
+        'The ID token is signed with an algorithm this service does not accept',
+        'ID_TOKEN_ALGORITHM_NOT_ALLOWED',
+      );
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
     case 'ERR_JWKS_NO_MATCHING_KEY':
     case 'ERR_JWKS_MULTIPLE_MATCHING_KEYS':
-      return unauthenticated("The ID token's signature does not match the identity provider's keys", 'ID_TOKEN_SIGNATURE_INVALID');
+      return unauthenticated(
+        "The ID token's signature does not match the identity provider's keys",
+        'ID_TOKEN_SIGNATURE_INVALID',
+      );
     case 'ERR_JWS_INVALID':
     case 'ERR_JWT_INVALID':
       return unauthenticated('The ID token is not a valid JWT', 'ID_TOKEN_MALFORMED');

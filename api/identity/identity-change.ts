@@ -35,7 +35,10 @@ export async function commitIdentityChange<T>(
   let fresh: string[] = [];
   const result = await deps.orm.em.fork().transactional(async (em) => {
     const trx = em.getTransactionContext<Knex.Transaction>()!;
-    if (subject) await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`identity:${subject.orgId}:${subject.userId}`]);
+    if (subject)
+      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+        `identity:${subject.orgId}:${subject.userId}`,
+      ]);
     const change = await work(em);
     await em.flush();
     if (change.verification) await upsertVerification(trx, change.verification);
@@ -46,7 +49,10 @@ export async function commitIdentityChange<T>(
   return result;
 }
 
-async function upsertVerification(trx: Knex.Transaction, v: { orgId: string; userId: string; status: string }): Promise<void> {
+async function upsertVerification(
+  trx: Knex.Transaction,
+  v: { orgId: string; userId: string; status: string },
+): Promise<void> {
   await trx.raw(
     `insert into kyc_verifications (org_id, user_id, status, updated_at) values (?, ?, ?, now())
      on conflict (org_id, user_id) do update set status = excluded.status, updated_at = excluded.updated_at`,

@@ -25,8 +25,14 @@ interface CaseAction {
 
 /** Set A: what each action does to the current attempt and the case. */
 const ACTIONS: Record<string, CaseAction> = {
-  action_required: { by: ['provider', 'staff'], attempt: { from: ['pending', 'needs_review'], to: 'action_required', event: 'kyc.attempt.action_required' } },
-  needs_review: { by: ['provider', 'staff'], attempt: { from: ['pending', 'action_required'], to: 'needs_review', event: 'kyc.attempt.needs_review' } },
+  action_required: {
+    by: ['provider', 'staff'],
+    attempt: { from: ['pending', 'needs_review'], to: 'action_required', event: 'kyc.attempt.action_required' },
+  },
+  needs_review: {
+    by: ['provider', 'staff'],
+    attempt: { from: ['pending', 'action_required'], to: 'needs_review', event: 'kyc.attempt.needs_review' },
+  },
   approve: {
     by: ['provider', 'staff'],
     attempt: { from: OPEN, to: 'approved', event: 'kyc.attempt.approved' },
@@ -59,9 +65,19 @@ const view = (c: KycCase, a: KycAttempt | null): KycView => ({
 
 /** spec §6.3 Set A data; `status` is that of the record the event names (attempt or case). */
 const event = (type: string, c: KycCase, status: string, reason?: string) =>
-  identityEvent(type, c.orgId, { kyc_case_id: c.id, current_attempt_id: c.currentAttemptId, user_id: c.userId, status, ...(reason ? { reason } : {}) });
+  identityEvent(type, c.orgId, {
+    kyc_case_id: c.id,
+    current_attempt_id: c.currentAttemptId,
+    user_id: c.userId,
+    status,
+    ...(reason ? { reason } : {}),
+  });
 
-const changed = (c: KycCase, a: KycAttempt | null, events: IdentityChange<KycView>['events']): IdentityChange<KycView> => ({
+const changed = (
+  c: KycCase,
+  a: KycAttempt | null,
+  events: IdentityChange<KycView>['events'],
+): IdentityChange<KycView> => ({
   result: view(c, a),
   events,
   verification: { orgId: c.orgId, userId: c.userId, status: c.status },
@@ -75,30 +91,50 @@ export const kycCases: KycModel = {
     let c = await em.findOne(KycCaseSchema, { orgId, userId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     const current = c?.currentAttemptId ? await em.findOne(KycAttemptSchema, { id: c.currentAttemptId }) : null;
     if (c?.status === 'approved') throw conflict('KYC_ALREADY_APPROVED', 'Your KYC is already approved');
-    if (c?.status === 'rejected') throw conflict('KYC_REJECTED', 'Your KYC case was rejected; contact the organisation');
-    if (current && OPEN.includes(current.status)) throw conflict('KYC_IN_PROGRESS', 'A KYC attempt is already in progress');
+    if (c?.status === 'rejected')
+      throw conflict('KYC_REJECTED', 'Your KYC case was rejected; contact the organisation');
+    if (current && OPEN.includes(current.status))
+      throw conflict('KYC_IN_PROGRESS', 'A KYC attempt is already in progress');
     const attemptId = newId();
-    if (!c) c = em.create(KycCaseSchema, { id: newId(), orgId, userId, status: 'pending', currentAttemptId: attemptId, createdAt: now, updatedAt: now });
+    if (!c)
+      c = em.create(KycCaseSchema, {
+        id: newId(),
+        orgId,
+        userId,
+        status: 'pending',
+        currentAttemptId: attemptId,
+        createdAt: now,
+        updatedAt: now,
+      });
     else Object.assign(c, { status: 'pending', currentAttemptId: attemptId, updatedAt: now });
     // The ORM knows no relation between the two tables, so the case is written first for the foreign key.
     await em.flush();
-    const attempt = em.create(KycAttemptSchema, { id: attemptId, caseId: c.id, status: 'pending', createdAt: now, updatedAt: now });
+    const attempt = em.create(KycAttemptSchema, {
+      id: attemptId,
+      caseId: c.id,
+      status: 'pending',
+      createdAt: now,
+      updatedAt: now,
+    });
     return changed(c, attempt, [event('kyc.attempt.created', c, attempt.status)]);
   },
 
   async apply(em, target, action, by, reason) {
     const spec = ACTIONS[action];
     if (!spec) throw notFound('KYC action');
-    if (!spec.by.includes(by)) throw forbidden(`Only ${spec.by.join(' or ')} may ${action} a KYC case`, 'KYC_ACTION_NOT_ALLOWED');
+    if (!spec.by.includes(by))
+      throw forbidden(`Only ${spec.by.join(' or ')} may ${action} a KYC case`, 'KYC_ACTION_NOT_ALLOWED');
     const { c, a } = await load(em, target, by);
     const attemptDone = a.status === spec.attempt.to || (spec.attempt.optional && !OPEN.includes(a.status));
     // A notification the provider sends twice changes nothing the second time.
     if (attemptDone && (!spec.case || c.status === spec.case.to)) return { result: view(c, a), events: [] };
-    if (!(spec.case?.from ?? ['pending']).includes(c.status)) throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} a KYC case that is ${c.status}`);
+    if (!(spec.case?.from ?? ['pending']).includes(c.status))
+      throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} a KYC case that is ${c.status}`);
     const now = new Date();
     const events = [];
     if (OPEN.includes(a.status) || !spec.attempt.optional) {
-      if (!spec.attempt.from.includes(a.status)) throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} an attempt that is ${a.status}`);
+      if (!spec.attempt.from.includes(a.status))
+        throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} an attempt that is ${a.status}`);
       Object.assign(a, { status: spec.attempt.to, updatedAt: now });
       events.push(event(spec.attempt.event, c, a.status, reason));
     }
@@ -117,13 +153,20 @@ export const kycCases: KycModel = {
 };
 
 /** Staff name the case (of their organisation); the provider names the attempt, which must be the current one. */
-async function load(em: EntityManager, target: { id: string; orgId?: string }, by: Mover): Promise<{ c: KycCase; a: KycAttempt }> {
+async function load(
+  em: EntityManager,
+  target: { id: string; orgId?: string },
+  by: Mover,
+): Promise<{ c: KycCase; a: KycAttempt }> {
   const lock = { lockMode: LockMode.PESSIMISTIC_WRITE };
   const attempt = by === 'provider' ? await em.findOne(KycAttemptSchema, { id: target.id }, lock) : null;
   const caseId = by === 'provider' ? attempt?.caseId : target.id;
-  const c = caseId ? await em.findOne(KycCaseSchema, { id: caseId, ...(target.orgId ? { orgId: target.orgId } : {}) }, lock) : null;
+  const c = caseId
+    ? await em.findOne(KycCaseSchema, { id: caseId, ...(target.orgId ? { orgId: target.orgId } : {}) }, lock)
+    : null;
   if (!c || !c.currentAttemptId) throw notFound('KYC case');
-  if (attempt && attempt.id !== c.currentAttemptId) throw conflict('KYC_ATTEMPT_SUPERSEDED', 'A newer attempt replaced this one');
+  if (attempt && attempt.id !== c.currentAttemptId)
+    throw conflict('KYC_ATTEMPT_SUPERSEDED', 'A newer attempt replaced this one');
   const a = attempt ?? (await em.findOne(KycAttemptSchema, { id: c.currentAttemptId }, lock));
   if (!a) throw notFound('KYC attempt');
   return { c, a };

@@ -7,7 +7,10 @@ export function kycEligibility(orm: Orm): KycEligibility {
     async isApproved(userId, orgId) {
       const rows = await orm.em
         .getConnection()
-        .execute<{ status: string }[]>('select status from kyc_verifications where org_id = ? and user_id = ?', [orgId, userId]);
+        .execute<{ status: string }[]>('select status from kyc_verifications where org_id = ? and user_id = ?', [
+          orgId,
+          userId,
+        ]);
       return rows[0]?.status === 'approved';
     },
   };

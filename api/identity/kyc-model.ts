@@ -22,7 +22,13 @@ export interface KycModel {
    * Applies an action. Staff address the record they see (Set A: the case, Set B: the session)
    * within their organisation; the provider addresses what it verifies (Set A: the attempt).
    */
-  apply(em: EntityManager, target: { id: string; orgId?: string }, action: string, by: Mover, reason?: string): Promise<IdentityChange<KycView>>;
+  apply(
+    em: EntityManager,
+    target: { id: string; orgId?: string },
+    action: string,
+    by: Mover,
+    reason?: string,
+  ): Promise<IdentityChange<KycView>>;
   /** The user's current KYC record in the organisation, if any. */
   current(em: EntityManager, orgId: string, userId: string): Promise<KycView | null>;
 }

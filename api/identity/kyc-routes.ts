@@ -18,22 +18,57 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
   const anyone = auth(deps.tokens);
   const view = deps.config.BEHAVIOUR_SET === 'A' ? KycCaseView : KycSessionView;
 
-  router.post('/identity/kyc', investor, validate({ response: view, status: 201, summary: 'Start (or restart) KYC verification for the caller' }, async (ctx) => {
-    const { orgId, userId } = ctx.state.principal as Principal;
-    ok(ctx, await commitIdentityChange(deps, { orgId, userId }, (em) => model.start(em, orgId, userId)));
-  }));
+  router.post(
+    '/identity/kyc',
+    investor,
+    validate(
+      { response: view, status: 201, summary: 'Start (or restart) KYC verification for the caller' },
+      async (ctx) => {
+        const { orgId, userId } = ctx.state.principal as Principal;
+        ok(ctx, await commitIdentityChange(deps, { orgId, userId }, (em) => model.start(em, orgId, userId)));
+      },
+    ),
+  );
 
-  router.get('/identity/kyc', anyone, validate({ query: SubjectQuery, response: view, summary: "Get the caller's KYC record (staff: any user's of the organisation)" }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    // Investors read only their own record, whatever user_id they pass.
-    const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
-    const record = await model.current(deps.orm.em.fork(), p.orgId, userId);
-    if (!record) throw notFound('KYC record');
-    ok(ctx, record);
-  }));
+  router.get(
+    '/identity/kyc',
+    anyone,
+    validate(
+      {
+        query: SubjectQuery,
+        response: view,
+        summary: "Get the caller's KYC record (staff: any user's of the organisation)",
+      },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        // Investors read only their own record, whatever user_id they pass.
+        const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
+        const record = await model.current(deps.orm.em.fork(), p.orgId, userId);
+        if (!record) throw notFound('KYC record');
+        ok(ctx, record);
+      },
+    ),
+  );
 
-  router.post('/identity/kyc/:id/decisions', staff, validate({ params: RecordParams, body: kycDecisionBody(model.actions), response: view, summary: 'Decide a KYC record (staff)' }, async (ctx, input) => {
-    const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
-    ok(ctx, await commitIdentityChange(deps, null, (em) => model.apply(em, target, input.body.action, 'staff', input.body.reason)));
-  }));
+  router.post(
+    '/identity/kyc/:id/decisions',
+    staff,
+    validate(
+      {
+        params: RecordParams,
+        body: kycDecisionBody(model.actions),
+        response: view,
+        summary: 'Decide a KYC record (staff)',
+      },
+      async (ctx, input) => {
+        const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
+        ok(
+          ctx,
+          await commitIdentityChange(deps, null, (em) =>
+            model.apply(em, target, input.body.action, 'staff', input.body.reason),
+          ),
+        );
+      },
+    ),
+  );
 }

@@ -27,7 +27,14 @@ const view = (s: KycSession): KycView => ({
 // The newest session is the user's KYC state, so the gate's row follows it.
 const changed = (s: KycSession, reason?: string): IdentityChange<KycView> => ({
   result: view(s),
-  events: [identityEvent(`kyc.session.${s.status}`, s.orgId, { session_id: s.id, user_id: s.userId, status: s.status, ...(reason ? { reason } : {}) })],
+  events: [
+    identityEvent(`kyc.session.${s.status}`, s.orgId, {
+      session_id: s.id,
+      user_id: s.userId,
+      status: s.status,
+      ...(reason ? { reason } : {}),
+    }),
+  ],
   verification: { orgId: s.orgId, userId: s.userId, status: s.status },
 });
 
@@ -42,19 +49,32 @@ export const kycSessions: KycModel = {
     if (latest?.status === 'approved') throw conflict('KYC_ALREADY_APPROVED', 'Your KYC is already approved');
     if (latest && latest.status !== 'denied') throw conflict('KYC_IN_PROGRESS', 'A KYC session is already in progress');
     const now = new Date();
-    const session = em.create(KycSessionSchema, { id: newId(), orgId, userId, status: 'created', createdAt: now, updatedAt: now });
+    const session = em.create(KycSessionSchema, {
+      id: newId(),
+      orgId,
+      userId,
+      status: 'created',
+      createdAt: now,
+      updatedAt: now,
+    });
     return changed(session);
   },
 
   async apply(em, target, action, by, reason) {
     const spec = ACTIONS[action];
     if (!spec) throw notFound('KYC action');
-    if (!spec.by.includes(by)) throw forbidden(`Only ${spec.by.join(' or ')} may ${action} a KYC session`, 'KYC_ACTION_NOT_ALLOWED');
-    const s = await em.findOne(KycSessionSchema, { id: target.id, ...(target.orgId ? { orgId: target.orgId } : {}) }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!spec.by.includes(by))
+      throw forbidden(`Only ${spec.by.join(' or ')} may ${action} a KYC session`, 'KYC_ACTION_NOT_ALLOWED');
+    const s = await em.findOne(
+      KycSessionSchema,
+      { id: target.id, ...(target.orgId ? { orgId: target.orgId } : {}) },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
     if (!s) throw notFound('KYC session');
     // A notification the provider sends twice changes nothing the second time.
     if (s.status === spec.to) return { result: view(s), events: [] };
-    if (!spec.from.includes(s.status)) throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} a session that is ${s.status}`);
+    if (!spec.from.includes(s.status))
+      throw conflict('KYC_TRANSITION_NOT_ALLOWED', `Cannot ${action} a session that is ${s.status}`);
     const latest = await newest(em, s.orgId, s.userId);
     if (latest && latest.id !== s.id) throw conflict('KYC_SESSION_SUPERSEDED', 'A newer session replaced this one');
     Object.assign(s, { status: spec.to, updatedAt: new Date() });

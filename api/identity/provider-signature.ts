@@ -18,7 +18,8 @@ export function verifyProviderSignature(
   rawBody: string,
   nowSeconds = Math.floor(Date.now() / 1000),
 ): void {
-  if (!secret) throw unavailable('Verification provider notifications are not configured (IDENTITY_PROVIDER_WEBHOOK_SECRET)');
+  if (!secret)
+    throw unavailable('Verification provider notifications are not configured (IDENTITY_PROVIDER_WEBHOOK_SECRET)');
   if (!/^\d{1,12}$/.test(headers.timestamp) || !headers.signature) {
     throw unauthenticated('Send X-Provider-Timestamp and X-Provider-Signature', 'PROVIDER_SIGNATURE_MISSING');
   }

@@ -22,8 +22,16 @@ export function identityRouter(deps: ApiDeps): Router {
   const verifier = new IdTokenVerifier([...configuredIssuers(config), ...(devIdp ? [devIdp.trustedIssuer()] : [])]);
   const window = config.EXCHANGE_RATE_WINDOW_SECONDS;
   const limits = {
-    perKey: new RateLimiter(deps.orm, { name: 'exchange-key', limit: config.EXCHANGE_RATE_LIMIT_PER_KEY, windowSeconds: window }),
-    perAddress: new RateLimiter(deps.orm, { name: 'exchange-address', limit: config.EXCHANGE_RATE_LIMIT_PER_ADDRESS, windowSeconds: window }),
+    perKey: new RateLimiter(deps.orm, {
+      name: 'exchange-key',
+      limit: config.EXCHANGE_RATE_LIMIT_PER_KEY,
+      windowSeconds: window,
+    }),
+    perAddress: new RateLimiter(deps.orm, {
+      name: 'exchange-address',
+      limit: config.EXCHANGE_RATE_LIMIT_PER_ADDRESS,
+      windowSeconds: window,
+    }),
   };
   const kyc = kycModel(config.BEHAVIOUR_SET);
   const accreditation = accreditations(accreditationFlow(config.BEHAVIOUR_SET));

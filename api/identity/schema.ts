@@ -22,7 +22,8 @@ export const SubjectQuery = z.object({ user_id: z.string().min(1).max(255).optio
 
 const reason = z.string().trim().min(1).max(1000).optional();
 
-export const kycDecisionBody = (actions: readonly [string, ...string[]]) => z.object({ action: z.enum(actions), reason });
+export const kycDecisionBody = (actions: readonly [string, ...string[]]) =>
+  z.object({ action: z.enum(actions), reason });
 
 export const CreateAccreditationBody = z.object({
   /** The ground the investor claims accreditation on. */
@@ -60,7 +61,9 @@ export const DevMintBody = z.object({
 const timestamp = z.iso.datetime({ offset: true });
 
 /** docs/decisions.md, Identity: the exchange's answer. */
-export const TokenResponse = z.object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() }).meta({ id: 'TokenResponse' });
+export const TokenResponse = z
+  .object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })
+  .meta({ id: 'TokenResponse' });
 
 export const ApiKeyView = z
   .object({
@@ -75,7 +78,9 @@ export const ApiKeyView = z
   })
   .meta({ id: 'ApiKey' });
 /** The plain key appears in this one answer only. */
-export const ApiKeyCreated = ApiKeyView.extend({ key: z.string().describe('service_ak_<org_id>_<random>; shown once') }).meta({ id: 'ApiKeyCreated' });
+export const ApiKeyCreated = ApiKeyView.extend({
+  key: z.string().describe('service_ak_<org_id>_<random>; shown once'),
+}).meta({ id: 'ApiKeyCreated' });
 export const ApiKeyList = z.array(ApiKeyView);
 
 /** Set A: one KYC case per user with attempts (status of the case; attempt_status of the current attempt). */
@@ -92,12 +97,29 @@ export const KycCaseView = z
   .meta({ id: 'KycCase' });
 /** Set B: KYC sessions; the newest is the user's KYC state. */
 export const KycSessionView = z
-  .object({ session_id: z.uuid(), user_id: z.string(), status: z.string(), created_at: timestamp, updated_at: timestamp })
+  .object({
+    session_id: z.uuid(),
+    user_id: z.string(),
+    status: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
   .meta({ id: 'KycSession' });
 
 export const AccreditationView = z
-  .object({ id: z.uuid(), user_id: z.string(), method: z.string(), status: z.string(), created_at: timestamp, updated_at: timestamp })
+  .object({
+    id: z.uuid(),
+    user_id: z.string(),
+    method: z.string(),
+    status: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
   .meta({ id: 'Accreditation' });
 export const AccreditationList = z.array(AccreditationView);
 
-export const DevMintResponse = z.object({ id_token: z.string(), api_key: z.string().nullable(), expires_in: z.number().int() });
+export const DevMintResponse = z.object({
+  id_token: z.string(),
+  api_key: z.string().nullable(),
+  expires_in: z.number().int(),
+});

@@ -24,7 +24,8 @@ export function tokenExchange(deps: ExchangeDeps) {
     /** Counts the request against the caller's address and the presented key, valid or not. */
     async throttle(clientIp: string, apiKeyHeader: string | undefined): Promise<void> {
       const hits: [RateLimiter, string][] = [[deps.limits.perAddress, `ip:${clientIp}`]];
-      if (apiKeyHeader) hits.push([deps.limits.perKey, `key:${createHash('sha256').update(apiKeyHeader).digest('hex')}`]);
+      if (apiKeyHeader)
+        hits.push([deps.limits.perKey, `key:${createHash('sha256').update(apiKeyHeader).digest('hex')}`]);
       await hitAll(hits);
     },
 
@@ -33,7 +34,12 @@ export function tokenExchange(deps: ExchangeDeps) {
       const identity = await deps.verifier.verify(idToken, apiKey.orgId);
       // Read at exchange time: Set B's gate trusts this claim (spec §5.3), Set A only as a hint.
       const kycCompleted = await deps.kyc.isApproved(identity.userId, apiKey.orgId);
-      const accessToken = await deps.tokens.sign({ userId: identity.userId, orgId: apiKey.orgId, roles: identity.roles, kycCompleted });
+      const accessToken = await deps.tokens.sign({
+        userId: identity.userId,
+        orgId: apiKey.orgId,
+        roles: identity.roles,
+        kycCompleted,
+      });
       return { access_token: accessToken, token_type: 'Bearer', expires_in: deps.tokens.ttlSeconds };
     },
   };

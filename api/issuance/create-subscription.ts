@@ -29,11 +29,15 @@ export async function newSubscription(
   if (!offering) throw notFound('Offering');
   if (offering.status !== 'open') throw conflict('OFFERING_CLOSED', 'This offering is not accepting subscriptions');
   const cls = await em.findOne(SecurityClassSchema, { id: body.securityClassId, offeringId });
-  if (!cls) throw validationFailed([{ in: 'body', path: 'securityClassId', message: 'no such security class in this offering' }]);
+  if (!cls)
+    throw validationFailed([
+      { in: 'body', path: 'securityClassId', message: 'no such security class in this offering' },
+    ]);
   let price = cls.pricePerUnit;
   if (body.trancheId) {
     const tranche = await em.findOne(TrancheSchema, { id: body.trancheId, offeringId });
-    if (!tranche) throw validationFailed([{ in: 'body', path: 'trancheId', message: 'no such tranche in this offering' }]);
+    if (!tranche)
+      throw validationFailed([{ in: 'body', path: 'trancheId', message: 'no such tranche in this offering' }]);
     if (tranche.status !== 'open') throw conflict('TRANCHE_CLOSED', 'This tranche is not accepting subscriptions');
     price = tranche.pricePerUnit ?? price;
   }
@@ -41,7 +45,9 @@ export async function newSubscription(
   const totalCents = multiply(priceCents, body.unitsSubscribed);
   // Refused here, or the projection could never store it and the workflow would retry forever.
   if (totalCents > MAX_MONEY) {
-    throw new AppError(422, 'AMOUNT_TOO_LARGE', `The total would exceed ${formatMoney(MAX_MONEY)}`, { max_total_amount: formatMoney(MAX_MONEY) });
+    throw new AppError(422, 'AMOUNT_TOO_LARGE', `The total would exceed ${formatMoney(MAX_MONEY)}`, {
+      max_total_amount: formatMoney(MAX_MONEY),
+    });
   }
   return {
     id: idempotencyKey ? uuidFromName('subscription', p.orgId, p.userId, idempotencyKey) : newId(),

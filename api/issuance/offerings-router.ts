@@ -14,7 +14,17 @@ import { validate } from '../middleware/validate';
 import { ok } from '../respond';
 import { olderThan, page } from '../cursor';
 import { OfferingParams } from './schema';
-import { CreateOfferingBody, CreateSecurityClassBody, CreateTrancheBody, ListOfferingsQuery, OfferingList, OfferingView, SecurityClassView, TrancheView, UpdateOfferingBody } from './offerings-schema';
+import {
+  CreateOfferingBody,
+  CreateSecurityClassBody,
+  CreateTrancheBody,
+  ListOfferingsQuery,
+  OfferingList,
+  OfferingView,
+  SecurityClassView,
+  TrancheView,
+  UpdateOfferingBody,
+} from './offerings-schema';
 import { offeringView, securityClassView, trancheView } from './offering-views';
 
 /** Offerings, their security classes and tranches: staff create them, everyone in the org reads them. */
@@ -30,68 +40,143 @@ export function offeringsRouter(deps: ApiDeps): Router {
     return offering;
   }
 
-  router.post('/', staff, validate({ body: CreateOfferingBody, response: OfferingView, status: 201, summary: 'Create an offering (staff)' }, async (ctx, input) => {
-    const now = new Date();
-    const offering = em().create(OfferingSchema, {
-      id: newId(),
-      orgId: ctx.state.principal.orgId,
-      ...input.body,
-      raisedAmount: '0.00',
-      investorCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await em().flush();
-    ok(ctx, offeringView(offering));
-  }));
+  router.post(
+    '/',
+    staff,
+    validate(
+      { body: CreateOfferingBody, response: OfferingView, status: 201, summary: 'Create an offering (staff)' },
+      async (ctx, input) => {
+        const now = new Date();
+        const offering = em().create(OfferingSchema, {
+          id: newId(),
+          orgId: ctx.state.principal.orgId,
+          ...input.body,
+          raisedAmount: '0.00',
+          investorCount: 0,
+          createdAt: now,
+          updatedAt: now,
+        });
+        await em().flush();
+        ok(ctx, offeringView(offering));
+      },
+    ),
+  );
 
-  router.get('/', anyone, validate({ query: ListOfferingsQuery, response: OfferingList, summary: "List the organisation's offerings, newest first" }, async (ctx, { query }) => {
-    const { principal } = ctx.state as AuthState;
-    const where: FilterQuery<Offering> = { orgId: principal.orgId, ...(query.cursor ? olderThan(query.cursor) : {}) };
-    const rows = await em().find(OfferingSchema, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: query.limit + 1 });
-    const { items, next_cursor } = page(rows, query.limit, (o) => ({ at: o.createdAt, id: o.id }));
-    ok(ctx, { items: items.map((o) => offeringView(o)), next_cursor });
-  }));
+  router.get(
+    '/',
+    anyone,
+    validate(
+      { query: ListOfferingsQuery, response: OfferingList, summary: "List the organisation's offerings, newest first" },
+      async (ctx, { query }) => {
+        const { principal } = ctx.state as AuthState;
+        const where: FilterQuery<Offering> = {
+          orgId: principal.orgId,
+          ...(query.cursor ? olderThan(query.cursor) : {}),
+        };
+        const rows = await em().find(OfferingSchema, where, {
+          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+          limit: query.limit + 1,
+        });
+        const { items, next_cursor } = page(rows, query.limit, (o) => ({ at: o.createdAt, id: o.id }));
+        ok(ctx, { items: items.map((o) => offeringView(o)), next_cursor });
+      },
+    ),
+  );
 
-  router.get('/:offering_id', anyone, validate({ params: OfferingParams, response: OfferingView, summary: 'Get an offering with its security classes and tranches' }, async (ctx, input) => {
-    const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
-    const [classes, tranches] = await Promise.all([
-      em().find(SecurityClassSchema, { offeringId: offering.id }, { orderBy: { createdAt: 'asc' } }),
-      em().find(TrancheSchema, { offeringId: offering.id }, { orderBy: { createdAt: 'asc' } }),
-    ]);
-    ok(ctx, offeringView(offering, classes, tranches));
-  }));
+  router.get(
+    '/:offering_id',
+    anyone,
+    validate(
+      {
+        params: OfferingParams,
+        response: OfferingView,
+        summary: 'Get an offering with its security classes and tranches',
+      },
+      async (ctx, input) => {
+        const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
+        const [classes, tranches] = await Promise.all([
+          em().find(SecurityClassSchema, { offeringId: offering.id }, { orderBy: { createdAt: 'asc' } }),
+          em().find(TrancheSchema, { offeringId: offering.id }, { orderBy: { createdAt: 'asc' } }),
+        ]);
+        ok(ctx, offeringView(offering, classes, tranches));
+      },
+    ),
+  );
 
-  router.patch('/:offering_id', staff, validate({ params: OfferingParams, body: UpdateOfferingBody, response: OfferingView, summary: 'Open or close an offering (staff)' }, async (ctx, input) => {
-    const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
-    offering.status = input.body.status;
-    offering.updatedAt = new Date();
-    await em().flush();
-    ok(ctx, offeringView(offering));
-  }));
+  router.patch(
+    '/:offering_id',
+    staff,
+    validate(
+      {
+        params: OfferingParams,
+        body: UpdateOfferingBody,
+        response: OfferingView,
+        summary: 'Open or close an offering (staff)',
+      },
+      async (ctx, input) => {
+        const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
+        offering.status = input.body.status;
+        offering.updatedAt = new Date();
+        await em().flush();
+        ok(ctx, offeringView(offering));
+      },
+    ),
+  );
 
-  router.post('/:offering_id/security-classes', staff, validate({ params: OfferingParams, body: CreateSecurityClassBody, response: SecurityClassView, status: 201, summary: 'Add a security class to an offering (staff)' }, async (ctx, input) => {
-    const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
-    const { name, pricePerUnit } = input.body;
-    const cls = em().create(SecurityClassSchema, { id: newId(), offeringId: offering.id, name, pricePerUnit: normaliseMoney(pricePerUnit), createdAt: new Date() });
-    await em().flush();
-    ok(ctx, securityClassView(cls));
-  }));
+  router.post(
+    '/:offering_id/security-classes',
+    staff,
+    validate(
+      {
+        params: OfferingParams,
+        body: CreateSecurityClassBody,
+        response: SecurityClassView,
+        status: 201,
+        summary: 'Add a security class to an offering (staff)',
+      },
+      async (ctx, input) => {
+        const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
+        const { name, pricePerUnit } = input.body;
+        const cls = em().create(SecurityClassSchema, {
+          id: newId(),
+          offeringId: offering.id,
+          name,
+          pricePerUnit: normaliseMoney(pricePerUnit),
+          createdAt: new Date(),
+        });
+        await em().flush();
+        ok(ctx, securityClassView(cls));
+      },
+    ),
+  );
 
-  router.post('/:offering_id/tranches', staff, validate({ params: OfferingParams, body: CreateTrancheBody, response: TrancheView, status: 201, summary: 'Add a tranche to an offering (staff)' }, async (ctx, input) => {
-    const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
-    const { name, pricePerUnit, status } = input.body;
-    const tranche = em().create(TrancheSchema, {
-      id: newId(),
-      offeringId: offering.id,
-      name,
-      pricePerUnit: pricePerUnit ? normaliseMoney(pricePerUnit) : null,
-      status,
-      createdAt: new Date(),
-    });
-    await em().flush();
-    ok(ctx, trancheView(tranche));
-  }));
+  router.post(
+    '/:offering_id/tranches',
+    staff,
+    validate(
+      {
+        params: OfferingParams,
+        body: CreateTrancheBody,
+        response: TrancheView,
+        status: 201,
+        summary: 'Add a tranche to an offering (staff)',
+      },
+      async (ctx, input) => {
+        const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
+        const { name, pricePerUnit, status } = input.body;
+        const tranche = em().create(TrancheSchema, {
+          id: newId(),
+          offeringId: offering.id,
+          name,
+          pricePerUnit: pricePerUnit ? normaliseMoney(pricePerUnit) : null,
+          status,
+          createdAt: new Date(),
+        });
+        await em().flush();
+        ok(ctx, trancheView(tranche));
+      },
+    ),
+  );
 
   return router;
 }

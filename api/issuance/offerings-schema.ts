@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { isDecimalMoney, parseMoney } from '../../lib/money';
 
 // abort: the positivity check below must not run on text that is not money at all.
-const money = z.string().refine(isDecimalMoney, { message: 'a decimal string with at most two places, e.g. "12.50"', abort: true });
+const money = z
+  .string()
+  .refine(isDecimalMoney, { message: 'a decimal string with at most two places, e.g. "12.50"', abort: true });
 const positiveMoney = money.refine((v) => parseMoney(v) > 0n, 'must be greater than 0');
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -11,7 +13,14 @@ export const SecurityClassView = z
   .object({ id: z.uuid(), offering_id: z.uuid(), name: z.string(), price_per_unit: z.string(), created_at: timestamp })
   .meta({ id: 'SecurityClass' });
 export const TrancheView = z
-  .object({ id: z.uuid(), offering_id: z.uuid(), name: z.string(), price_per_unit: z.string().nullable().describe('null: the security class price applies'), status: z.enum(['open', 'closed']), created_at: timestamp })
+  .object({
+    id: z.uuid(),
+    offering_id: z.uuid(),
+    name: z.string(),
+    price_per_unit: z.string().nullable().describe('null: the security class price applies'),
+    status: z.enum(['open', 'closed']),
+    created_at: timestamp,
+  })
   .meta({ id: 'Tranche' });
 export const OfferingView = z
   .object({
@@ -34,7 +43,9 @@ export const ListOfferingsQuery = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 /** A page of offerings, newest first; `next_cursor` is null on the last page. */
-export const OfferingList = z.object({ items: z.array(OfferingView), next_cursor: z.string().nullable() }).meta({ id: 'OfferingList' });
+export const OfferingList = z
+  .object({ items: z.array(OfferingView), next_cursor: z.string().nullable() })
+  .meta({ id: 'OfferingList' });
 
 export const CreateOfferingBody = z.strictObject({
   name: z.string().trim().min(1).max(200),

@@ -12,7 +12,10 @@ import { deliveryView } from '../notifications/views';
 import { ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
 import { subscriptionReads } from './subscription-reads';
 
-const ReviewQueueQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(100), cursor: z.string().max(200).optional() });
+const ReviewQueueQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(100),
+  cursor: z.string().max(200).optional(),
+});
 
 interface QueueRow {
   state: SubscriptionState;
@@ -32,11 +35,20 @@ export function reviewRouter(deps: ApiDeps): Router {
   const reads = subscriptionReads(deps.orm);
   const sql = () => deps.orm.em.getConnection();
 
-  router.get('/review-queue', staff, validate({ query: ReviewQueueQuery, response: ReviewQueue, summary: 'Subscriptions waiting on review, with what a reviewer weighs' }, async (ctx, { query }) => {
-    const orgId = ctx.state.principal.orgId;
-    const after = query.cursor ? decodeCursor(query.cursor) : null;
-    const rows = await sql().execute<QueueRow[]>(
-      `select s.state, s.review_since, ${exactTime('s.review_since')} as cursor_at, k.status as kyc_status,
+  router.get(
+    '/review-queue',
+    staff,
+    validate(
+      {
+        query: ReviewQueueQuery,
+        response: ReviewQueue,
+        summary: 'Subscriptions waiting on review, with what a reviewer weighs',
+      },
+      async (ctx, { query }) => {
+        const orgId = ctx.state.principal.orgId;
+        const after = query.cursor ? decodeCursor(query.cursor) : null;
+        const rows = await sql().execute<QueueRow[]>(
+          `select s.state, s.review_since, ${exactTime('s.review_since')} as cursor_at, k.status as kyc_status,
               (select a.status from accreditations a where a.org_id = s.org_id and a.user_id = s.investor_id
                 order by a.created_at desc limit 1) as accreditation_status
          from subscriptions s
@@ -45,54 +57,76 @@ export function reviewRouter(deps: ApiDeps): Router {
           ${after ? 'and (s.review_since, s.id) > (?::timestamptz, ?::uuid)' : ''}
         order by s.review_since asc, s.id asc
         limit ?`,
-      [orgId, ...(after ? [after.at, after.id] : []), query.limit + 1],
-    );
-    const now = Date.now();
-    const { items, next_cursor } = page(rows, query.limit, (r) => ({ at: r.cursor_at, id: r.state.id }));
-    ok(ctx, {
-      next_cursor,
-      items: items.map((r) => ({
-        subscription: toSubscriptionView(r.state),
-        investor_id: r.state.investorId,
-        kyc_status: r.kyc_status ?? 'none',
-        accreditation_status: r.accreditation_status ?? 'none',
-        accreditation_self_reported: r.state.accreditationStatus,
-        review_since: new Date(r.review_since).toISOString(),
-        waiting_seconds: Math.max(0, Math.floor((now - new Date(r.review_since).getTime()) / 1000)),
-      })),
-    });
-  }));
+          [orgId, ...(after ? [after.at, after.id] : []), query.limit + 1],
+        );
+        const now = Date.now();
+        const { items, next_cursor } = page(rows, query.limit, (r) => ({ at: r.cursor_at, id: r.state.id }));
+        ok(ctx, {
+          next_cursor,
+          items: items.map((r) => ({
+            subscription: toSubscriptionView(r.state),
+            investor_id: r.state.investorId,
+            kyc_status: r.kyc_status ?? 'none',
+            accreditation_status: r.accreditation_status ?? 'none',
+            accreditation_self_reported: r.state.accreditationStatus,
+            review_since: new Date(r.review_since).toISOString(),
+            waiting_seconds: Math.max(0, Math.floor((now - new Date(r.review_since).getTime()) / 1000)),
+          })),
+        });
+      },
+    ),
+  );
 
-  router.get('/subscriptions/:subscription_id/activity', staff, validate({ params: SubscriptionParams, response: SubscriptionActivity, summary: "A subscription's events and their webhook deliveries" }, async (ctx, { params }) => {
-    const record = await reads.authorized(params.subscription_id, ctx.state.principal, 'read');
-    const events = await sql().execute<{ id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]>(
-      `select id, type, occurred_at, data from events
+  router.get(
+    '/subscriptions/:subscription_id/activity',
+    staff,
+    validate(
+      {
+        params: SubscriptionParams,
+        response: SubscriptionActivity,
+        summary: "A subscription's events and their webhook deliveries",
+      },
+      async (ctx, { params }) => {
+        const record = await reads.authorized(params.subscription_id, ctx.state.principal, 'read');
+        const events = await sql().execute<
+          { id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]
+        >(
+          `select id, type, occurred_at, data from events
         where org_id = ? and coalesce(data->>'subscription_id', data->>'id') = ?
           and (type like 'subscription.%' or type = 'shares.issued')
         order by seq`,
-      [record.orgId, record.id],
-    );
-    const deliveries = events.length
-      ? await sql().getKnex()('webhook_deliveries as d')
-        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-        .where('d.org_id', record.orgId)
-        .whereIn('d.event_id', events.map((e) => e.id))
-        .orderBy([{ column: 'd.created_at' }, { column: 'd.id' }])
-        .select('d.*', 'e.url as endpoint_url')
-      : [];
-    ok(ctx, {
-      events: events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        occurred_at: new Date(e.occurred_at).toISOString(),
-        status: typeof e.data.status === 'string' ? e.data.status : null,
-        payment_status: typeof e.data.payment_status === 'string' ? e.data.payment_status : null,
-        reason: typeof e.data.reason === 'string' ? e.data.reason : null,
-        message: typeof e.data.message === 'string' ? e.data.message : null,
-      })),
-      deliveries: deliveries.map((d: Parameters<typeof deliveryView>[0] & { endpoint_url: string }) => ({ ...deliveryView(d), endpoint_url: d.endpoint_url })),
-    });
-  }));
+          [record.orgId, record.id],
+        );
+        const deliveries = events.length
+          ? await sql()
+              .getKnex()('webhook_deliveries as d')
+              .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+              .where('d.org_id', record.orgId)
+              .whereIn(
+                'd.event_id',
+                events.map((e) => e.id),
+              )
+              .orderBy([{ column: 'd.created_at' }, { column: 'd.id' }])
+              .select('d.*', 'e.url as endpoint_url')
+          : [];
+        ok(ctx, {
+          events: events.map((e) => ({
+            id: e.id,
+            type: e.type,
+            occurred_at: new Date(e.occurred_at).toISOString(),
+            status: typeof e.data.status === 'string' ? e.data.status : null,
+            payment_status: typeof e.data.payment_status === 'string' ? e.data.payment_status : null,
+            reason: typeof e.data.reason === 'string' ? e.data.reason : null,
+            message: typeof e.data.message === 'string' ? e.data.message : null,
+          })),
+          deliveries: deliveries.map((d: Parameters<typeof deliveryView>[0] & { endpoint_url: string }) => ({
+            ...deliveryView(d),
+            endpoint_url: d.endpoint_url,
+          })),
+        });
+      },
+    ),
+  );
 
   return router;
 }

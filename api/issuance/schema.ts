@@ -68,42 +68,54 @@ export const ListSubscriptionsQuery = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
-export const IdempotencyKey = z.string().min(1).max(255).regex(/^[\x21-\x7e]+$/, 'printable ASCII only');
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, 'printable ASCII only');
 
 /** A page of subscriptions, newest first; `next_cursor` is null on the last page. */
-export const SubscriptionList = z.object({ items: z.array(SubscriptionViewSchema), next_cursor: z.string().nullable() }).meta({ id: 'SubscriptionList' });
+export const SubscriptionList = z
+  .object({ items: z.array(SubscriptionViewSchema), next_cursor: z.string().nullable() })
+  .meta({ id: 'SubscriptionList' });
 
 // ---- Staff reads behind the operator console (review-routes.ts) ----
 const timestamp = z.iso.datetime({ offset: true });
 export const ReviewQueue = z
   .object({
-    items: z.array(
-      z.object({
-        subscription: SubscriptionViewSchema,
-        investor_id: z.string(),
-        kyc_status: z.string().describe("The investor's identity verification, or none"),
-        accreditation_status: z.string().describe("The investor's latest accreditation, or none"),
-        accreditation_self_reported: z.string().nullable().describe('What the investor declared at creation'),
-        review_since: timestamp,
-        waiting_seconds: z.number().int().min(0),
-      }),
-    ).describe('Subscriptions waiting on review, longest-waiting first'),
+    items: z
+      .array(
+        z.object({
+          subscription: SubscriptionViewSchema,
+          investor_id: z.string(),
+          kyc_status: z.string().describe("The investor's identity verification, or none"),
+          accreditation_status: z.string().describe("The investor's latest accreditation, or none"),
+          accreditation_self_reported: z.string().nullable().describe('What the investor declared at creation'),
+          review_since: timestamp,
+          waiting_seconds: z.number().int().min(0),
+        }),
+      )
+      .describe('Subscriptions waiting on review, longest-waiting first'),
     next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
   })
   .meta({ id: 'ReviewQueue' });
 export const SubscriptionActivity = z
   .object({
-    events: z.array(
-      z.object({
-        id: z.uuid(),
-        type: z.string(),
-        occurred_at: timestamp,
-        status: z.string().nullable(),
-        payment_status: z.string().nullable(),
-        reason: z.string().nullable(),
-        message: z.string().nullable(),
-      }),
-    ).describe('The events the subscription published, in publish order'),
-    deliveries: z.array(DeliveryView.extend({ endpoint_url: z.string() })).describe('Their webhook deliveries, oldest first'),
+    events: z
+      .array(
+        z.object({
+          id: z.uuid(),
+          type: z.string(),
+          occurred_at: timestamp,
+          status: z.string().nullable(),
+          payment_status: z.string().nullable(),
+          reason: z.string().nullable(),
+          message: z.string().nullable(),
+        }),
+      )
+      .describe('The events the subscription published, in publish order'),
+    deliveries: z
+      .array(DeliveryView.extend({ endpoint_url: z.string() }))
+      .describe('Their webhook deliveries, oldest first'),
   })
   .meta({ id: 'SubscriptionActivity' });

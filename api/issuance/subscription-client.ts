@@ -1,4 +1,9 @@
-import { WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
 import type { Config } from '../../lib/config';
 import { currentIdempotencyScope } from '../../lib/idempotency-scope';
@@ -14,10 +19,15 @@ import type { subscriptionWorkflow } from '../../workflows/subscription';
  * The API's only way to talk to subscription workflows. A workflow ends 90 days after its terminal
  * state; past that the projection speaks for it (docs/decisions.md, Trust: after the workflow closes).
  */
-export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'COMMAND_TIMEOUT_MS'>, projection: Projection) {
+export function subscriptionClient(
+  temporal: Client,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'COMMAND_TIMEOUT_MS'>,
+  projection: Projection,
+) {
   // Longest a command may take end to end (a processor call inside it has its own 30 s limit);
   // past it the API answers 503 COMMAND_OUTCOME_UNKNOWN (api/middleware/errors.ts).
-  const withDeadline = <T>(fn: () => Promise<T>) => temporal.connection.withDeadline(Date.now() + config.COMMAND_TIMEOUT_MS, fn);
+  const withDeadline = <T>(fn: () => Promise<T>) =>
+    temporal.connection.withDeadline(Date.now() + config.COMMAND_TIMEOUT_MS, fn);
   // Under an Idempotency-Key the update id is derived from it: a retry is the same update, and
   // Temporal answers a completed one with its outcome instead of running it twice.
   const updateId = (name: string) => {
@@ -29,7 +39,9 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
   async function closed(subscriptionId: string, err: unknown): Promise<never> {
     const state = err instanceof WorkflowNotFoundError ? await projection.state(subscriptionId) : null;
     if (!state) throw err;
-    throw conflict('SUBSCRIPTION_CLOSED', `The subscription is ${state.status} and closed to commands`, { status: state.status });
+    throw conflict('SUBSCRIPTION_CLOSED', `The subscription is ${state.status} and closed to commands`, {
+      status: state.status,
+    });
   }
 
   return {
@@ -52,7 +64,11 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
       });
       try {
         return await withDeadline(() =>
-          temporal.workflow.executeUpdateWithStart(created, { args: [{ requestHash: start.requestHash }], startWorkflowOperation: startOp, updateId: updateId(created.name) }),
+          temporal.workflow.executeUpdateWithStart(created, {
+            args: [{ requestHash: start.requestHash }],
+            startWorkflowOperation: startOp,
+            updateId: updateId(created.name),
+          }),
         );
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
@@ -60,11 +76,18 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
       }
     },
 
-    async command<R, A extends unknown[]>(subscriptionId: string, update: UpdateDefinition<R, A>, ...args: A): Promise<R> {
+    async command<R, A extends unknown[]>(
+      subscriptionId: string,
+      update: UpdateDefinition<R, A>,
+      ...args: A
+    ): Promise<R> {
       const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
       // The SDK's overloads split on arity; one call site covers both.
       return withDeadline(() =>
-        handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, { args: args as unknown as [unknown], updateId: updateId(update.name) }),
+        handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, {
+          args: args as unknown as [unknown],
+          updateId: updateId(update.name),
+        }),
       ).catch((err: unknown) => closed(subscriptionId, err));
     },
 
@@ -85,18 +108,21 @@ export function subscriptionClient(temporal: Client, config: Pick<Config, 'TEMPO
         const state = err instanceof WorkflowNotFoundError ? await projection.state(subscriptionId) : null;
         if (!state) throw err;
         await withDeadline(() =>
-          temporal.workflow.signalWithStart<typeof subscriptionWorkflow, [PaymentNotification]>('subscriptionWorkflow', {
-            workflowId: subscriptionWorkflowId(subscriptionId),
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [{ resume: state, pendingPayments: [], seenNotifications: [] }],
-            signal: paymentNotified,
-            signalArgs: [n],
-            typedSearchAttributes: new TypedSearchAttributes([
-              { key: SubscriptionStatusKey, value: state.status },
-              { key: OfferingIdKey, value: state.offeringId },
-              { key: InvestorIdKey, value: state.investorId },
-            ]),
-          }),
+          temporal.workflow.signalWithStart<typeof subscriptionWorkflow, [PaymentNotification]>(
+            'subscriptionWorkflow',
+            {
+              workflowId: subscriptionWorkflowId(subscriptionId),
+              taskQueue: config.TEMPORAL_TASK_QUEUE,
+              args: [{ resume: state, pendingPayments: [], seenNotifications: [] }],
+              signal: paymentNotified,
+              signalArgs: [n],
+              typedSearchAttributes: new TypedSearchAttributes([
+                { key: SubscriptionStatusKey, value: state.status },
+                { key: OfferingIdKey, value: state.offeringId },
+                { key: InvestorIdKey, value: state.investorId },
+              ]),
+            },
+          ),
         );
       }
     },

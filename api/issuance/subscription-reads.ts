@@ -30,7 +30,9 @@ export function subscriptionReads(orm: Orm) {
     },
 
     async byReferenceCode(code: string, p: Principal): Promise<SubscriptionRecord> {
-      const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { referenceCode: code.toUpperCase(), orgId: p.orgId });
+      const record = await orm.em
+        .fork()
+        .findOne(SubscriptionRecordSchema, { referenceCode: code.toUpperCase(), orgId: p.orgId });
       if (!record) throw notFound('Subscription with that reference code');
       authorize(p, 'reconcile', record);
       return record;

@@ -38,79 +38,233 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
 
   /** Runs a command on a subscription the policy allows, and answers with the updated view. */
-  function command<A extends unknown[]>(action: SubscriptionAction, update: UpdateDefinition<SubscriptionView, A>, args: (ctx: Ctx, body: never) => A) {
+  function command<A extends unknown[]>(
+    action: SubscriptionAction,
+    update: UpdateDefinition<SubscriptionView, A>,
+    args: (ctx: Ctx, body: never) => A,
+  ) {
     return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
       const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
       ok(ctx, await workflows.command(record.id, update, ...args(ctx, input.body as never)));
     };
   }
 
-  router.post('/offerings/:offering_id/subscriptions', may('create'), validate({ params: OfferingParams, body: CreateSubscriptionBody, response: View, status: 201, summary: 'Create a subscription (spec §4.1)' }, async (ctx, input) => {
-    const p = ctx.state.principal;
-    authorize(p, 'create');
-    const key = ctx.get('idempotency-key') || undefined;
-    if (key !== undefined) IdempotencyKey.parse(key);
-    const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
-    await gate(p, p.userId, start.orgId);
-    const created = await workflows.create(start);
-    if (created) return ok(ctx, created);
-    // The workflow behind this key already ended: answer from the projection.
-    const record = await reads.authorized(start.id, p, 'read');
-    if (record.requestHash !== start.requestHash) throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
-    ok(ctx, toSubscriptionView(record.state));
-  }));
+  router.post(
+    '/offerings/:offering_id/subscriptions',
+    may('create'),
+    validate(
+      {
+        params: OfferingParams,
+        body: CreateSubscriptionBody,
+        response: View,
+        status: 201,
+        summary: 'Create a subscription (spec §4.1)',
+      },
+      async (ctx, input) => {
+        const p = ctx.state.principal;
+        authorize(p, 'create');
+        const key = ctx.get('idempotency-key') || undefined;
+        if (key !== undefined) IdempotencyKey.parse(key);
+        const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
+        await gate(p, p.userId, start.orgId);
+        const created = await workflows.create(start);
+        if (created) return ok(ctx, created);
+        // The workflow behind this key already ended: answer from the projection.
+        const record = await reads.authorized(start.id, p, 'read');
+        if (record.requestHash !== start.requestHash)
+          throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
+        ok(ctx, toSubscriptionView(record.state));
+      },
+    ),
+  );
 
-  router.get('/subscriptions', may('read'), validate({ query: ListSubscriptionsQuery, response: SubscriptionList, summary: "List subscriptions: an investor's own, staff their organisation's" }, async (ctx, input) => {
-    ok(ctx, await reads.list(ctx.state.principal, input.query));
-  }));
+  router.get(
+    '/subscriptions',
+    may('read'),
+    validate(
+      {
+        query: ListSubscriptionsQuery,
+        response: SubscriptionList,
+        summary: "List subscriptions: an investor's own, staff their organisation's",
+      },
+      async (ctx, input) => {
+        ok(ctx, await reads.list(ctx.state.principal, input.query));
+      },
+    ),
+  );
 
-  router.get('/subscriptions/:subscription_id', may('read'), validate({ params: SubscriptionParams, response: View, summary: 'Get one subscription' }, async (ctx, input) => {
-    ok(ctx, toSubscriptionView((await reads.authorized(input.params.subscription_id, ctx.state.principal, 'read')).state));
-  }));
+  router.get(
+    '/subscriptions/:subscription_id',
+    may('read'),
+    validate({ params: SubscriptionParams, response: View, summary: 'Get one subscription' }, async (ctx, input) => {
+      ok(
+        ctx,
+        toSubscriptionView((await reads.authorized(input.params.subscription_id, ctx.state.principal, 'read')).state),
+      );
+    }),
+  );
 
-  router.delete('/subscriptions/:subscription_id', may('cancel'), validate({ params: SubscriptionParams, status: 204, summary: 'Cancel a subscription (draft, pending_signature or pending_payment)' }, async (ctx, input) => {
-    const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'cancel');
-    await workflows.command(record.id, m.cancel);
-    ctx.status = 204;
-  }));
+  router.delete(
+    '/subscriptions/:subscription_id',
+    may('cancel'),
+    validate(
+      {
+        params: SubscriptionParams,
+        status: 204,
+        summary: 'Cancel a subscription (draft, pending_signature or pending_payment)',
+      },
+      async (ctx, input) => {
+        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'cancel');
+        await workflows.command(record.id, m.cancel);
+        ctx.status = 204;
+      },
+    ),
+  );
 
-  router.post('/subscriptions/:subscription_id/request-signature', may('request_signature'), validate({ params: SubscriptionParams, response: View, summary: 'Present the agreement: draft to pending_signature' },
-    command('request_signature', m.requestSignature, () => [])));
+  router.post(
+    '/subscriptions/:subscription_id/request-signature',
+    may('request_signature'),
+    validate(
+      { params: SubscriptionParams, response: View, summary: 'Present the agreement: draft to pending_signature' },
+      command('request_signature', m.requestSignature, () => []),
+    ),
+  );
 
-  router.post('/subscriptions/:subscription_id/sign-agreement', may('sign'), validate({ params: SubscriptionParams, body: SignAgreementBody, response: View, summary: 'Sign the subscription agreement' }, async (ctx, input) => {
-    const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'sign');
-    await gate(ctx.state.principal, record.investorId, record.orgId);
-    const { signature, signedAt, ipAddress } = input.body;
-    ok(ctx, await workflows.command(record.id, m.signAgreement, { signature, signedAt, ipAddress: ipAddress ?? null }));
-  }));
+  router.post(
+    '/subscriptions/:subscription_id/sign-agreement',
+    may('sign'),
+    validate(
+      {
+        params: SubscriptionParams,
+        body: SignAgreementBody,
+        response: View,
+        summary: 'Sign the subscription agreement',
+      },
+      async (ctx, input) => {
+        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'sign');
+        await gate(ctx.state.principal, record.investorId, record.orgId);
+        const { signature, signedAt, ipAddress } = input.body;
+        ok(
+          ctx,
+          await workflows.command(record.id, m.signAgreement, { signature, signedAt, ipAddress: ipAddress ?? null }),
+        );
+      },
+    ),
+  );
 
-  router.post('/subscriptions/:subscription_id/approve', may('approve'), validate({ params: SubscriptionParams, response: View, summary: 'Approve a subscription under review (staff)' }, async (ctx, input) => {
-    const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'approve');
-    await gate(ctx.state.principal, record.investorId, record.orgId);
-    ok(ctx, await workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId }));
-  }));
+  router.post(
+    '/subscriptions/:subscription_id/approve',
+    may('approve'),
+    validate(
+      { params: SubscriptionParams, response: View, summary: 'Approve a subscription under review (staff)' },
+      async (ctx, input) => {
+        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'approve');
+        await gate(ctx.state.principal, record.investorId, record.orgId);
+        ok(ctx, await workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId }));
+      },
+    ),
+  );
 
-  const reason = (ctx: Ctx, body: { reason: string }) => [{ reason: body.reason, actorId: ctx.state.principal.userId }] as [m.ReasonInput];
-  router.post('/subscriptions/:subscription_id/reject', may('reject'), validate({ params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Reject a subscription under review, with a reason (staff)' }, command('reject', m.reject, reason)));
-  router.post('/subscriptions/:subscription_id/request-info', may('request_info'), validate({ params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Ask the investor for more information (staff)' }, command('request_info', m.requestInfo, reason)));
-  router.post('/subscriptions/:subscription_id/void', may('void'), validate({ params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Void the signed agreement (admin)' }, command('void', m.voidAgreement, reason)));
+  const reason = (ctx: Ctx, body: { reason: string }) =>
+    [{ reason: body.reason, actorId: ctx.state.principal.userId }] as [m.ReasonInput];
+  router.post(
+    '/subscriptions/:subscription_id/reject',
+    may('reject'),
+    validate(
+      {
+        params: SubscriptionParams,
+        body: ReasonBody,
+        response: View,
+        summary: 'Reject a subscription under review, with a reason (staff)',
+      },
+      command('reject', m.reject, reason),
+    ),
+  );
+  router.post(
+    '/subscriptions/:subscription_id/request-info',
+    may('request_info'),
+    validate(
+      {
+        params: SubscriptionParams,
+        body: ReasonBody,
+        response: View,
+        summary: 'Ask the investor for more information (staff)',
+      },
+      command('request_info', m.requestInfo, reason),
+    ),
+  );
+  router.post(
+    '/subscriptions/:subscription_id/void',
+    may('void'),
+    validate(
+      { params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Void the signed agreement (admin)' },
+      command('void', m.voidAgreement, reason),
+    ),
+  );
 
   const actor = (ctx: Ctx) => [{ actorId: ctx.state.principal.userId }] as [{ actorId: string }];
   if (set === 'B') {
-    router.post('/subscriptions/:subscription_id/issue-shares', may('issue_shares'), validate({ params: SubscriptionParams, response: View, summary: 'Issue shares for an approved subscription (Set B, staff)' },
-      command('issue_shares', m.issueShares, actor)));
+    router.post(
+      '/subscriptions/:subscription_id/issue-shares',
+      may('issue_shares'),
+      validate(
+        {
+          params: SubscriptionParams,
+          response: View,
+          summary: 'Issue shares for an approved subscription (Set B, staff)',
+        },
+        command('issue_shares', m.issueShares, actor),
+      ),
+    );
   } else {
-    router.post('/subscriptions/:subscription_id/retry-collection', may('retry_collection'), validate({ params: SubscriptionParams, response: View, summary: 'Collect a failed payment again (Set A, staff)' },
-      command('retry_collection', m.retryCollection, actor)));
+    router.post(
+      '/subscriptions/:subscription_id/retry-collection',
+      may('retry_collection'),
+      validate(
+        { params: SubscriptionParams, response: View, summary: 'Collect a failed payment again (Set A, staff)' },
+        command('retry_collection', m.retryCollection, actor),
+      ),
+    );
     // Set A wire/check: staff match received funds to a subscription by its reference code.
-    router.post('/reconciliations', may('reconcile'), validate({ body: ReconcileBody, response: View, summary: 'Reconcile wire or check funds by reference code (Set A, staff)' }, async (ctx, input) => {
-      const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
-      ok(ctx, await workflows.command(record.id, m.reconcileFunds, { amount: input.body.amount, actorId: ctx.state.principal.userId }));
-    }));
+    router.post(
+      '/reconciliations',
+      may('reconcile'),
+      validate(
+        {
+          body: ReconcileBody,
+          response: View,
+          summary: 'Reconcile wire or check funds by reference code (Set A, staff)',
+        },
+        async (ctx, input) => {
+          const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
+          ok(
+            ctx,
+            await workflows.command(record.id, m.reconcileFunds, {
+              amount: input.body.amount,
+              actorId: ctx.state.principal.userId,
+            }),
+          );
+        },
+      ),
+    );
     // Read-only: staff find what a payment's reference names before (or instead of) reconciling it.
-    router.get('/subscriptions/by-reference/:reference_code', may('reconcile'), validate({ params: ReferenceCodeParams, response: View, summary: 'Look a subscription up by its reference code, without reconciling (Set A, staff)' }, async (ctx, input) => {
-      ok(ctx, toSubscriptionView((await reads.byReferenceCode(input.params.reference_code, ctx.state.principal)).state));
-    }));
+    router.get(
+      '/subscriptions/by-reference/:reference_code',
+      may('reconcile'),
+      validate(
+        {
+          params: ReferenceCodeParams,
+          response: View,
+          summary: 'Look a subscription up by its reference code, without reconciling (Set A, staff)',
+        },
+        async (ctx, input) => {
+          ok(
+            ctx,
+            toSubscriptionView((await reads.byReferenceCode(input.params.reference_code, ctx.state.principal)).state),
+          );
+        },
+      ),
+    );
   }
 
   paymentRoutes(set, router, { may, workflows, reads });

@@ -1,5 +1,11 @@
 import type { Middleware } from 'koa';
-import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  ServiceError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { NotFoundError } from '@mikro-orm/core';
 import { ZodError } from 'zod';
@@ -14,7 +20,8 @@ export function errorEnvelope(): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
     } catch (raw) {
       const err = toAppError(raw);
       if (err.status >= 500) logger.error({ err: raw, requestId: ctx.state.requestId }, 'request failed');
@@ -26,14 +33,18 @@ export function errorEnvelope(): Middleware {
   };
 }
 
-export const errorBody = (err: AppError) => ({ success: false, error: { code: err.code, message: err.message, details: err.details ?? null } });
+export const errorBody = (err: AppError) => ({
+  success: false,
+  error: { code: err.code, message: err.message, details: err.details ?? null },
+});
 
 /** Seconds a caller should wait before retrying a command whose outcome is unknown. */
 const OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS = 5;
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof ZodError) return validationFailed(err.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  if (err instanceof ZodError)
+    return validationFailed(err.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
   if (err instanceof NotFoundError) return notFound('Resource');
   if (err instanceof WorkflowNotFoundError) return notFound('Subscription');
   if (err instanceof WorkflowUpdateFailedError) {
@@ -46,14 +57,20 @@ export function toAppError(err: unknown): AppError {
   }
   // The workflow did not answer within the command deadline: the update may still apply.
   if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError || deadlineExceeded(err)) {
-    return new AppError(503, 'COMMAND_OUTCOME_UNKNOWN', 'The command was sent but not answered in time and may still apply; retry with the same Idempotency-Key to get its result', {
-      retry_after_seconds: OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS,
-    });
+    return new AppError(
+      503,
+      'COMMAND_OUTCOME_UNKNOWN',
+      'The command was sent but not answered in time and may still apply; retry with the same Idempotency-Key to get its result',
+      {
+        retry_after_seconds: OUTCOME_UNKNOWN_RETRY_AFTER_SECONDS,
+      },
+    );
   }
   const status = (err as { status?: number; expose?: boolean }).status;
   // The router refuses a method a path lacks (405) or that no route has at all (501, e.g. TRACE):
   // both are the caller's mistake, so both are a 405, not a server error.
-  if (status === 405 || status === 501) return new AppError(405, 'METHOD_NOT_ALLOWED', 'This path does not accept this method');
+  if (status === 405 || status === 501)
+    return new AppError(405, 'METHOD_NOT_ALLOWED', 'This path does not accept this method');
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large');
     if (status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json');

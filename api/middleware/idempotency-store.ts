@@ -15,7 +15,8 @@ export type Claim =
 
 /** Rows of idempotency_keys (db/migrations/0010): claim, complete, release, purge. */
 export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: number) {
-  const sql = (query: string, params: unknown[]) => orm.em.getConnection().execute(query, params, 'all') as Promise<Record<string, unknown>[]>;
+  const sql = (query: string, params: unknown[]) =>
+    orm.em.getConnection().execute(query, params, 'all') as Promise<Record<string, unknown>[]>;
   const pk = (s: IdempotencyScope) => [s.principal, s.method, s.path, s.key];
 
   async function tryClaim(s: IdempotencyScope, hash: string): Promise<Claim | undefined> {
@@ -61,11 +62,17 @@ export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: num
 
     /** The request ended without an answer worth keeping: the next request with the key runs afresh. */
     async release(s: IdempotencyScope): Promise<void> {
-      await sql('delete from idempotency_keys where principal = ? and method = ? and path = ? and key = ? and status is null', pk(s));
+      await sql(
+        'delete from idempotency_keys where principal = ? and method = ? and path = ? and key = ? and status is null',
+        pk(s),
+      );
     },
 
     async purgeExpired(limit = 500): Promise<void> {
-      await sql('delete from idempotency_keys where ctid in (select ctid from idempotency_keys where expires_at < now() limit ?)', [limit]);
+      await sql(
+        'delete from idempotency_keys where ctid in (select ctid from idempotency_keys where expires_at < now() limit ?)',
+        [limit],
+      );
     },
   };
 }

@@ -13,7 +13,11 @@ export function httpMetrics(): Middleware {
       await next();
     } finally {
       const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      const labels = { method: ctx.method, route: typeof matched === 'string' ? matched : 'unmatched', status: String(ctx.status) };
+      const labels = {
+        method: ctx.method,
+        route: typeof matched === 'string' ? matched : 'unmatched',
+        status: String(ctx.status),
+      };
       httpRequests.inc(labels);
       httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     }

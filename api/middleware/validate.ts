@@ -18,7 +18,9 @@ export interface RouteDoc {
   /** The success status this route answers (default 200; 204 has no body). */
   status?: 200 | 201 | 202 | 204 | 303;
 }
-export type Input<S extends Schemas> = { [K in keyof S & keyof Schemas]: S[K] extends z.ZodType ? z.infer<S[K]> : never };
+export type Input<S extends Schemas> = {
+  [K in keyof S & keyof Schemas]: S[K] extends z.ZodType ? z.infer<S[K]> : never;
+};
 export type Ctx = RouterContext<AuthState>;
 
 /** Where validate() leaves its schemas on the middleware it returns, so api/openapi documents exactly what is checked. */
@@ -30,12 +32,19 @@ export const ROUTE_DOC = Symbol('tranche.routeDoc');
  * Validates path, query and body with zod, then runs the handler with the typed input.
  * Every problem found is reported at once, in the error envelope's details.
  */
-export function validate<S extends Schemas>(spec: S & RouteDoc, handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void): Middleware {
+export function validate<S extends Schemas>(
+  spec: S & RouteDoc,
+  handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void,
+): Middleware {
   const { summary, response, status, ...schemas } = spec;
   const doc: RouteDoc = { summary, response, status };
   const middleware: Middleware = async (ctx) => {
     (ctx.state as Record<symbol, unknown>)[ROUTE_DOC] = doc;
-    const sources = { params: (ctx as unknown as Ctx).params ?? {}, query: ctx.query, body: (ctx.request as { body?: unknown }).body ?? {} };
+    const sources = {
+      params: (ctx as unknown as Ctx).params ?? {},
+      query: ctx.query,
+      body: (ctx.request as { body?: unknown }).body ?? {},
+    };
     const input: Record<string, unknown> = {};
     const issues: { in: string; path: string; message: string }[] = [];
     for (const key of ['params', 'query', 'body'] as const) {
@@ -71,7 +80,10 @@ function parseSafely(schema: z.ZodType, value: unknown): ReturnType<z.ZodType['s
     return schema.safeParse(value);
   } catch (err) {
     // Name and stack only: a message may quote the input, and the input may be a credential.
-    logger.warn({ err: { type: (err as Error).name, stack: (err as Error).stack?.split('\n').slice(1, 4).join('\n') } }, 'a validation schema threw instead of reporting an issue');
+    logger.warn(
+      { err: { type: (err as Error).name, stack: (err as Error).stack?.split('\n').slice(1, 4).join('\n') } },
+      'a validation schema threw instead of reporting an issue',
+    );
     return undefined;
   }
 }

@@ -16,8 +16,16 @@ const NOTIFICATIONS = /^\/(payments\/[a-z]+|identity\/provider)\/notifications$/
  */
 export function writeRateLimit(deps: Pick<ApiDeps, 'orm' | 'tokens' | 'config'>): Middleware {
   const { config } = deps;
-  const writes = new RateLimiter(deps.orm, { name: 'write', limit: config.WRITE_RATE_LIMIT, windowSeconds: config.WRITE_RATE_WINDOW_SECONDS });
-  const notifications = new RateLimiter(deps.orm, { name: 'notify', limit: config.NOTIFICATION_RATE_LIMIT, windowSeconds: 60 });
+  const writes = new RateLimiter(deps.orm, {
+    name: 'write',
+    limit: config.WRITE_RATE_LIMIT,
+    windowSeconds: config.WRITE_RATE_WINDOW_SECONDS,
+  });
+  const notifications = new RateLimiter(deps.orm, {
+    name: 'notify',
+    limit: config.NOTIFICATION_RATE_LIMIT,
+    windowSeconds: 60,
+  });
   return async (ctx, next) => {
     if (WRITES.has(ctx.method)) {
       if (NOTIFICATIONS.test(ctx.path)) await notifications.hit(`address:${ctx.ip}`);

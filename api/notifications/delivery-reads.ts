@@ -10,7 +10,10 @@ export function deliveryReads(orm: Orm) {
   const knex = () => orm.em.getConnection().getKnex();
   return {
     async list(orgId: string, q: ListDeliveriesQuery) {
-      const query = knex()<WebhookDeliveryRow>('webhook_deliveries').where({ org_id: orgId }).select('*').limit(q.limit + 1);
+      const query = knex()<WebhookDeliveryRow>('webhook_deliveries')
+        .where({ org_id: orgId })
+        .select('*')
+        .limit(q.limit + 1);
       if (q.endpoint_id) query.where({ endpoint_id: q.endpoint_id });
       if (q.status) query.where({ status: q.status });
       if (q.event_type) query.where({ event_type: q.event_type });
@@ -33,7 +36,11 @@ export function deliveryReads(orm: Orm) {
     },
 
     async endpointState(endpointId: string): Promise<'enabled' | 'disabled' | 'deleted'> {
-      const row: { deleted_at: Date | null; status: 'enabled' | 'disabled' } | undefined = await knex()('webhook_endpoints').where({ id: endpointId }).first('deleted_at', 'status');
+      const row: { deleted_at: Date | null; status: 'enabled' | 'disabled' } | undefined = await knex()(
+        'webhook_endpoints',
+      )
+        .where({ id: endpointId })
+        .first('deleted_at', 'status');
       return !row || row.deleted_at !== null ? 'deleted' : row.status;
     },
   };

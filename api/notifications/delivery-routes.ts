@@ -13,19 +13,49 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
   const reads = deliveryReads(deps.orm);
   const one = `${base}/:delivery_id`;
 
-  router.get(base, staff, validate({ query: ListDeliveriesQuery, response: DeliveryList, summary: 'List webhook deliveries (filter by endpoint_id, status, event_type)' }, async (ctx, { query }) => {
-    const { items, next_cursor } = await reads.list(ctx.state.principal.orgId, query);
-    ok(ctx, { items: items.map(deliveryView), next_cursor });
-  }));
+  router.get(
+    base,
+    staff,
+    validate(
+      {
+        query: ListDeliveriesQuery,
+        response: DeliveryList,
+        summary: 'List webhook deliveries (filter by endpoint_id, status, event_type)',
+      },
+      async (ctx, { query }) => {
+        const { items, next_cursor } = await reads.list(ctx.state.principal.orgId, query);
+        ok(ctx, { items: items.map(deliveryView), next_cursor });
+      },
+    ),
+  );
 
-  router.get(one, staff, validate({ params: DeliveryParams, response: DeliveryDetail, summary: 'Get a delivery with all its attempts' }, async (ctx, { params }) => {
-    const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
-    ok(ctx, { ...deliveryView(delivery), attempts: (await reads.attempts(delivery.id)).map(attemptView) });
-  }));
+  router.get(
+    one,
+    staff,
+    validate(
+      { params: DeliveryParams, response: DeliveryDetail, summary: 'Get a delivery with all its attempts' },
+      async (ctx, { params }) => {
+        const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
+        ok(ctx, { ...deliveryView(delivery), attempts: (await reads.attempts(delivery.id)).map(attemptView) });
+      },
+    ),
+  );
 
-  router.post(`${one}/retry`, staff, validate({ params: DeliveryParams, response: DeliveryView, status: 202, summary: 'Retry a failed or exhausted delivery now' }, async (ctx, { params }) => {
-    const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
-    await retryDelivery({ temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, reads }, delivery);
-    ok(ctx, deliveryView(delivery), 202);
-  }));
+  router.post(
+    `${one}/retry`,
+    staff,
+    validate(
+      {
+        params: DeliveryParams,
+        response: DeliveryView,
+        status: 202,
+        summary: 'Retry a failed or exhausted delivery now',
+      },
+      async (ctx, { params }) => {
+        const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
+        await retryDelivery({ temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, reads }, delivery);
+        ok(ctx, deliveryView(delivery), 202);
+      },
+    ),
+  );
 }

@@ -18,13 +18,30 @@ import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
 import { checkWebhookUrl } from './url-policy';
 import { endpointView } from './views';
-import { EndpointParams, ListEndpointsQuery, RegisterEndpointBody, SetEventTypesBody, UpdateEndpointBody, EndpointList, EndpointView, EndpointWithSecret, EventTypesView, TestEventView } from './schema';
+import {
+  EndpointParams,
+  ListEndpointsQuery,
+  RegisterEndpointBody,
+  SetEventTypesBody,
+  UpdateEndpointBody,
+  EndpointList,
+  EndpointView,
+  EndpointWithSecret,
+  EventTypesView,
+  TestEventView,
+} from './schema';
 import { ok } from './reply';
 
 /** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions.md (Webhooks). */
-export function endpointRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps & { secrets: SecretBox }): void {
+export function endpointRoutes(
+  router: Router,
+  base: string,
+  staff: Middleware,
+  deps: ApiDeps & { secrets: SecretBox },
+): void {
   const store = endpointStore(deps.orm, deps.secrets, { overlapSeconds: deps.config.WEBHOOK_SECRET_OVERLAP_SECONDS });
-  const withRate = async (row: WebhookEndpointRow) => endpointView(row, (await successRates(deps.orm, [row.id])).get(row.id));
+  const withRate = async (row: WebhookEndpointRow) =>
+    endpointView(row, (await successRates(deps.orm, [row.id])).get(row.id));
   const set = deps.config.BEHAVIOUR_SET;
   const ssrf = policyFromConfig(deps.config);
   // Scheme rules first, then where the host really points (checked again at every connect).
@@ -38,74 +55,174 @@ export function endpointRoutes(router: Router, base: string, staff: Middleware, 
   };
   const one = `${base}/:id`;
 
-  router.post(base, staff, validate({ body: RegisterEndpointBody, response: EndpointWithSecret, status: 201, summary: 'Register a webhook endpoint (returns its signing secret once)' }, async (ctx, { body }) => {
-    const input = { url: await url(body.url), description: body.description, eventTypes: checkEventTypes(set, body.eventTypes), ordering: body.ordering };
-    const { row, secret } = await store.create(ctx.state.principal.orgId, input);
-    ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
-  }));
+  router.post(
+    base,
+    staff,
+    validate(
+      {
+        body: RegisterEndpointBody,
+        response: EndpointWithSecret,
+        status: 201,
+        summary: 'Register a webhook endpoint (returns its signing secret once)',
+      },
+      async (ctx, { body }) => {
+        const input = {
+          url: await url(body.url),
+          description: body.description,
+          eventTypes: checkEventTypes(set, body.eventTypes),
+          ordering: body.ordering,
+        };
+        const { row, secret } = await store.create(ctx.state.principal.orgId, input);
+        ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
+      },
+    ),
+  );
 
-  router.get(base, staff, validate({ query: ListEndpointsQuery, response: EndpointList, summary: "List the organisation's webhook endpoints" }, async (ctx, { query }) => {
-    const { items, next_cursor } = await store.list(ctx.state.principal.orgId, query);
-    const rates = await successRates(deps.orm, items.map((r) => r.id));
-    ok(ctx, { items: items.map((r) => endpointView(r, rates.get(r.id))), next_cursor });
-  }));
+  router.get(
+    base,
+    staff,
+    validate(
+      { query: ListEndpointsQuery, response: EndpointList, summary: "List the organisation's webhook endpoints" },
+      async (ctx, { query }) => {
+        const { items, next_cursor } = await store.list(ctx.state.principal.orgId, query);
+        const rates = await successRates(
+          deps.orm,
+          items.map((r) => r.id),
+        );
+        ok(ctx, { items: items.map((r) => endpointView(r, rates.get(r.id))), next_cursor });
+      },
+    ),
+  );
 
-  router.get(one, staff, validate({ params: EndpointParams, response: EndpointView, summary: 'Get a webhook endpoint' }, async (ctx, { params }) => {
-    ok(ctx, await withRate(await store.get(ctx.state.principal.orgId, params.id)));
-  }));
+  router.get(
+    one,
+    staff,
+    validate(
+      { params: EndpointParams, response: EndpointView, summary: 'Get a webhook endpoint' },
+      async (ctx, { params }) => {
+        ok(ctx, await withRate(await store.get(ctx.state.principal.orgId, params.id)));
+      },
+    ),
+  );
 
-  router.patch(one, staff, validate({ params: EndpointParams, body: UpdateEndpointBody, response: EndpointView, summary: "Change a webhook endpoint's url, description or status (re-enable)" }, async (ctx, { params, body }) => {
-    const orgId = ctx.state.principal.orgId;
-    const patch = {
-      ...(body.url !== undefined && { url: await url(body.url) }),
-      ...(body.description !== undefined && { description: body.description }),
-      ...(body.ordering !== undefined && { ordering: body.ordering }),
-    };
-    let row = await store.update(orgId, params.id, patch);
-    // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
-    if (body.status === 'enabled' && row.status === 'disabled') row = await store.enable(orgId, params.id);
-    if (body.status === 'disabled' && row.status === 'enabled') {
-      await disableEndpoint(deps, row.id, 'manual');
-      row = await store.get(orgId, params.id);
-    }
-    ok(ctx, await withRate(row));
-  }));
+  router.patch(
+    one,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        body: UpdateEndpointBody,
+        response: EndpointView,
+        summary: "Change a webhook endpoint's url, description or status (re-enable)",
+      },
+      async (ctx, { params, body }) => {
+        const orgId = ctx.state.principal.orgId;
+        const patch = {
+          ...(body.url !== undefined && { url: await url(body.url) }),
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.ordering !== undefined && { ordering: body.ordering }),
+        };
+        let row = await store.update(orgId, params.id, patch);
+        // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
+        if (body.status === 'enabled' && row.status === 'disabled') row = await store.enable(orgId, params.id);
+        if (body.status === 'disabled' && row.status === 'enabled') {
+          await disableEndpoint(deps, row.id, 'manual');
+          row = await store.get(orgId, params.id);
+        }
+        ok(ctx, await withRate(row));
+      },
+    ),
+  );
 
-  router.delete(one, staff, validate({ params: EndpointParams, status: 204, summary: 'Delete a webhook endpoint (its pending deliveries stop)' }, async (ctx, { params }) => {
-    const pending = await store.remove(ctx.state.principal.orgId, params.id);
-    await stopDeliveries(deps, pending);
-    ctx.status = 204;
-  }));
+  router.delete(
+    one,
+    staff,
+    validate(
+      { params: EndpointParams, status: 204, summary: 'Delete a webhook endpoint (its pending deliveries stop)' },
+      async (ctx, { params }) => {
+        const pending = await store.remove(ctx.state.principal.orgId, params.id);
+        await stopDeliveries(deps, pending);
+        ctx.status = 204;
+      },
+    ),
+  );
 
-  router.post(`${one}/rotate-secret`, staff, validate({ params: EndpointParams, response: EndpointWithSecret, summary: 'Rotate the signing secret (the new one is returned once)' }, async (ctx, { params }) => {
-    const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
-    ok(ctx, { ...(await withRate(row)), signing_secret: secret });
-  }));
+  router.post(
+    `${one}/rotate-secret`,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        response: EndpointWithSecret,
+        summary: 'Rotate the signing secret (the new one is returned once)',
+      },
+      async (ctx, { params }) => {
+        const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
+        ok(ctx, { ...(await withRate(row)), signing_secret: secret });
+      },
+    ),
+  );
 
-  router.get(`${one}/subscriptions`, staff, validate({ params: EndpointParams, response: EventTypesView, summary: 'Get the event types the endpoint subscribes to' }, async (ctx, { params }) => {
-    ok(ctx, { eventTypes: (await store.get(ctx.state.principal.orgId, params.id)).event_types });
-  }));
+  router.get(
+    `${one}/subscriptions`,
+    staff,
+    validate(
+      { params: EndpointParams, response: EventTypesView, summary: 'Get the event types the endpoint subscribes to' },
+      async (ctx, { params }) => {
+        ok(ctx, { eventTypes: (await store.get(ctx.state.principal.orgId, params.id)).event_types });
+      },
+    ),
+  );
 
-  router.put(`${one}/subscriptions`, staff, validate({ params: EndpointParams, body: SetEventTypesBody, response: EventTypesView, summary: 'Set the event types the endpoint subscribes to' }, async (ctx, { params, body }) => {
-    const row = await store.setEventTypes(ctx.state.principal.orgId, params.id, checkEventTypes(set, body.eventTypes));
-    ok(ctx, { eventTypes: row.event_types });
-  }));
+  router.put(
+    `${one}/subscriptions`,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        body: SetEventTypesBody,
+        response: EventTypesView,
+        summary: 'Set the event types the endpoint subscribes to',
+      },
+      async (ctx, { params, body }) => {
+        const row = await store.setEventTypes(
+          ctx.state.principal.orgId,
+          params.id,
+          checkEventTypes(set, body.eventTypes),
+        );
+        ok(ctx, { eventTypes: row.event_types });
+      },
+    ),
+  );
 
   // spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event.
-  router.post(`${one}/test`, staff, validate({ params: EndpointParams, response: TestEventView, status: 202, summary: 'Send a test.ping event to the endpoint' }, async (ctx, { params }) => {
-    const endpoint = await store.get(ctx.state.principal.orgId, params.id);
-    if (endpoint.status !== 'enabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
-    const event: ServiceEvent = {
-      id: newId(),
-      type: TEST_PING,
-      source: EVENT_SOURCES.notifications,
-      orgId: endpoint.org_id,
-      occurredAt: new Date().toISOString(),
-      data: { endpoint_id: endpoint.id, message: 'This is a test event sent from the webhook settings.' },
-    };
-    await publishEvents(deps, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
-    ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: uuidFromName(event.id, endpoint.id) }, 202);
-  }));
+  router.post(
+    `${one}/test`,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        response: TestEventView,
+        status: 202,
+        summary: 'Send a test.ping event to the endpoint',
+      },
+      async (ctx, { params }) => {
+        const endpoint = await store.get(ctx.state.principal.orgId, params.id);
+        if (endpoint.status !== 'enabled')
+          throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
+        const event: ServiceEvent = {
+          id: newId(),
+          type: TEST_PING,
+          source: EVENT_SOURCES.notifications,
+          orgId: endpoint.org_id,
+          occurredAt: new Date().toISOString(),
+          data: { endpoint_id: endpoint.id, message: 'This is a test event sent from the webhook settings.' },
+        };
+        await publishEvents(deps, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
+        ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: uuidFromName(event.id, endpoint.id) }, 202);
+      },
+    ),
+  );
 
   recoveryRoutes(router, one, staff, { ...deps, store });
 }

@@ -17,7 +17,9 @@ export interface SuccessRate {
  * a crashed attempt could skew.
  */
 export async function successRates(orm: Orm, endpointIds: string[]): Promise<Map<string, SuccessRate>> {
-  const rates = new Map<string, SuccessRate>(endpointIds.map((id) => [id, { window_hours: SUCCESS_WINDOW_HOURS, attempts: 0, succeeded: 0, rate: null }]));
+  const rates = new Map<string, SuccessRate>(
+    endpointIds.map((id) => [id, { window_hours: SUCCESS_WINDOW_HOURS, attempts: 0, succeeded: 0, rate: null }]),
+  );
   if (!endpointIds.length) return rates;
   const rows: { endpoint_id: string; attempts: string; succeeded: string }[] = await orm.em
     .getConnection()
@@ -27,11 +29,23 @@ export async function successRates(orm: Orm, endpointIds: string[]): Promise<Map
     .whereRaw(`d.last_attempt_at > now() - make_interval(hours => ?)`, [SUCCESS_WINDOW_HOURS])
     .whereRaw(`a.attempted_at > now() - make_interval(hours => ?)`, [SUCCESS_WINDOW_HOURS])
     .groupBy('d.endpoint_id')
-    .select('d.endpoint_id', orm.em.getConnection().getKnex().raw('count(*) as attempts'), orm.em.getConnection().getKnex().raw('count(*) filter (where a.response_status between 200 and 299) as succeeded'));
+    .select(
+      'd.endpoint_id',
+      orm.em.getConnection().getKnex().raw('count(*) as attempts'),
+      orm.em
+        .getConnection()
+        .getKnex()
+        .raw('count(*) filter (where a.response_status between 200 and 299) as succeeded'),
+    );
   for (const r of rows) {
     const attempts = Number(r.attempts);
     const succeeded = Number(r.succeeded);
-    rates.set(r.endpoint_id, { window_hours: SUCCESS_WINDOW_HOURS, attempts, succeeded, rate: attempts ? Math.round((succeeded / attempts) * 10_000) / 10_000 : null });
+    rates.set(r.endpoint_id, {
+      window_hours: SUCCESS_WINDOW_HOURS,
+      attempts,
+      succeeded,
+      rate: attempts ? Math.round((succeeded / attempts) * 10_000) / 10_000 : null,
+    });
   }
   return rates;
 }

@@ -12,10 +12,14 @@ export function checkEventTypes(set: BehaviourSet, requested: readonly string[])
   const valid = supportedEventTypes(set);
   const unknown = requested.filter((t) => t !== ALL_EVENTS && !valid.includes(t));
   if (unknown.length) {
-    throw badRequest('UNKNOWN_EVENT_TYPE', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, {
-      unknown,
-      valid: [ALL_EVENTS, ...valid],
-    });
+    throw badRequest(
+      'UNKNOWN_EVENT_TYPE',
+      `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
+      {
+        unknown,
+        valid: [ALL_EVENTS, ...valid],
+      },
+    );
   }
   return requested.includes(ALL_EVENTS) ? [ALL_EVENTS] : [...new Set(requested)];
 }

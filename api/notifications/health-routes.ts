@@ -12,7 +12,12 @@ import { deliveryView } from './views';
 const HealthParams = z.object({ id: z.uuid() });
 /** The window looked back over and the width of each point of the success-rate series. */
 const HealthQuery = z.strictObject({
-  hours: z.coerce.number().int().min(1).max(24 * 14).default(24),
+  hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 14)
+    .default(24),
   bucket_minutes: z.enum(['5', '15', '60', '360', '1440']).default('60').transform(Number),
 });
 
@@ -30,72 +35,112 @@ export function endpointHealthRouter(deps: ApiDeps): Router {
   const knex = () => deps.orm.em.getConnection().getKnex();
   const base = NOTIFICATION_PATHS[deps.config.BEHAVIOUR_SET].endpoints;
 
-  router.get(`${base}/:id/health`, staff, validate({ params: HealthParams, query: HealthQuery, response: EndpointHealthView, summary: "A webhook endpoint's delivery health: success rate over time, latest failures, retries waiting" }, async (ctx, { params, query }) => {
-    const orgId = ctx.state.principal.orgId;
-    const endpoint = await knex()('webhook_endpoints').where({ id: params.id, org_id: orgId, deleted_at: null }).first('id');
-    if (!endpoint) throw notFound('Webhook endpoint');
-    const seconds = query.bucket_minutes * 60;
-    const since = new Date(Math.floor((Date.now() - query.hours * 3600_000) / (seconds * 1000)) * seconds * 1000);
+  router.get(
+    `${base}/:id/health`,
+    staff,
+    validate(
+      {
+        params: HealthParams,
+        query: HealthQuery,
+        response: EndpointHealthView,
+        summary: "A webhook endpoint's delivery health: success rate over time, latest failures, retries waiting",
+      },
+      async (ctx, { params, query }) => {
+        const orgId = ctx.state.principal.orgId;
+        const endpoint = await knex()('webhook_endpoints')
+          .where({ id: params.id, org_id: orgId, deleted_at: null })
+          .first('id');
+        if (!endpoint) throw notFound('Webhook endpoint');
+        const seconds = query.bucket_minutes * 60;
+        const since = new Date(Math.floor((Date.now() - query.hours * 3600_000) / (seconds * 1000)) * seconds * 1000);
 
-    const buckets = await knex()('webhook_attempts as a')
-      .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
-      .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
-      .where('a.attempted_at', '>=', since)
-      .select(knex().raw('floor(extract(epoch from a.attempted_at) / ?)::bigint as bucket', [seconds]))
-      .count({ attempts: '*' })
-      .select(knex().raw('count(*) filter (where a.response_status between 200 and 299) as succeeded'))
-      .groupBy('bucket')
-      .orderBy('bucket') as { bucket: string; attempts: string; succeeded: string }[];
+        const buckets = (await knex()('webhook_attempts as a')
+          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+          .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
+          .where('a.attempted_at', '>=', since)
+          .select(knex().raw('floor(extract(epoch from a.attempted_at) / ?)::bigint as bucket', [seconds]))
+          .count({ attempts: '*' })
+          .select(knex().raw('count(*) filter (where a.response_status between 200 and 299) as succeeded'))
+          .groupBy('bucket')
+          .orderBy('bucket')) as { bucket: string; attempts: string; succeeded: string }[];
 
-    const failures = await knex()('webhook_attempts as a')
-      .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
-      .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
-      .whereRaw('(a.response_status is null or a.response_status not between 200 and 299)')
-      .orderBy([{ column: 'a.attempted_at', order: 'desc' }, { column: 'a.number', order: 'desc' }])
-      .limit(RECENT_FAILURES)
-      .select('a.delivery_id', 'd.event_type', 'd.status', 'a.number', 'a.attempted_at', 'a.response_status', 'a.error');
+        const failures = await knex()('webhook_attempts as a')
+          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+          .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
+          .whereRaw('(a.response_status is null or a.response_status not between 200 and 299)')
+          .orderBy([
+            { column: 'a.attempted_at', order: 'desc' },
+            { column: 'a.number', order: 'desc' },
+          ])
+          .limit(RECENT_FAILURES)
+          .select(
+            'a.delivery_id',
+            'd.event_type',
+            'd.status',
+            'a.number',
+            'a.attempted_at',
+            'a.response_status',
+            'a.error',
+          );
 
-    const waiting = await knex()('webhook_deliveries')
-      .where({ org_id: orgId, endpoint_id: params.id, status: 'failed' })
-      .whereNotNull('next_attempt_at')
-      .orderBy('next_attempt_at')
-      .limit(WAITING)
-      .select('*');
+        const waiting = await knex()('webhook_deliveries')
+          .where({ org_id: orgId, endpoint_id: params.id, status: 'failed' })
+          .whereNotNull('next_attempt_at')
+          .orderBy('next_attempt_at')
+          .limit(WAITING)
+          .select('*');
 
-    const series = fillBuckets(buckets, since.getTime() / 1000 / seconds, Math.floor(Date.now() / 1000 / seconds), seconds);
-    const total = series.reduce((n, b) => n + b.attempts, 0);
-    const succeeded = series.reduce((n, b) => n + b.succeeded, 0);
-    ok(ctx, {
-      endpoint_id: params.id,
-      bucket_minutes: query.bucket_minutes,
-      attempts: total,
-      succeeded,
-      success_rate: total ? succeeded / total : null,
-      series,
-      recent_failures: failures.map((f) => ({
-        delivery_id: f.delivery_id,
-        event_type: f.event_type,
-        delivery_status: f.status,
-        attempt: f.number,
-        attempted_at: new Date(f.attempted_at).toISOString(),
-        response_status: f.response_status,
-        error: f.error,
-      })),
-      waiting_on_retry: waiting.map(deliveryView),
-    });
-  }));
+        const series = fillBuckets(
+          buckets,
+          since.getTime() / 1000 / seconds,
+          Math.floor(Date.now() / 1000 / seconds),
+          seconds,
+        );
+        const total = series.reduce((n, b) => n + b.attempts, 0);
+        const succeeded = series.reduce((n, b) => n + b.succeeded, 0);
+        ok(ctx, {
+          endpoint_id: params.id,
+          bucket_minutes: query.bucket_minutes,
+          attempts: total,
+          succeeded,
+          success_rate: total ? succeeded / total : null,
+          series,
+          recent_failures: failures.map((f) => ({
+            delivery_id: f.delivery_id,
+            event_type: f.event_type,
+            delivery_status: f.status,
+            attempt: f.number,
+            attempted_at: new Date(f.attempted_at).toISOString(),
+            response_status: f.response_status,
+            error: f.error,
+          })),
+          waiting_on_retry: waiting.map(deliveryView),
+        });
+      },
+    ),
+  );
   return router;
 }
 
 /** One point per bucket in the window, empty ones included, so a chart's gaps mean silence. */
-function fillBuckets(rows: { bucket: string; attempts: string; succeeded: string }[], first: number, last: number, seconds: number) {
+function fillBuckets(
+  rows: { bucket: string; attempts: string; succeeded: string }[],
+  first: number,
+  last: number,
+  seconds: number,
+) {
   const byBucket = new Map(rows.map((r) => [Number(r.bucket), r]));
   const out: { start: string; attempts: number; succeeded: number; success_rate: number | null }[] = [];
   for (let b = first; b <= last; b++) {
     const r = byBucket.get(b);
     const attempts = r ? Number(r.attempts) : 0;
     const succeeded = r ? Number(r.succeeded) : 0;
-    out.push({ start: new Date(b * seconds * 1000).toISOString(), attempts, succeeded, success_rate: attempts ? succeeded / attempts : null });
+    out.push({
+      start: new Date(b * seconds * 1000).toISOString(),
+      attempts,
+      succeeded,
+      success_rate: attempts ? succeeded / attempts : null,
+    });
   }
   return out;
 }

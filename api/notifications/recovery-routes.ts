@@ -17,12 +17,19 @@ import { ok } from './reply';
  * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint), GET
  * watches its progress, DELETE asks it to stop after the chunk in flight.
  */
-export function recoveryRoutes(router: Router, one: string, staff: Middleware, deps: ApiDeps & { store: EndpointStore }): void {
+export function recoveryRoutes(
+  router: Router,
+  one: string,
+  staff: Middleware,
+  deps: ApiDeps & { store: EndpointStore },
+): void {
   const knex = () => deps.orm.em.getConnection().getKnex();
   const base = `${one}/recoveries`;
 
   const get = async (orgId: string, endpointId: string, id: string): Promise<WebhookRecoveryRow> => {
-    const row: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries').where({ org_id: orgId, endpoint_id: endpointId, id }).first();
+    const row: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries')
+      .where({ org_id: orgId, endpoint_id: endpointId, id })
+      .first();
     if (!row) throw notFound('Recovery');
     return row;
   };
@@ -42,48 +49,92 @@ export function recoveryRoutes(router: Router, one: string, staff: Middleware, d
       });
   };
 
-  router.post(base, staff, validate({ params: EndpointParams, body: StartRecoveryBody, response: RecoveryView, status: 202, summary: "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time" }, async (ctx, { params, body }) => {
-    const orgId = ctx.state.principal.orgId;
-    const endpoint = await deps.store.get(orgId, params.id);
-    if (endpoint.status !== 'enabled') throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries');
-    const running: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries').where({ endpoint_id: endpoint.id, status: 'running' }).first();
-    if (running) {
-      await start(running.id);
-      throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running', { recovery: recoveryView(running) });
-    }
-    const id = newId();
-    const since = new Date(body.since);
-    const until = new Date();
-    const [counted] = await knex()('webhook_deliveries')
-      .where({ endpoint_id: endpoint.id })
-      .whereIn('status', ['failed', 'exhausted'])
-      .whereBetween('created_at', [since, until])
-      .count<{ total: string }[]>({ total: '*' });
-    const [row] = await knex()('webhook_recoveries')
-      .insert({ id, org_id: orgId, endpoint_id: endpoint.id, since, until, total: Number(counted?.total ?? 0) })
-      .returning('*')
-      .catch((err: { code?: string }) => {
-        // Two POSTs at once: the one-running-per-endpoint index lets one through.
-        if (err.code === '23505') throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running');
-        throw err;
-      });
-    await start(id);
-    ok(ctx, recoveryView(row as WebhookRecoveryRow), 202);
-  }));
+  router.post(
+    base,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        body: StartRecoveryBody,
+        response: RecoveryView,
+        status: 202,
+        summary: "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time",
+      },
+      async (ctx, { params, body }) => {
+        const orgId = ctx.state.principal.orgId;
+        const endpoint = await deps.store.get(orgId, params.id);
+        if (endpoint.status !== 'enabled')
+          throw conflict(
+            'ENDPOINT_DISABLED',
+            'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries',
+          );
+        const running: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries')
+          .where({ endpoint_id: endpoint.id, status: 'running' })
+          .first();
+        if (running) {
+          await start(running.id);
+          throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running', {
+            recovery: recoveryView(running),
+          });
+        }
+        const id = newId();
+        const since = new Date(body.since);
+        const until = new Date();
+        const [counted] = await knex()('webhook_deliveries')
+          .where({ endpoint_id: endpoint.id })
+          .whereIn('status', ['failed', 'exhausted'])
+          .whereBetween('created_at', [since, until])
+          .count<{ total: string }[]>({ total: '*' });
+        const [row] = await knex()('webhook_recoveries')
+          .insert({ id, org_id: orgId, endpoint_id: endpoint.id, since, until, total: Number(counted?.total ?? 0) })
+          .returning('*')
+          .catch((err: { code?: string }) => {
+            // Two POSTs at once: the one-running-per-endpoint index lets one through.
+            if (err.code === '23505')
+              throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running');
+            throw err;
+          });
+        await start(id);
+        ok(ctx, recoveryView(row as WebhookRecoveryRow), 202);
+      },
+    ),
+  );
 
-  router.get(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams, response: RecoveryView, summary: "A bulk recovery's progress" }, async (ctx, { params }) => {
-    ok(ctx, recoveryView(await get(ctx.state.principal.orgId, params.id, params.recovery_id)));
-  }));
+  router.get(
+    `${base}/:recovery_id`,
+    staff,
+    validate(
+      { params: RecoveryParams, response: RecoveryView, summary: "A bulk recovery's progress" },
+      async (ctx, { params }) => {
+        ok(ctx, recoveryView(await get(ctx.state.principal.orgId, params.id, params.recovery_id)));
+      },
+    ),
+  );
 
   // The stop is a flag the workflow's activity reads between chunks, so it holds across worker
   // restarts and continue-as-new; the recovery says `cancelling` until it has stopped.
-  router.delete(`${base}/:recovery_id`, staff, validate({ params: RecoveryParams, response: RecoveryView, status: 202, summary: 'Stop a running bulk recovery after the chunk in flight' }, async (ctx, { params }) => {
-    const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
-    if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
-    const [updated] = await knex()('webhook_recoveries')
-      .where({ id: row.id })
-      .update({ cancel_requested_at: knex().raw('coalesce(cancel_requested_at, now())'), updated_at: knex().fn.now() })
-      .returning('*');
-    ok(ctx, recoveryView(updated as WebhookRecoveryRow), 202);
-  }));
+  router.delete(
+    `${base}/:recovery_id`,
+    staff,
+    validate(
+      {
+        params: RecoveryParams,
+        response: RecoveryView,
+        status: 202,
+        summary: 'Stop a running bulk recovery after the chunk in flight',
+      },
+      async (ctx, { params }) => {
+        const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
+        if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
+        const [updated] = await knex()('webhook_recoveries')
+          .where({ id: row.id })
+          .update({
+            cancel_requested_at: knex().raw('coalesce(cancel_requested_at, now())'),
+            updated_at: knex().fn.now(),
+          })
+          .returning('*');
+        ok(ctx, recoveryView(updated as WebhookRecoveryRow), 202);
+      },
+    ),
+  );
 }

@@ -21,7 +21,13 @@ export function notificationsRouter(deps: ApiDeps): Router {
   const paths = NOTIFICATION_PATHS[set];
   const staff = auth(deps.tokens, 'staff', 'admin');
 
-  router.get('/event-types', auth(deps.tokens), validate({ response: EventTypesView, summary: 'List the event types this deployment delivers' }, (ctx) => ok(ctx, { eventTypes: supportedEventTypes(set) })));
+  router.get(
+    '/event-types',
+    auth(deps.tokens),
+    validate({ response: EventTypesView, summary: 'List the event types this deployment delivers' }, (ctx) =>
+      ok(ctx, { eventTypes: supportedEventTypes(set) }),
+    ),
+  );
   endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config) });
   deliveryRoutes(router, paths.deliveries, staff, deps);
   eventRoutes(router, staff, deps);

@@ -23,8 +23,16 @@ export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
 /** spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint (issue 12). */
 export const UpdateEndpointBody = z
-  .strictObject({ url: url.optional(), description: description.optional(), status: z.enum(['enabled', 'disabled']).optional(), ordering: ordering.optional() })
-  .refine((b) => b.url !== undefined || b.description !== undefined || b.status !== undefined || b.ordering !== undefined, 'give url, description, status and/or ordering');
+  .strictObject({
+    url: url.optional(),
+    description: description.optional(),
+    status: z.enum(['enabled', 'disabled']).optional(),
+    ordering: ordering.optional(),
+  })
+  .refine(
+    (b) => b.url !== undefined || b.description !== undefined || b.status !== undefined || b.ordering !== undefined,
+    'give url, description, status and/or ordering',
+  );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
 export const SetEventTypesBody = z.strictObject({ eventTypes });
@@ -68,25 +76,45 @@ export const EndpointView = z
     url: z.string(),
     description: z.string(),
     eventTypes: z.array(z.string()),
-    status: z.enum(['enabled', 'disabled']).describe('A disabled endpoint gets no deliveries until PATCH re-enables it'),
-    disabled_reason: z.string().nullable().describe('gone (410), failing (every attempt failed for the configured period) or manual'),
+    status: z
+      .enum(['enabled', 'disabled'])
+      .describe('A disabled endpoint gets no deliveries until PATCH re-enables it'),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .describe('gone (410), failing (every attempt failed for the configured period) or manual'),
     disabled_at: timestamp.nullable(),
     success_rate: z
-      .object({ window_hours: z.number().int(), attempts: z.number().int(), succeeded: z.number().int(), rate: z.number().nullable() })
+      .object({
+        window_hours: z.number().int(),
+        attempts: z.number().int(),
+        succeeded: z.number().int(),
+        rate: z.number().nullable(),
+      })
       .describe('Attempts over the last window_hours; rate is succeeded/attempts, null with no attempts'),
-    previous_secret_expires_at: timestamp.nullable().describe('Until then webhook-signature also carries a signature with the replaced secret'),
-    ordering: ordering.describe("per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events"),
+    previous_secret_expires_at: timestamp
+      .nullable()
+      .describe('Until then webhook-signature also carries a signature with the replaced secret'),
+    ordering: ordering.describe(
+      "per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events",
+    ),
     created_at: timestamp,
     updated_at: timestamp,
   })
   .meta({ id: 'WebhookEndpoint' });
 /** Register and rotate-secret only: the signing secret, shown this once (spec §8). */
-export const EndpointWithSecret = EndpointView.extend({ signing_secret: z.string().describe('whsec_…; HMAC-SHA256 key for the signature header') }).meta({
+export const EndpointWithSecret = EndpointView.extend({
+  signing_secret: z.string().describe('whsec_…; HMAC-SHA256 key for the signature header'),
+}).meta({
   id: 'WebhookEndpointWithSecret',
 });
-export const EndpointList = z.object({ items: z.array(EndpointView), next_cursor: z.string().nullable() }).meta({ id: 'WebhookEndpointList' });
+export const EndpointList = z
+  .object({ items: z.array(EndpointView), next_cursor: z.string().nullable() })
+  .meta({ id: 'WebhookEndpointList' });
 export const EventTypesView = z.object({ eventTypes: z.array(z.string()) }).meta({ id: 'EventTypes' });
-export const TestEventView = z.object({ event_id: z.uuid(), event_type: z.literal('test.ping'), delivery_id: z.uuid() }).meta({ id: 'TestEvent' });
+export const TestEventView = z
+  .object({ event_id: z.uuid(), event_type: z.literal('test.ping'), delivery_id: z.uuid() })
+  .meta({ id: 'TestEvent' });
 
 /** spec §2.7. */
 export const DeliveryView = z
@@ -107,14 +135,22 @@ export const AttemptView = z
   .object({
     number: z.number().int(),
     attempted_at: timestamp,
-    duration_ms: z.number().int().nullable().describe('null while the attempt is in flight (its start is recorded before the POST)'),
+    duration_ms: z
+      .number()
+      .int()
+      .nullable()
+      .describe('null while the attempt is in flight (its start is recorded before the POST)'),
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().describe('The first 4 KB of what the endpoint answered'),
     error: z.string().nullable().describe('timeout, or the network error code'),
   })
   .meta({ id: 'WebhookAttempt' });
-export const DeliveryDetail = DeliveryView.extend({ attempts: z.array(AttemptView) }).meta({ id: 'WebhookDeliveryDetail' });
-export const DeliveryList = z.object({ items: z.array(DeliveryView), next_cursor: z.string().nullable() }).meta({ id: 'WebhookDeliveryList' });
+export const DeliveryDetail = DeliveryView.extend({ attempts: z.array(AttemptView) }).meta({
+  id: 'WebhookDeliveryDetail',
+});
+export const DeliveryList = z
+  .object({ items: z.array(DeliveryView), next_cursor: z.string().nullable() })
+  .meta({ id: 'WebhookDeliveryList' });
 
 /** A bulk recovery (issue 12): its window, its progress, and `cancelling` once a stop was asked for. */
 export const RecoveryView = z
@@ -162,7 +198,11 @@ export const EndpointHealthView = z
     attempts: z.number().int(),
     succeeded: z.number().int(),
     success_rate: rate,
-    series: z.array(z.object({ start: timestamp, attempts: z.number().int(), succeeded: z.number().int(), success_rate: rate })).describe('One point per bucket of the window, empty ones included'),
+    series: z
+      .array(
+        z.object({ start: timestamp, attempts: z.number().int(), succeeded: z.number().int(), success_rate: rate }),
+      )
+      .describe('One point per bucket of the window, empty ones included'),
     recent_failures: z.array(
       z.object({
         delivery_id: z.uuid(),

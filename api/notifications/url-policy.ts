@@ -7,7 +7,8 @@ import { badRequest } from '../../lib/errors';
  */
 export function checkWebhookUrl(raw: string, allowInsecureLoopback: boolean): string {
   const url = new URL(raw);
-  if (url.username || url.password) throw invalidUrl('credentials in the URL are not allowed; authenticate by the signature');
+  if (url.username || url.password)
+    throw invalidUrl('credentials in the URL are not allowed; authenticate by the signature');
   if (url.protocol === 'https:') return url.toString();
   if (url.protocol === 'http:' && isLoopback(url.hostname)) {
     if (allowInsecureLoopback) return url.toString();

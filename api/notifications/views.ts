@@ -1,4 +1,9 @@
-import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow, WebhookRecoveryRow } from '../../db/entities/webhook-rows';
+import type {
+  WebhookAttemptRow,
+  WebhookDeliveryRow,
+  WebhookEndpointRow,
+  WebhookRecoveryRow,
+} from '../../db/entities/webhook-rows';
 import { SUCCESS_WINDOW_HOURS, type SuccessRate } from './endpoint-success';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -17,7 +22,10 @@ export const endpointView = (r: WebhookEndpointRow, successRate?: SuccessRate) =
   disabled_at: iso(r.disabled_at),
   ordering: r.ordering,
   success_rate: successRate ?? { window_hours: SUCCESS_WINDOW_HOURS, attempts: 0, succeeded: 0, rate: null },
-  previous_secret_expires_at: r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date() ? iso(r.previous_secret_expires_at) : null,
+  previous_secret_expires_at:
+    r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date()
+      ? iso(r.previous_secret_expires_at)
+      : null,
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
 });

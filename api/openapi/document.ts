@@ -51,7 +51,14 @@ export function buildOpenApi(routers: Router[], info: DocumentInfo, set: Behavio
     paths,
     webhooks,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /identity/auth/exchange (spec §5.1)' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'An access token from POST /identity/auth/exchange (spec §5.1)',
+        },
+      },
       schemas: components,
     },
   };
@@ -64,7 +71,11 @@ interface Route {
   doc: RouteDoc;
 }
 
-function operation(method: string, { rawPath, schemas, roles, doc }: Route, components: Record<string, JsonSchema>): JsonSchema {
+function operation(
+  method: string,
+  { rawPath, schemas, roles, doc }: Route,
+  components: Record<string, JsonSchema>,
+): JsonSchema {
   const enveloped = Boolean(schemas || roles || doc.response);
   const op: JsonSchema = {
     operationId: `${method}${rawPath.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
@@ -77,9 +88,14 @@ function operation(method: string, { rawPath, schemas, roles, doc }: Route, comp
   }
   // Authenticated POSTs are commands: each takes an Idempotency-Key (api/middleware/idempotency.ts).
   const idempotent = method === 'post' && Boolean(roles);
-  op.parameters = [...pathParameters(rawPath, schemas?.params), ...queryParameters(schemas?.query), ...(idempotent ? [IDEMPOTENCY_HEADER] : [])];
+  op.parameters = [
+    ...pathParameters(rawPath, schemas?.params),
+    ...queryParameters(schemas?.query),
+    ...(idempotent ? [IDEMPOTENCY_HEADER] : []),
+  ];
   const hasBody = Boolean(schemas?.body) && method !== 'get' && method !== 'delete';
-  if (hasBody) op.requestBody = { required: true, content: { 'application/json': { schema: inputSchema(schemas!.body!) } } };
+  if (hasBody)
+    op.requestBody = { required: true, content: { 'application/json': { schema: inputSchema(schemas!.body!) } } };
 
   const errors = new Set<number>();
   if (roles) [401, 403, 404].forEach((s) => errors.add(s));
@@ -104,7 +120,9 @@ function operation(method: string, { rawPath, schemas, roles, doc }: Route, comp
   else responses[status] = { description: 'Success' };
   for (const code of [...errors].sort((a, b) => a - b)) {
     // A route outside validate()/auth() may answer its refusals its own way (the sandbox's HTML pages).
-    const response = enveloped ? jsonResponse(ERROR_REASONS[code]!, { $ref: '#/components/schemas/ErrorEnvelope' }) : { description: ERROR_REASONS[code]! };
+    const response = enveloped
+      ? jsonResponse(ERROR_REASONS[code]!, { $ref: '#/components/schemas/ErrorEnvelope' })
+      : { description: ERROR_REASONS[code]! };
     if (code === 429 || code === 503) response.headers = { 'Retry-After': RETRY_AFTER_HEADER };
     responses[String(code)] = response;
   }
@@ -124,12 +142,22 @@ function jsonResponse(description: string, schema: JsonSchema): JsonSchema {
 function pathParameters(rawPath: string, schema: Schemas['params']): JsonSchema[] {
   const json = schema ? inputSchema(schema) : undefined;
   const props = (json?.properties ?? {}) as Record<string, JsonSchema>;
-  return [...rawPath.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: props[name!] ?? { type: 'string' } }));
+  return [...rawPath.matchAll(/:([A-Za-z0-9_]+)/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: props[name!] ?? { type: 'string' },
+  }));
 }
 
 function queryParameters(schema: Schemas['query']): JsonSchema[] {
   if (!schema) return [];
   const json = inputSchema(schema);
   const required = new Set((json.required ?? []) as string[]);
-  return Object.entries((json.properties ?? {}) as Record<string, JsonSchema>).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s }));
+  return Object.entries((json.properties ?? {}) as Record<string, JsonSchema>).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    schema: s,
+  }));
 }

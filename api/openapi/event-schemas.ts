@@ -13,7 +13,9 @@ const sequence = z
   .number()
   .int()
   .min(1)
-  .describe('Per-subscription event number: 1 for subscription.created, then +1 per event of the subscription, with no gaps. Order and deduplicate by (subscription id, sequence).');
+  .describe(
+    'Per-subscription event number: 1 for subscription.created, then +1 per event of the subscription, with no gaps. Order and deduplicate by (subscription id, sequence).',
+  );
 
 export const SubscriptionEventData = SubscriptionViewSchema.extend({
   sequence,
@@ -36,9 +38,17 @@ export const SharesIssuedData = z
 
 const KycData: Record<BehaviourSet, z.ZodType> = {
   A: z
-    .object({ kyc_case_id: z.uuid(), current_attempt_id: z.uuid().nullable(), user_id: z.string(), status: z.string().describe('Of the attempt (kyc.attempt.*) or the case (kyc.case.*)'), reason })
+    .object({
+      kyc_case_id: z.uuid(),
+      current_attempt_id: z.uuid().nullable(),
+      user_id: z.string(),
+      status: z.string().describe('Of the attempt (kyc.attempt.*) or the case (kyc.case.*)'),
+      reason,
+    })
     .meta({ id: 'KycCaseEventData' }),
-  B: z.object({ session_id: z.uuid(), user_id: z.string(), status: z.string(), reason }).meta({ id: 'KycSessionEventData' }),
+  B: z
+    .object({ session_id: z.uuid(), user_id: z.string(), status: z.string(), reason })
+    .meta({ id: 'KycSessionEventData' }),
 };
 
 const accreditation = (idField: string, id: string) =>

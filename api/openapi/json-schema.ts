@@ -8,7 +8,11 @@ export type JsonSchema = Record<string, unknown>;
  * refinement the generator cannot express (e.g. a money string's decimals) is left to the 422.
  */
 export function inputSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -18,8 +22,13 @@ export function inputSchema(schema: z.ZodType): JsonSchema {
  * one type per view.
  */
 export function outputSchema(schema: z.ZodType, components: Record<string, JsonSchema>): JsonSchema {
-  const { $schema: _dialect, $defs, ...rest } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
-  for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) components[id] = toComponentRefs(def) as JsonSchema;
+  const {
+    $schema: _dialect,
+    $defs,
+    ...rest
+  } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>))
+    components[id] = toComponentRefs(def) as JsonSchema;
   return toComponentRefs(rest) as JsonSchema;
 }
 
@@ -27,7 +36,10 @@ function toComponentRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toComponentRefs);
   if (!value || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', '#/components/schemas/') : toComponentRefs(v)]),
+    Object.entries(value).map(([k, v]) => [
+      k,
+      k === '$ref' && typeof v === 'string' ? v.replace('#/$defs/', '#/components/schemas/') : toComponentRefs(v),
+    ]),
   );
 }
 
@@ -43,7 +55,9 @@ export const ERROR_ENVELOPE: JsonSchema = {
       properties: {
         code: { type: 'string', description: 'Stable machine-readable code, e.g. VALIDATION_FAILED, RATE_LIMITED' },
         message: { type: 'string' },
-        details: { description: 'Per-code detail, or null (VALIDATION_FAILED: the issues; RATE_LIMITED: retry_after_seconds)' },
+        details: {
+          description: 'Per-code detail, or null (VALIDATION_FAILED: the issues; RATE_LIMITED: retry_after_seconds)',
+        },
       },
     },
   },

@@ -29,25 +29,37 @@ export function openApiRouter(routers: Router[], info: DocumentInfo, set: Behavi
   let document: unknown;
   const assetDir = dirname(require.resolve('swagger-ui-dist/package.json'));
 
-  router.get('/openapi.json', validate({ summary: 'This document (OpenAPI 3.1)' }, (ctx) => {
-    document ??= buildOpenApi(routers, info, set);
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.body = document;
-  }));
-  router.get('/docs', validate({ summary: 'This document as a page (Swagger UI)' }, (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = PAGE;
-  }));
-  router.get('/docs/init.js', validate({ summary: "The docs page's start-up script" }, (ctx) => {
-    ctx.type = 'application/javascript; charset=utf-8';
-    ctx.body = INIT;
-  }));
-  router.get('/docs/:asset', validate({ summary: "The docs page's stylesheet, script and icon" }, async (ctx) => {
-    const type = ASSETS[ctx.params.asset!];
-    if (!type) return; // falls through to the envelope's 404
-    ctx.type = type;
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = await readFile(join(assetDir, ctx.params.asset!));
-  }));
+  router.get(
+    '/openapi.json',
+    validate({ summary: 'This document (OpenAPI 3.1)' }, (ctx) => {
+      document ??= buildOpenApi(routers, info, set);
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = document;
+    }),
+  );
+  router.get(
+    '/docs',
+    validate({ summary: 'This document as a page (Swagger UI)' }, (ctx) => {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = PAGE;
+    }),
+  );
+  router.get(
+    '/docs/init.js',
+    validate({ summary: "The docs page's start-up script" }, (ctx) => {
+      ctx.type = 'application/javascript; charset=utf-8';
+      ctx.body = INIT;
+    }),
+  );
+  router.get(
+    '/docs/:asset',
+    validate({ summary: "The docs page's stylesheet, script and icon" }, async (ctx) => {
+      const type = ASSETS[ctx.params.asset!];
+      if (!type) return; // falls through to the envelope's 404
+      ctx.type = type;
+      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.body = await readFile(join(assetDir, ctx.params.asset!));
+    }),
+  );
   return router;
 }

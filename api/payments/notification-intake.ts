@@ -24,10 +24,15 @@ export function notificationIntake(orm: Orm, workflows: SubscriptionClient) {
         outcome = 'signalled';
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
-        logger.warn({ processor, eventId: event.id, subscriptionId: event.subscriptionId }, 'payment notification for an unknown subscription');
+        logger.warn(
+          { processor, eventId: event.id, subscriptionId: event.subscriptionId },
+          'payment notification for an unknown subscription',
+        );
       }
     }
-    await orm.em.getConnection().getKnex()('payment_notifications')
+    await orm.em
+      .getConnection()
+      .getKnex()('payment_notifications')
       .insert({ processor, event_id: event.id, event_type: event.type, subscription_id: event.subscriptionId, outcome })
       .onConflict(['processor', 'event_id'])
       .ignore();

@@ -18,7 +18,14 @@ const CollectionsQuery = z.strictObject({ subscription_id: z.uuid() });
 const FailBody = z.strictObject({ reason: z.string().trim().min(1).max(200).default('insufficient_funds') });
 
 const CollectionView = z
-  .object({ id: z.uuid(), subscription_id: z.uuid(), amount: z.string(), currency: z.string(), status: z.string(), created_at: z.iso.datetime({ offset: true }) })
+  .object({
+    id: z.uuid(),
+    subscription_id: z.uuid(),
+    amount: z.string(),
+    currency: z.string(),
+    status: z.string(),
+    created_at: z.iso.datetime({ offset: true }),
+  })
   .meta({ id: 'SandboxCollection' });
 const ReversalView = z.object({ reference: z.uuid(), status: z.enum(['refunded', 'disputed']) });
 const RedeliveredView = z.object({ redelivered: z.number().int() });
@@ -52,29 +59,77 @@ export function sandboxOperatorRouter(deps: ApiDeps, sandbox: SandboxProcessor):
     if (!changed) throw conflict('SANDBOX_STATE', `The ${what} is not in a state that allows this`);
   };
 
-  router.get('/collections', staff, validate({ query: CollectionsQuery, response: z.array(CollectionView), summary: "List a subscription's sandbox collections (staff)" }, async (ctx, input) => {
-    await reads.authorized(input.query.subscription_id, ctx.state.principal, 'operate_payments');
-    ok(ctx, (await ledger.collectionsOf(input.query.subscription_id)).map(view));
-  }));
-  router.post('/collections/:collection_id/settle', staff, validate({ params: CollectionParams, response: CollectionView, summary: 'Settle a sandbox collection now (staff)' }, async (ctx, input) => {
-    await own(ctx, input.params.collection_id);
-    done(await ledger.settleCollection(input.params.collection_id), 'collection');
-    ok(ctx, view((await ledger.collection(input.params.collection_id))!));
-  }));
-  router.post('/collections/:collection_id/fail', staff, validate({ params: CollectionParams, body: FailBody, response: CollectionView, summary: 'Fail a sandbox collection (staff)' }, async (ctx, input) => {
-    await own(ctx, input.params.collection_id);
-    done(await ledger.failCollection(input.params.collection_id, input.body.reason), 'collection');
-    ok(ctx, view((await ledger.collection(input.params.collection_id))!));
-  }));
+  router.get(
+    '/collections',
+    staff,
+    validate(
+      {
+        query: CollectionsQuery,
+        response: z.array(CollectionView),
+        summary: "List a subscription's sandbox collections (staff)",
+      },
+      async (ctx, input) => {
+        await reads.authorized(input.query.subscription_id, ctx.state.principal, 'operate_payments');
+        ok(ctx, (await ledger.collectionsOf(input.query.subscription_id)).map(view));
+      },
+    ),
+  );
+  router.post(
+    '/collections/:collection_id/settle',
+    staff,
+    validate(
+      { params: CollectionParams, response: CollectionView, summary: 'Settle a sandbox collection now (staff)' },
+      async (ctx, input) => {
+        await own(ctx, input.params.collection_id);
+        done(await ledger.settleCollection(input.params.collection_id), 'collection');
+        ok(ctx, view((await ledger.collection(input.params.collection_id))!));
+      },
+    ),
+  );
+  router.post(
+    '/collections/:collection_id/fail',
+    staff,
+    validate(
+      {
+        params: CollectionParams,
+        body: FailBody,
+        response: CollectionView,
+        summary: 'Fail a sandbox collection (staff)',
+      },
+      async (ctx, input) => {
+        await own(ctx, input.params.collection_id);
+        done(await ledger.failCollection(input.params.collection_id, input.body.reason), 'collection');
+        ok(ctx, view((await ledger.collection(input.params.collection_id))!));
+      },
+    ),
+  );
   for (const how of ['refund', 'dispute'] as const) {
-    router.post(`/payments/:reference/${how}`, staff, validate({ params: ReferenceParams, response: ReversalView, summary: `${how === 'refund' ? 'Refund' : 'Dispute'} a sandbox payment (staff)` }, async (ctx, input) => {
-      await own(ctx, input.params.reference);
-      done(await ledger.reverse(input.params.reference, how === 'refund' ? 'refunded' : 'disputed'), 'payment');
-      ok(ctx, { reference: input.params.reference, status: how === 'refund' ? 'refunded' : 'disputed' });
-    }));
+    router.post(
+      `/payments/:reference/${how}`,
+      staff,
+      validate(
+        {
+          params: ReferenceParams,
+          response: ReversalView,
+          summary: `${how === 'refund' ? 'Refund' : 'Dispute'} a sandbox payment (staff)`,
+        },
+        async (ctx, input) => {
+          await own(ctx, input.params.reference);
+          done(await ledger.reverse(input.params.reference, how === 'refund' ? 'refunded' : 'disputed'), 'payment');
+          ok(ctx, { reference: input.params.reference, status: how === 'refund' ? 'refunded' : 'disputed' });
+        },
+      ),
+    );
   }
-  router.post('/notifications/redeliver', staff, validate({ response: RedeliveredView, summary: 'Resend sandbox notifications not yet delivered (staff)' }, async (ctx) => {
-    ok(ctx, { redelivered: await sandbox.notifier.redeliver() });
-  }));
+  router.post(
+    '/notifications/redeliver',
+    staff,
+    validate(
+      { response: RedeliveredView, summary: 'Resend sandbox notifications not yet delivered (staff)' },
+      async (ctx) => {
+        ok(ctx, { redelivered: await sandbox.notifier.redeliver() });
+      },
+    ),
+  );
   return router;
 }

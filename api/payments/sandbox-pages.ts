@@ -5,7 +5,11 @@ const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const METHOD_LABELS: Record<string, string> = {
-  card: 'Card', us_bank_account: 'US bank account (ACH)', crypto: 'Crypto', wire: 'Wire transfer', other: 'Other',
+  card: 'Card',
+  us_bank_account: 'US bank account (ACH)',
+  crypto: 'Crypto',
+  wire: 'Wire transfer',
+  other: 'Other',
 };
 
 function page(title: string, body: string): string {
@@ -27,17 +31,26 @@ const button = (action: string, label: string, testId: string, primary = false) 
 export function sessionPage(s: SandboxSession, basePath: string): string {
   const method = METHOD_LABELS[s.method] ?? s.method;
   if (s.mode === 'setup') {
-    return page('Link a payment method', `<dl><dt>Method</dt><dd>${escape(method)}</dd><dt>Subscription</dt><dd>${escape(s.subscriptionId)}</dd></dl>
+    return page(
+      'Link a payment method',
+      `<dl><dt>Method</dt><dd>${escape(method)}</dd><dt>Subscription</dt><dd>${escape(s.subscriptionId)}</dd></dl>
 <p>Nothing is charged now; the amount is collected after approval.</p>
-${button(`${basePath}/complete`, 'Link payment method', 'complete', true)}${button(`${basePath}/cancel`, 'Cancel', 'cancel')}`);
+${button(`${basePath}/complete`, 'Link payment method', 'complete', true)}${button(`${basePath}/cancel`, 'Cancel', 'cancel')}`,
+    );
   }
   const amount = `${formatMoney(BigInt(s.amountCents ?? '0'))} ${s.currency}`;
-  return page('Pay for your subscription', `<dl><dt>Amount</dt><dd data-testid="amount">${escape(amount)}</dd><dt>Method</dt><dd>${escape(method)}</dd><dt>Subscription</dt><dd>${escape(s.subscriptionId)}</dd></dl>
-${button(`${basePath}/complete`, `Pay ${amount}`, 'pay', true)}${button(`${basePath}/decline`, 'Decline (test a failed payment)', 'decline')}${button(`${basePath}/cancel`, 'Cancel', 'cancel')}`);
+  return page(
+    'Pay for your subscription',
+    `<dl><dt>Amount</dt><dd data-testid="amount">${escape(amount)}</dd><dt>Method</dt><dd>${escape(method)}</dd><dt>Subscription</dt><dd>${escape(s.subscriptionId)}</dd></dl>
+${button(`${basePath}/complete`, `Pay ${amount}`, 'pay', true)}${button(`${basePath}/decline`, 'Decline (test a failed payment)', 'decline')}${button(`${basePath}/cancel`, 'Cancel', 'cancel')}`,
+  );
 }
 
 export function closedPage(s: SandboxSession | null): string {
   if (!s) return page('Session not found', '<p>This payment session does not exist.</p>');
   const state = s.status === 'open' ? 'expired' : s.status;
-  return page('Session closed', `<p data-testid="closed">This session is ${escape(state)}; nothing more can be done here.</p>`);
+  return page(
+    'Session closed',
+    `<p data-testid="closed">This session is ${escape(state)}; nothing more can be done here.</p>`,
+  );
 }

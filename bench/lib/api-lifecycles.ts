@@ -6,7 +6,12 @@ import { pool, summary } from './stats';
 const round = (n: number) => Math.round(n * 10) / 10;
 
 /** Set A wire lifecycles (create, sign, submit, approve, reconcile) through the API, each event fanned out to 10 endpoints. */
-export async function lifecyclesPerS(svc: Pick<ServiceProcesses, 'baseUrl' | 'accessTokenKeyPem'>, databaseUrl: string, count: number, subscribeHooks: (orgId: string) => Promise<void>) {
+export async function lifecyclesPerS(
+  svc: Pick<ServiceProcesses, 'baseUrl' | 'accessTokenKeyPem'>,
+  databaseUrl: string,
+  count: number,
+  subscribeHooks: (orgId: string) => Promise<void>,
+) {
   const { Client: Pg } = await import('pg');
   const tokens = await AccessTokens.create({ privateKeyPem: svc.accessTokenKeyPem, ttlSeconds: 3600 });
   const org = randomUUID();
@@ -15,26 +20,51 @@ export async function lifecyclesPerS(svc: Pick<ServiceProcesses, 'baseUrl' | 'ac
   const investor = await tokens.sign({ userId: 'investor-1', orgId: org, roles: ['investor'], kycCompleted: true });
   const db = new Pg({ connectionString: databaseUrl });
   await db.connect();
-  await db.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [org, 'investor-1']);
+  await db.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [
+    org,
+    'investor-1',
+  ]);
   await db.end();
   const took: Record<string, number[]> = {};
   const call = async (method: string, path: string, token: string, body?: unknown) => {
     const t0 = performance.now();
-    const name = path.split('/').filter((p) => p && !/^[0-9a-f-]{36}$/.test(p)).slice(-1)[0]!;
-    const res = await fetch(svc.baseUrl + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000) });
+    const name = path
+      .split('/')
+      .filter((p) => p && !/^[0-9a-f-]{36}$/.test(p))
+      .slice(-1)[0]!;
+    const res = await fetch(svc.baseUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
     const json = (await res.json()) as { data: Record<string, string> };
     if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
     (took[name] ??= []).push(performance.now() - t0);
     return json.data;
   };
   const offering = await call('POST', '/issuance/offerings', staff, { name: 'Bench', currency: 'USD' });
-  const cls = await call('POST', `/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '10.00' });
+  const cls = await call('POST', `/issuance/offerings/${offering.id}/security-classes`, staff, {
+    name: 'Common',
+    pricePerUnit: '10.00',
+  });
   const lifecycle = async () => {
-    const s = await call('POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, { securityClassId: cls.id, unitsSubscribed: 3 });
-    await call('POST', `/issuance/subscriptions/${s.id}/sign-agreement`, investor, { signature: 'Bench Investor', signedAt: new Date().toISOString() });
-    const submitted = await call('POST', `/issuance/subscriptions/${s.id}/submit-for-review`, investor, { paymentMethod: 'wire' });
+    const s = await call('POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, {
+      securityClassId: cls.id,
+      unitsSubscribed: 3,
+    });
+    await call('POST', `/issuance/subscriptions/${s.id}/sign-agreement`, investor, {
+      signature: 'Bench Investor',
+      signedAt: new Date().toISOString(),
+    });
+    const submitted = await call('POST', `/issuance/subscriptions/${s.id}/submit-for-review`, investor, {
+      paymentMethod: 'wire',
+    });
     await call('POST', `/issuance/subscriptions/${s.id}/approve`, staff, {});
-    await call('POST', '/issuance/reconciliations', staff, { referenceCode: submitted.reference_code, amount: '30.00' });
+    await call('POST', '/issuance/reconciliations', staff, {
+      referenceCode: submitted.reference_code,
+      amount: '30.00',
+    });
   };
   await pool(20, 8, lifecycle); // warm-up
   for (const k of Object.keys(took)) delete took[k];
@@ -42,6 +72,12 @@ export async function lifecyclesPerS(svc: Pick<ServiceProcesses, 'baseUrl' | 'ac
   await pool(count, 32, lifecycle);
   const seconds = (performance.now() - t0) / 1000;
   const commandMs = Object.fromEntries(Object.entries(took).map(([k, v]) => [k, summary(v)]));
-  return { lifecycles: count, endpoints: 10, clients: 32, seconds: round(seconds), lifecycles_per_s: round(count / seconds), command_ms: commandMs };
+  return {
+    lifecycles: count,
+    endpoints: 10,
+    clients: 32,
+    seconds: round(seconds),
+    lifecycles_per_s: round(count / seconds),
+    command_ms: commandMs,
+  };
 }
-

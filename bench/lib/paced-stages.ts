@@ -6,7 +6,12 @@ import { summary } from './stats';
  * (the outbox insert), -> planned (delivery rows), -> first batch started (attempt 1's time, set by
  * the batcher when it takes the batch), -> first arrival at the sink.
  */
-export async function pacedStages(knex: Knex, orgId: string, published: Map<string, number>, arrivals: Record<string, number>) {
+export async function pacedStages(
+  knex: Knex,
+  orgId: string,
+  published: Map<string, number>,
+  arrivals: Record<string, number>,
+) {
   const rows: { id: string; committed: Date; planned: Date; attempted: Date }[] = (
     await knex.raw(
       `select ev.id, ev.created_at as committed, min(d.created_at) as planned, min(a.attempted_at) as attempted
@@ -15,7 +20,10 @@ export async function pacedStages(knex: Knex, orgId: string, published: Map<stri
       [orgId],
     )
   ).rows;
-  const commit: number[] = [], plan: number[] = [], batch: number[] = [], post: number[] = [];
+  const commit: number[] = [],
+    plan: number[] = [],
+    batch: number[] = [],
+    post: number[] = [];
   for (const r of rows) {
     const t0 = published.get(r.id);
     const arrived = arrivals[r.id];
@@ -25,6 +33,10 @@ export async function pacedStages(knex: Knex, orgId: string, published: Map<stri
     batch.push(new Date(r.attempted).getTime() - new Date(r.planned).getTime());
     post.push(arrived - new Date(r.attempted).getTime());
   }
-  return { to_commit: summary(commit), commit_to_planned: summary(plan), planned_to_batch: summary(batch), batch_to_arrival: summary(post) };
+  return {
+    to_commit: summary(commit),
+    commit_to_planned: summary(plan),
+    planned_to_batch: summary(batch),
+    batch_to_arrival: summary(post),
+  };
 }
-

@@ -3,7 +3,13 @@ export function summary(samples: number[]) {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
   const round = (n: number) => Math.round(n * 10) / 10;
-  return { n: sorted.length, p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(sorted[sorted.length - 1] ?? NaN) };
+  return {
+    n: sorted.length,
+    p50: round(at(0.5)),
+    p90: round(at(0.9)),
+    p99: round(at(0.99)),
+    max: round(sorted[sorted.length - 1] ?? NaN),
+  };
 }
 
 /** Runs `task` with at most `concurrency` in flight until `count` have run. */

@@ -24,7 +24,6 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
-
 export interface SinkStats {
   count: number;
   bad: number;
@@ -40,7 +39,8 @@ export async function startVerifyingSink() {
   return {
     url,
     /** Tells the sink the secret of `/h/<hook>` (and `/f/<hook>`). */
-    register: (hook: string, secret: string) => fetch(`${url}/secret/${hook}`, { method: 'POST', body: secret }).then(() => undefined),
+    register: (hook: string, secret: string) =>
+      fetch(`${url}/secret/${hook}`, { method: 'POST', body: secret }).then(() => undefined),
     stats: async (): Promise<SinkStats> => (await fetch(`${url}/stats`)).json() as Promise<SinkStats>,
     stop: () => stopProcess(child),
   };

@@ -10,6 +10,20 @@ import { SubscriptionRecordSchema } from './subscription-record';
 import { TrancheSchema } from './tranche';
 
 /** Every entity the ORM knows. Each feature adds its schemas here. */
-export const entities = [OfferingSchema, SecurityClassSchema, TrancheSchema, SubscriptionRecordSchema,
-  IdentityApiKeySchema, KycCaseSchema, KycAttemptSchema, KycSessionSchema, AccreditationSchema, AccreditationDocumentSchema,
-  PaymentNotificationSchema, PaymentReferenceSchema, SandboxSessionSchema, SandboxCollectionSchema, SandboxEventSchema];
+export const entities = [
+  OfferingSchema,
+  SecurityClassSchema,
+  TrancheSchema,
+  SubscriptionRecordSchema,
+  IdentityApiKeySchema,
+  KycCaseSchema,
+  KycAttemptSchema,
+  KycSessionSchema,
+  AccreditationSchema,
+  AccreditationDocumentSchema,
+  PaymentNotificationSchema,
+  PaymentReferenceSchema,
+  SandboxSessionSchema,
+  SandboxCollectionSchema,
+  SandboxEventSchema,
+];

@@ -2,7 +2,8 @@ import { EntitySchema } from '@mikro-orm/core';
 
 /** The built-in sandbox processor's records (payments/sandbox). Amounts are integer cents. */
 /** superseded: the investor opened a newer session for the same subscription. */
-export type SandboxSessionStatus = 'open' | 'complete' | 'cancelled' | 'declined' | 'superseded' | 'closed' | 'refunded' | 'disputed';
+export type SandboxSessionStatus =
+  'open' | 'complete' | 'cancelled' | 'declined' | 'superseded' | 'closed' | 'refunded' | 'disputed';
 
 export interface SandboxSession {
   id: string;

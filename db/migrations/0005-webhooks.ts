@@ -19,7 +19,9 @@ export class Migration0005Webhooks extends Migration {
         updated_at timestamptz not null default now(),
         deleted_at timestamptz
       )`);
-    this.addSql('create index webhook_endpoints_org_idx on webhook_endpoints (org_id, created_at desc, id) where deleted_at is null');
+    this.addSql(
+      'create index webhook_endpoints_org_idx on webhook_endpoints (org_id, created_at desc, id) where deleted_at is null',
+    );
     // The exact bytes every attempt of every delivery of the event sends (spec §6.3); history holds only ids.
     this.addSql(`
       create table webhook_event_bodies (

@@ -55,7 +55,9 @@ export class Migration0006Payments extends Migration {
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
       )`);
-    this.addSql('create index payment_sandbox_collections_subscription on payment_sandbox_collections (subscription_id)');
+    this.addSql(
+      'create index payment_sandbox_collections_subscription on payment_sandbox_collections (subscription_id)',
+    );
     this.addSql(`
       create table payment_sandbox_events (
         id text primary key,
@@ -66,6 +68,8 @@ export class Migration0006Payments extends Migration {
         delivered_at timestamptz,
         last_error text
       )`);
-    this.addSql('create index payment_sandbox_events_undelivered on payment_sandbox_events (created_at) where delivered_at is null');
+    this.addSql(
+      'create index payment_sandbox_events_undelivered on payment_sandbox_events (created_at) where delivered_at is null',
+    );
   }
 }

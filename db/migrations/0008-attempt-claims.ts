@@ -10,6 +10,8 @@ export class Migration0008AttemptClaims extends Migration {
     this.addSql('alter table webhook_attempts alter column duration_ms drop not null');
     this.addSql('alter table webhook_attempts add column owner text');
     // The relay's stuck-delivery sweep looks only at pending deliveries, oldest first.
-    this.addSql("create index webhook_deliveries_pending_idx on webhook_deliveries (created_at) where status = 'pending'");
+    this.addSql(
+      "create index webhook_deliveries_pending_idx on webhook_deliveries (created_at) where status = 'pending'",
+    );
   }
 }

@@ -17,9 +17,13 @@ export class Migration0009WebhookHealth extends Migration {
         add column disabled_at timestamptz,
         add column failing_since timestamptz`);
     // The success rate reads an endpoint's recent attempts through its recently attempted deliveries.
-    this.addSql('create index webhook_deliveries_endpoint_recent_idx on webhook_deliveries (endpoint_id, last_attempt_at)');
+    this.addSql(
+      'create index webhook_deliveries_endpoint_recent_idx on webhook_deliveries (endpoint_id, last_attempt_at)',
+    );
     // Bulk recovery pages an endpoint's failed and exhausted deliveries oldest first.
-    this.addSql(`create index webhook_deliveries_recovery_idx on webhook_deliveries (endpoint_id, created_at, id) where status in ('failed', 'exhausted')`);
+    this.addSql(
+      `create index webhook_deliveries_recovery_idx on webhook_deliveries (endpoint_id, created_at, id) where status in ('failed', 'exhausted')`,
+    );
     this.addSql(`
       create table webhook_recoveries (
         id uuid primary key,
@@ -38,7 +42,9 @@ export class Migration0009WebhookHealth extends Migration {
         updated_at timestamptz not null default now(),
         finished_at timestamptz
       )`);
-    this.addSql(`create unique index webhook_recoveries_one_running_idx on webhook_recoveries (endpoint_id) where status = 'running'`);
+    this.addSql(
+      `create unique index webhook_recoveries_one_running_idx on webhook_recoveries (endpoint_id) where status = 'running'`,
+    );
     // Rows written before this migration have no transaction id and count as long committed.
     this.addSql('alter table events add column txid xid8 default pg_current_xact_id()');
     this.addSql('create index events_org_seq_idx on events (org_id, seq)');

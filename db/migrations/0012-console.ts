@@ -24,8 +24,12 @@ export class Migration0012Console extends Migration {
     this.addSql(`
       create trigger subscriptions_review_since before insert or update on subscriptions
       for each row execute function subscriptions_review_since()`);
-    this.addSql(`create index subscriptions_review_queue_idx on subscriptions (org_id, review_since, id) where status = 'pending_review'`);
+    this.addSql(
+      `create index subscriptions_review_queue_idx on subscriptions (org_id, review_since, id) where status = 'pending_review'`,
+    );
     // subscription.* events carry the subscription as data (its id in data.id); shares.issued names it in data.subscription_id.
-    this.addSql(`create index events_subscription_idx on events (org_id, (coalesce(data->>'subscription_id', data->>'id')), seq)`);
+    this.addSql(
+      `create index events_subscription_idx on events (org_id, (coalesce(data->>'subscription_id', data->>'id')), seq)`,
+    );
   }
 }

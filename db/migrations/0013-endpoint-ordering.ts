@@ -6,6 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration0013EndpointOrdering extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table webhook_endpoints add column ordering text not null default 'none' check (ordering in ('none', 'per_subscription'))`);
+    this.addSql(
+      `alter table webhook_endpoints add column ordering text not null default 'none' check (ordering in ('none', 'per_subscription'))`,
+    );
   }
 }

@@ -38,12 +38,14 @@ const KIND: Partial<Record<string, PaymentNotification['kind']>> = {
 const Envelope = z.object({
   id: z.string().min(1).max(200),
   type: z.string().min(1).max(100),
-  data: z.object({
-    subscription_id: z.unknown(),
-    reference: z.string().nullable().optional(),
-    amount: z.string().nullable().optional(),
-    failure_reason: z.string().nullable().optional(),
-  }).passthrough(),
+  data: z
+    .object({
+      subscription_id: z.unknown(),
+      reference: z.string().nullable().optional(),
+      amount: z.string().nullable().optional(),
+      failure_reason: z.string().nullable().optional(),
+    })
+    .passthrough(),
 });
 
 export function sandboxNotificationSource(secret: string): NotificationSource {
@@ -57,13 +59,15 @@ export function sandboxNotificationSource(secret: string): NotificationSource {
       const kind = KIND[event.type];
       const subscriptionId = subscriptionIdOrNull(event.data.subscription_id);
       const notifications: PaymentNotification[] = kind
-        ? [{
-            kind,
-            processorEventId: `sandbox:${event.id}`,
-            reference: event.data.reference ?? null,
-            amount: event.data.amount ?? null,
-            failureReason: event.data.failure_reason ?? null,
-          }]
+        ? [
+            {
+              kind,
+              processorEventId: `sandbox:${event.id}`,
+              reference: event.data.reference ?? null,
+              amount: event.data.amount ?? null,
+              failureReason: event.data.failure_reason ?? null,
+            },
+          ]
         : [];
       return { id: event.id, type: event.type, subscriptionId, notifications };
     },

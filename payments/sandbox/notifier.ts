@@ -28,14 +28,18 @@ export class SandboxNotifier {
     const id = `evt_sbx_${randomUUID().replace(/-/g, '')}`;
     const createdAt = new Date();
     const body = JSON.stringify({ id, type, created: createdAt.toISOString(), data });
-    await this.orm.em.fork().insert(SandboxEventSchema, { id, type, body, createdAt, attempts: 0, deliveredAt: null, lastError: null });
+    await this.orm.em
+      .fork()
+      .insert(SandboxEventSchema, { id, type, body, createdAt, attempts: 0, deliveredAt: null, lastError: null });
     await this.deliver(id, body, 0);
     return id;
   }
 
   /** Sends every stored event not yet delivered (an operator's nudge after an outage). */
   async redeliver(): Promise<number> {
-    const pending = await this.orm.em.fork().find(SandboxEventSchema, { deliveredAt: null }, { orderBy: { createdAt: 'asc' }, limit: 500 });
+    const pending = await this.orm.em
+      .fork()
+      .find(SandboxEventSchema, { deliveredAt: null }, { orderBy: { createdAt: 'asc' }, limit: 500 });
     for (const e of pending) await this.deliver(e.id, e.body, RETRY_DELAYS_MS.length);
     return pending.length;
   }
@@ -52,7 +56,11 @@ export class SandboxNotifier {
     try {
       const res = await fetch(this.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signSandboxBody(this.secret, body), 'user-agent': 'Tranche-Sandbox/1.0' },
+        headers: {
+          'content-type': 'application/json',
+          [SANDBOX_SIGNATURE_HEADER]: signSandboxBody(this.secret, body),
+          'user-agent': 'Tranche-Sandbox/1.0',
+        },
         body,
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
       });
@@ -70,11 +78,16 @@ export class SandboxNotifier {
     }
     await em.nativeUpdate(SandboxEventSchema, { id }, { ...attempts, lastError: error.slice(0, 500) });
     const delay = RETRY_DELAYS_MS[attempt];
-    logger.warn({ eventId: id, attempt: attempt + 1, error, retryInMs: delay ?? null }, 'sandbox notification not delivered');
+    logger.warn(
+      { eventId: id, attempt: attempt + 1, error, retryInMs: delay ?? null },
+      'sandbox notification not delivered',
+    );
     if (delay === undefined) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.deliver(id, body, attempt + 1).catch((err) => logger.warn({ err, eventId: id }, 'sandbox redelivery failed'));
+      this.deliver(id, body, attempt + 1).catch((err) =>
+        logger.warn({ err, eventId: id }, 'sandbox redelivery failed'),
+      );
     }, delay);
     timer.unref();
     this.timers.add(timer);

@@ -29,21 +29,51 @@ const amountOf = (cents: string | null) => (cents === null ? null : formatMoney(
 export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
   const em = () => orm.em.fork();
 
-  async function moveSession(id: string, from: SandboxSessionStatus, to: SandboxSessionStatus, patch: Partial<SandboxSession> = {}) {
-    return (await em().nativeUpdate(SandboxSessionSchema, { id, status: from, expiresAt: { $gt: new Date() } }, { status: to, ...patch })) === 1;
+  async function moveSession(
+    id: string,
+    from: SandboxSessionStatus,
+    to: SandboxSessionStatus,
+    patch: Partial<SandboxSession> = {},
+  ) {
+    return (
+      (await em().nativeUpdate(
+        SandboxSessionSchema,
+        { id, status: from, expiresAt: { $gt: new Date() } },
+        { status: to, ...patch },
+      )) === 1
+    );
   }
   async function moveCollection(id: string, from: SandboxCollectionStatus[], to: SandboxCollectionStatus) {
-    return (await em().nativeUpdate(SandboxCollectionSchema, { id, status: { $in: from } }, { status: to, updatedAt: new Date() })) === 1;
+    return (
+      (await em().nativeUpdate(
+        SandboxCollectionSchema,
+        { id, status: { $in: from } },
+        { status: to, updatedAt: new Date() },
+      )) === 1
+    );
   }
   const notifySession = (type: SandboxEventType, s: SandboxSession, failureReason?: string) =>
-    notifier.emit(type, { subscription_id: s.subscriptionId, reference: s.id, amount: amountOf(s.amountCents), currency: s.currency, failure_reason: failureReason ?? null });
+    notifier.emit(type, {
+      subscription_id: s.subscriptionId,
+      reference: s.id,
+      amount: amountOf(s.amountCents),
+      currency: s.currency,
+      failure_reason: failureReason ?? null,
+    });
   const notifyCollection = (type: SandboxEventType, c: SandboxCollection, failureReason?: string) =>
-    notifier.emit(type, { subscription_id: c.subscriptionId, reference: c.id, amount: amountOf(c.amountCents), currency: c.currency, failure_reason: failureReason ?? null });
+    notifier.emit(type, {
+      subscription_id: c.subscriptionId,
+      reference: c.id,
+      amount: amountOf(c.amountCents),
+      currency: c.currency,
+      failure_reason: failureReason ?? null,
+    });
 
   return {
     session: (id: string) => em().findOne(SandboxSessionSchema, { id }),
     collection: (id: string) => em().findOne(SandboxCollectionSchema, { id }),
-    collectionsOf: (subscriptionId: string) => em().find(SandboxCollectionSchema, { subscriptionId }, { orderBy: { createdAt: 'asc' } }),
+    collectionsOf: (subscriptionId: string) =>
+      em().find(SandboxCollectionSchema, { subscriptionId }, { orderBy: { createdAt: 'asc' } }),
 
     /** The subscription a session or collection id belongs to, or null when it is neither. */
     async subscriptionOf(reference: string): Promise<string | null> {
@@ -66,7 +96,7 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
         moved = await moveSession(id, 'open', outcome === 'cancel' ? 'cancelled' : 'declined', { completedAt: now });
       }
       if (!moved) return null;
-      const s = (await em().findOneOrFail(SandboxSessionSchema, { id }));
+      const s = await em().findOneOrFail(SandboxSessionSchema, { id });
       if (s.mode === 'setup') {
         if (outcome === 'complete') await notifySession('setup.completed', s);
         else await notifySession('checkout.cancelled', s);
@@ -101,7 +131,11 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
       // A disputed payment can still be refunded; a refunded one is over.
       const sessionFrom: SandboxSessionStatus[] = how === 'refunded' ? ['complete', 'disputed'] : ['complete'];
       const collectionFrom: SandboxCollectionStatus[] = how === 'refunded' ? ['in_escrow', 'disputed'] : ['in_escrow'];
-      const paidSession = await em().nativeUpdate(SandboxSessionSchema, { id: reference, mode: 'payment', status: { $in: sessionFrom } }, { status: how });
+      const paidSession = await em().nativeUpdate(
+        SandboxSessionSchema,
+        { id: reference, mode: 'payment', status: { $in: sessionFrom } },
+        { status: how },
+      );
       if (paidSession === 1) {
         await notifySession(type, await em().findOneOrFail(SandboxSessionSchema, { id: reference }));
         return true;

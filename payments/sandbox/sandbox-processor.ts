@@ -5,7 +5,15 @@ import { SandboxCollectionSchema, SandboxSessionSchema } from '../../db/entities
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/logger';
 import { parseMoney } from '../../lib/money';
-import { PaymentRefused, type Collection, type CollectionRequest, type PaymentProcessor, type Session, type SessionRequest, type SetupResult } from '../../domain/payment-processor';
+import {
+  PaymentRefused,
+  type Collection,
+  type CollectionRequest,
+  type PaymentProcessor,
+  type Session,
+  type SessionRequest,
+  type SetupResult,
+} from '../../domain/payment-processor';
 import { SandboxNotifier } from './notifier';
 import { sandboxLedger, type SandboxLedger } from './sandbox-ledger';
 import { sandboxSecret } from './signature';
@@ -13,7 +21,11 @@ import { sandboxSecret } from './signature';
 /** An abandoned session page stops accepting a choice after this long, like a processor's. */
 const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
-export type SandboxProcessor = PaymentProcessor & { readonly ledger: SandboxLedger; readonly notifier: SandboxNotifier; close(): void };
+export type SandboxProcessor = PaymentProcessor & {
+  readonly ledger: SandboxLedger;
+  readonly notifier: SandboxNotifier;
+  close(): void;
+};
 
 export const sandboxNotificationUrl = (config: Pick<Config, 'SANDBOX_NOTIFICATION_URL' | 'PUBLIC_BASE_URL'>) =>
   config.SANDBOX_NOTIFICATION_URL ?? `${config.PUBLIC_BASE_URL!.replace(/\/$/, '')}/payments/sandbox/notifications`;
@@ -25,7 +37,14 @@ export const sandboxNotificationUrl = (config: Pick<Config, 'SANDBOX_NOTIFICATIO
  * operator says so (api/payments/sandbox-operator-router.ts).
  */
 export function createSandboxProcessor(
-  config: Pick<Config, 'PUBLIC_BASE_URL' | 'SANDBOX_NOTIFICATION_SECRET' | 'SANDBOX_NOTIFICATION_URL' | 'SANDBOX_AUTO_SETTLE' | 'SANDBOX_SETTLEMENT_DELAY_MS'>,
+  config: Pick<
+    Config,
+    | 'PUBLIC_BASE_URL'
+    | 'SANDBOX_NOTIFICATION_SECRET'
+    | 'SANDBOX_NOTIFICATION_URL'
+    | 'SANDBOX_AUTO_SETTLE'
+    | 'SANDBOX_SETTLEMENT_DELAY_MS'
+  >,
   orm: Orm,
 ): SandboxProcessor {
   const notifier = new SandboxNotifier(orm, sandboxNotificationUrl(config), sandboxSecret(config));
@@ -38,7 +57,11 @@ export function createSandboxProcessor(
     const now = new Date();
     const em = orm.em.fork();
     // One open session per subscription: an older page left open cannot take a second payment.
-    await em.nativeUpdate(SandboxSessionSchema, { subscriptionId: req.subscriptionId, mode, status: 'open' }, { status: 'superseded' });
+    await em.nativeUpdate(
+      SandboxSessionSchema,
+      { subscriptionId: req.subscriptionId, mode, status: 'open' },
+      { status: 'superseded' },
+    );
     await em.insert(SandboxSessionSchema, {
       id,
       mode,
@@ -62,7 +85,9 @@ export function createSandboxProcessor(
     if (!config.SANDBOX_AUTO_SETTLE) return;
     const timer = setTimeout(() => {
       settlements.delete(timer);
-      ledger.settleCollection(collectionId).catch((err) => logger.warn({ err, collectionId }, 'sandbox settlement failed'));
+      ledger
+        .settleCollection(collectionId)
+        .catch((err) => logger.warn({ err, collectionId }, 'sandbox settlement failed'));
     }, config.SANDBOX_SETTLEMENT_DELAY_MS);
     timer.unref();
     settlements.add(timer);
@@ -92,8 +117,16 @@ export function createSandboxProcessor(
       const em = orm.em.fork();
       const existing = await em.findOne(SandboxCollectionSchema, { idempotencyKey: req.idempotencyKey });
       if (existing) return { collectionId: existing.id };
-      const setup = await em.findOne(SandboxSessionSchema, { id: req.setupSessionId, mode: 'setup', status: 'complete' });
-      if (!setup) throw new PaymentRefused('NO_PAYMENT_METHOD', `setup session ${req.setupSessionId} has no linked payment method`);
+      const setup = await em.findOne(SandboxSessionSchema, {
+        id: req.setupSessionId,
+        mode: 'setup',
+        status: 'complete',
+      });
+      if (!setup)
+        throw new PaymentRefused(
+          'NO_PAYMENT_METHOD',
+          `setup session ${req.setupSessionId} has no linked payment method`,
+        );
       const id = randomUUID();
       const now = new Date();
       try {
@@ -110,11 +143,18 @@ export function createSandboxProcessor(
         });
       } catch (err) {
         if (!(err instanceof UniqueConstraintViolationException)) throw err;
-        const winner = await orm.em.fork().findOneOrFail(SandboxCollectionSchema, { idempotencyKey: req.idempotencyKey });
+        const winner = await orm.em
+          .fork()
+          .findOneOrFail(SandboxCollectionSchema, { idempotencyKey: req.idempotencyKey });
         return { collectionId: winner.id };
       }
       const c = await em.findOneOrFail(SandboxCollectionSchema, { id });
-      await notifier.emit('payment.processing', { subscription_id: c.subscriptionId, reference: id, amount: req.amount, currency: c.currency });
+      await notifier.emit('payment.processing', {
+        subscription_id: c.subscriptionId,
+        reference: id,
+        amount: req.amount,
+        currency: c.currency,
+      });
       scheduleSettlement(id);
       return { collectionId: id };
     },

@@ -14,7 +14,8 @@ const DEVELOPMENT_SECRET = 'tranche-sandbox-development-notification-secret';
 export const sandboxSecret = (config: Pick<Config, 'SANDBOX_NOTIFICATION_SECRET'>): string =>
   config.SANDBOX_NOTIFICATION_SECRET ?? DEVELOPMENT_SECRET;
 
-const mac = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+const mac = (secret: string, t: number, body: string) =>
+  createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
 export function signSandboxBody(secret: string, body: string, nowMs = Date.now()): string {
   const t = Math.floor(nowMs / 1000);
@@ -25,6 +26,7 @@ export function verifySandboxSignature(secret: string, body: string, header: str
   const parts = new Map(header.split(',').map((p) => p.trim().split('=', 2) as [string, string]));
   const t = Number(parts.get('t'));
   const given = parts.get('v1') ?? '';
-  if (!Number.isInteger(t) || Math.abs(nowMs / 1000 - t) > TOLERANCE_SECONDS || !/^[0-9a-f]{64}$/.test(given)) return false;
+  if (!Number.isInteger(t) || Math.abs(nowMs / 1000 - t) > TOLERANCE_SECONDS || !/^[0-9a-f]{64}$/.test(given))
+    return false;
   return timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(mac(secret, t, body), 'hex'));
 }

@@ -5,7 +5,9 @@ import type { Config } from '../../lib/config';
  * The official SDK, pointed at Stripe or (STRIPE_API_URL) at stripe-mock. Every call has the
  * configured deadline; the SDK retries network failures and 409/5xx twice, with idempotency keys.
  */
-export function stripeClient(config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL' | 'STRIPE_TIMEOUT_MS'>): Stripe {
+export function stripeClient(
+  config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL' | 'STRIPE_TIMEOUT_MS'>,
+): Stripe {
   const options: Stripe.StripeConfig = {
     timeout: config.STRIPE_TIMEOUT_MS,
     maxNetworkRetries: 2,

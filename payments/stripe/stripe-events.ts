@@ -12,7 +12,8 @@ interface Mapped {
   notifications: [Kind, string | null, number | null, string | null][];
 }
 
-const idOf = (v: string | { id: string } | null | undefined): string | null => (v == null ? null : typeof v === 'string' ? v : v.id);
+const idOf = (v: string | { id: string } | null | undefined): string | null =>
+  v == null ? null : typeof v === 'string' ? v : v.id;
 const IGNORED: Mapped = { subscriptionId: null, paymentIntent: null, notifications: [] };
 
 /** The Stripe events that move a subscription; every other type is acknowledged and ignored. */
@@ -24,36 +25,60 @@ function mapEvent(event: Stripe.Event): Mapped {
       const s = event.data.object;
       if (s.mode !== 'payment') return IGNORED; // setup completion is read by finalize-setup instead
       const kind: Kind =
-        event.type === 'checkout.session.async_payment_failed' ? 'failed'
-        : event.type === 'checkout.session.async_payment_succeeded' || s.payment_status !== 'unpaid' ? 'succeeded'
-        : 'processing'; // completed but unpaid: a delayed method (ACH) is still settling
+        event.type === 'checkout.session.async_payment_failed'
+          ? 'failed'
+          : event.type === 'checkout.session.async_payment_succeeded' || s.payment_status !== 'unpaid'
+            ? 'succeeded'
+            : 'processing'; // completed but unpaid: a delayed method (ACH) is still settling
       const reason = kind === 'failed' ? 'async_payment_failed' : null;
-      return { subscriptionId: subscriptionIdOrNull(s.metadata?.subscription_id), paymentIntent: idOf(s.payment_intent), notifications: [[kind, s.id, s.amount_total, reason]] };
+      return {
+        subscriptionId: subscriptionIdOrNull(s.metadata?.subscription_id),
+        paymentIntent: idOf(s.payment_intent),
+        notifications: [[kind, s.id, s.amount_total, reason]],
+      };
     }
     case 'payment_intent.processing':
     case 'payment_intent.succeeded':
     case 'payment_intent.payment_failed': {
       const pi = event.data.object;
       const base = { subscriptionId: subscriptionIdOrNull(pi.metadata?.subscription_id), paymentIntent: pi.id };
-      if (event.type === 'payment_intent.processing') return { ...base, notifications: [['processing', pi.id, pi.amount, null]] };
+      if (event.type === 'payment_intent.processing')
+        return { ...base, notifications: [['processing', pi.id, pi.amount, null]] };
       if (event.type === 'payment_intent.payment_failed') {
         const e = pi.last_payment_error;
-        return { ...base, notifications: [['failed', pi.id, pi.amount, e?.decline_code ?? e?.code ?? 'payment_failed']] };
+        return {
+          ...base,
+          notifications: [['failed', pi.id, pi.amount, e?.decline_code ?? e?.code ?? 'payment_failed']],
+        };
       }
       // A collection is a charge to the platform account that holds investor funds in escrow
       // (docs/decisions.md): its success is both "received" and "in escrow".
       return pi.metadata?.purpose === 'collection'
-        ? { ...base, notifications: [['succeeded', pi.id, pi.amount, null], ['in_escrow', pi.id, pi.amount, null]] }
+        ? {
+            ...base,
+            notifications: [
+              ['succeeded', pi.id, pi.amount, null],
+              ['in_escrow', pi.id, pi.amount, null],
+            ],
+          }
         : { ...base, notifications: [['succeeded', pi.id, pi.amount, null]] };
     }
     case 'charge.refunded': {
       const charge = event.data.object;
       if (!charge.refunded) return IGNORED; // a partial refund leaves the subscription paid
-      return { subscriptionId: subscriptionIdOrNull(charge.metadata?.subscription_id), paymentIntent: idOf(charge.payment_intent), notifications: [['refunded', charge.id, charge.amount_refunded, null]] };
+      return {
+        subscriptionId: subscriptionIdOrNull(charge.metadata?.subscription_id),
+        paymentIntent: idOf(charge.payment_intent),
+        notifications: [['refunded', charge.id, charge.amount_refunded, null]],
+      };
     }
     case 'charge.dispute.created': {
       const dispute = event.data.object;
-      return { subscriptionId: subscriptionIdOrNull(dispute.metadata?.subscription_id), paymentIntent: idOf(dispute.payment_intent), notifications: [['disputed', dispute.id, dispute.amount, dispute.reason]] };
+      return {
+        subscriptionId: subscriptionIdOrNull(dispute.metadata?.subscription_id),
+        paymentIntent: idOf(dispute.payment_intent),
+        notifications: [['disputed', dispute.id, dispute.amount, dispute.reason]],
+      };
     }
     default:
       return IGNORED;
@@ -61,7 +86,11 @@ function mapEvent(event: Stripe.Event): Mapped {
 }
 
 /** Verifies Stripe's signature scheme (Stripe-Signature, timestamped HMAC) and maps the event. */
-export function stripeNotificationSource(stripe: Stripe, webhookSecret: string, references: PaymentReferences): NotificationSource {
+export function stripeNotificationSource(
+  stripe: Stripe,
+  webhookSecret: string,
+  references: PaymentReferences,
+): NotificationSource {
   return {
     processor: 'stripe',
     async read(rawBody, header): Promise<InboundEvent> {
@@ -77,14 +106,16 @@ export function stripeNotificationSource(stripe: Stripe, webhookSecret: string, 
         if (subscriptionId) await references.remember(mapped.paymentIntent, subscriptionId);
         else subscriptionId = await references.subscriptionOf(mapped.paymentIntent);
       }
-      const notifications = mapped.notifications.map(([kind, reference, minor, failureReason], i): PaymentNotification => ({
-        kind,
-        // One event may carry two notifications (collection: succeeded then in_escrow).
-        processorEventId: i === 0 ? `stripe:${event.id}` : `stripe:${event.id}:${kind}`,
-        reference,
-        amount: minor === null ? null : formatMoney(BigInt(minor)),
-        failureReason,
-      }));
+      const notifications = mapped.notifications.map(
+        ([kind, reference, minor, failureReason], i): PaymentNotification => ({
+          kind,
+          // One event may carry two notifications (collection: succeeded then in_escrow).
+          processorEventId: i === 0 ? `stripe:${event.id}` : `stripe:${event.id}:${kind}`,
+          reference,
+          amount: minor === null ? null : formatMoney(BigInt(minor)),
+          failureReason,
+        }),
+      );
       return { id: event.id, type: event.type, subscriptionId, notifications };
     },
   };

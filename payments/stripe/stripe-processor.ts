@@ -1,5 +1,13 @@
 import type Stripe from 'stripe';
-import { PaymentRefused, type Collection, type CollectionRequest, type PaymentProcessor, type Session, type SessionRequest, type SetupResult } from '../../domain/payment-processor';
+import {
+  PaymentRefused,
+  type Collection,
+  type CollectionRequest,
+  type PaymentProcessor,
+  type Session,
+  type SessionRequest,
+  type SetupResult,
+} from '../../domain/payment-processor';
 import type { PaymentMethod } from '../../domain/subscription';
 import { parseMoney } from '../../lib/money';
 import type { PaymentReferences } from '../payment-references';
@@ -20,7 +28,8 @@ export function minorUnits(amount: string): number {
   return Number(cents);
 }
 
-const idOf = (v: string | { id: string } | null | undefined): string | null => (v == null ? null : typeof v === 'string' ? v : v.id);
+const idOf = (v: string | { id: string } | null | undefined): string | null =>
+  v == null ? null : typeof v === 'string' ? v : v.id;
 
 /**
  * Stripe behind the port: Checkout Sessions in setup mode (Set A, the SetupIntent links a method
@@ -74,7 +83,12 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       const session = await stripe.checkout.sessions.retrieve(sessionId, { expand: ['setup_intent'] });
       const intent = session.setup_intent as Stripe.SetupIntent | string | null;
       const paymentMethodRef = intent && typeof intent !== 'string' ? idOf(intent.payment_method) : null;
-      const status = session.status === 'complete' && paymentMethodRef ? 'complete' : session.status === 'expired' ? 'expired' : 'open';
+      const status =
+        session.status === 'complete' && paymentMethodRef
+          ? 'complete'
+          : session.status === 'expired'
+            ? 'expired'
+            : 'open';
       return { status, paymentMethodRef: status === 'complete' ? paymentMethodRef : null };
     },
 
@@ -82,16 +96,30 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       if (!req.amount) throw new PaymentRefused('AMOUNT_REQUIRED', 'a checkout session needs an amount');
       await expireEarlierSessions(req.subscriptionId);
       const wire = req.method === 'wire';
-      const customer = wire ? (await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } })).id : undefined;
+      const customer = wire
+        ? (await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } })).id
+        : undefined;
       const session = await stripe.checkout.sessions.create({
         mode: 'payment',
         customer,
         payment_method_types: METHOD_TYPES[req.method],
-        ...(wire ? { payment_method_options: { customer_balance: { funding_type: 'bank_transfer', bank_transfer: { type: 'us_bank_transfer' } } } } : {}),
-        line_items: [{
-          quantity: 1,
-          price_data: { currency: req.currency.toLowerCase(), unit_amount: minorUnits(req.amount), product_data: { name: `Subscription ${req.subscriptionId}` } },
-        }],
+        ...(wire
+          ? {
+              payment_method_options: {
+                customer_balance: { funding_type: 'bank_transfer', bank_transfer: { type: 'us_bank_transfer' } },
+              },
+            }
+          : {}),
+        line_items: [
+          {
+            quantity: 1,
+            price_data: {
+              currency: req.currency.toLowerCase(),
+              unit_amount: minorUnits(req.amount),
+              product_data: { name: `Subscription ${req.subscriptionId}` },
+            },
+          },
+        ],
         client_reference_id: req.subscriptionId,
         success_url: req.successUrl,
         cancel_url: req.cancelUrl,
@@ -106,7 +134,11 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       const intent = session.setup_intent as Stripe.SetupIntent | null;
       const paymentMethod = intent ? idOf(intent.payment_method) : null;
       const customer = idOf(session.customer) ?? (intent ? idOf(intent.customer) : null);
-      if (!paymentMethod || !customer) throw new PaymentRefused('NO_PAYMENT_METHOD', `setup session ${req.setupSessionId} has no linked payment method`);
+      if (!paymentMethod || !customer)
+        throw new PaymentRefused(
+          'NO_PAYMENT_METHOD',
+          `setup session ${req.setupSessionId} has no linked payment method`,
+        );
       try {
         const pi = await stripe.paymentIntents.create(
           {
@@ -155,7 +187,10 @@ async function refusalsFinal<T>(call: () => Promise<T>): Promise<T> {
   } catch (err) {
     const e = err as { type?: string; code?: string; message?: string };
     if (e.type === 'StripeInvalidRequestError' || e.type === 'StripeIdempotencyError' || e.type === 'StripeCardError') {
-      throw new PaymentRefused(e.code ? `STRIPE_${e.code.toUpperCase()}` : 'STRIPE_REFUSED', e.message ?? 'Stripe refused the request');
+      throw new PaymentRefused(
+        e.code ? `STRIPE_${e.code.toUpperCase()}` : 'STRIPE_REFUSED',
+        e.message ?? 'Stripe refused the request',
+      );
     }
     throw err;
   }

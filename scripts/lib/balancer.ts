@@ -7,12 +7,17 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
  * goes to the next one; nothing was sent, so that is safe for any method. An instance that fails
  * is skipped for a second.
  */
-export function startBalancer(opts: { port: number; host?: string; upstreams: number[]; timeoutMs?: number }): Promise<Server> {
+export function startBalancer(opts: {
+  port: number;
+  host?: string;
+  upstreams: number[];
+  timeoutMs?: number;
+}): Promise<Server> {
   const downUntil = new Map<number, number>();
   let next = 0;
   const pick = (tried: Set<number>) => {
     for (let i = 0; i < opts.upstreams.length; i++) {
-      const port = opts.upstreams[(next++) % opts.upstreams.length]!;
+      const port = opts.upstreams[next++ % opts.upstreams.length]!;
       if (!tried.has(port) && (downUntil.get(port) ?? 0) <= Date.now()) return port;
     }
     return opts.upstreams.find((p) => !tried.has(p));
@@ -33,13 +38,25 @@ export function startBalancer(opts: { port: number; host?: string; upstreams: nu
     const port = pick(tried);
     if (port === undefined) {
       res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ success: false, error: { code: 'UPSTREAM_UNAVAILABLE', message: 'No API instance answered', details: null } }));
+      res.end(
+        JSON.stringify({
+          success: false,
+          error: { code: 'UPSTREAM_UNAVAILABLE', message: 'No API instance answered', details: null },
+        }),
+      );
       return;
     }
     tried.add(port);
     const forwardedFor = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
     const upstream = request(
-      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: { ...req.headers, 'x-forwarded-for': forwardedFor }, timeout: opts.timeoutMs ?? 95_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, 'x-forwarded-for': forwardedFor },
+        timeout: opts.timeoutMs ?? 95_000,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
@@ -51,7 +68,12 @@ export function startBalancer(opts: { port: number; host?: string; upstreams: nu
       if (err.code === 'ECONNREFUSED' && !res.headersSent) return forward(req, res, body, tried);
       if (!res.headersSent) {
         res.writeHead(502, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ success: false, error: { code: 'UPSTREAM_FAILED', message: 'The API instance failed mid-request; retry', details: null } }));
+        res.end(
+          JSON.stringify({
+            success: false,
+            error: { code: 'UPSTREAM_FAILED', message: 'The API instance failed mid-request; retry', details: null },
+          }),
+        );
       } else res.destroy();
     });
     upstream.end(body);

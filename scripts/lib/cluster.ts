@@ -76,12 +76,22 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       databaseUrl = postgres!.url('tranche');
     }
     const url = new URL(databaseUrl);
-    const db: TemporalDatabase = { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+    const db: TemporalDatabase = {
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+    };
 
     const temporalLog = o.output;
     let temporal: RunningTemporal | null = null;
     const startTemporal = async () => {
-      temporal = await startTemporalServer({ toolsDir: o.temporalServerDir, db, portBase: o.temporalPortBase, logFile: temporalLog });
+      temporal = await startTemporalServer({
+        toolsDir: o.temporalServerDir,
+        db,
+        portBase: o.temporalPortBase,
+        logFile: temporalLog,
+      });
     };
     await startTemporal();
     stops.push(async () => temporal?.stop());
@@ -111,7 +121,13 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       serviceProcess({ name: `worker-${i + 1}`, entry: 'worker/main', env, compiled: o.compiled, output: o.output }),
     );
     const apis = o.apiPorts.map((port, i) =>
-      serviceProcess({ name: `api-${i + 1}`, entry: 'api/main', env: { ...env, PORT: String(port) }, compiled: o.compiled, output: o.output }),
+      serviceProcess({
+        name: `api-${i + 1}`,
+        entry: 'api/main',
+        env: { ...env, PORT: String(port) },
+        compiled: o.compiled,
+        output: o.output,
+      }),
     );
     // The first worker migrates; the others and the APIs then find nothing to do (advisory lock).
     for (const p of [...workers, ...apis]) {
@@ -149,7 +165,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
 function clusterSecrets(dataDir: string): Record<string, string> {
   const file = join(dataDir, 'secrets.json');
   if (!existsSync(file)) {
-    const ecKey = () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const ecKey = () =>
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const secrets = {
       ACCESS_TOKEN_PRIVATE_KEY: ecKey(),
       // The next key of a rotation, published ahead (docs/decisions.md, key rotation).
@@ -165,7 +182,13 @@ function clusterSecrets(dataDir: string): Record<string, string> {
 async function untilReady(url: string): Promise<void> {
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
-    if (await fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 300));
   }
   throw new Error(`${url} not ready within 300 s`);

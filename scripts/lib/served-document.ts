@@ -9,12 +9,28 @@ import { loadConfig } from '../../lib/config';
  */
 export async function documentFor(set: 'A' | 'B', url?: string): Promise<object> {
   if (url) return fetchDocument(url);
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', BEHAVIOUR_SET: set, DATABASE_URL: 'postgres://unused@127.0.0.1/unused', PUBLIC_BASE_URL: 'http://127.0.0.1:3000' });
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    BEHAVIOUR_SET: set,
+    DATABASE_URL: 'postgres://unused@127.0.0.1/unused',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+  });
   const unused = {} as never;
   // request-context opens a MikroORM context on every request, and the shared rate limiters take
   // the pool's knex when built (lib/rate-limit.ts); named stand-ins are all either reads here.
-  const orm = { em: { name: 'unused', fork: () => unused, getConnection: () => ({ getKnex: () => unused }) } } as unknown as ApiDeps['orm'];
-  const app = createApp({ config, orm, temporal: { connection: {} } as never, tokens: unused, kyc: unused, dispatcher: unused });
+  const orm = {
+    em: { name: 'unused', fork: () => unused, getConnection: () => ({ getKnex: () => unused }) },
+  } as unknown as ApiDeps['orm'];
+  const app = createApp({
+    config,
+    orm,
+    temporal: { connection: {} } as never,
+    tokens: unused,
+    kyc: unused,
+    dispatcher: unused,
+  });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   try {

@@ -20,9 +20,17 @@ export interface ServiceProcess {
  * `node dist/<entry>.js` when compiled (`npm run build`), as production runs it; the TypeScript
  * source through tsx otherwise.
  */
-export function serviceProcess(opts: { name: string; entry: 'api/main' | 'worker/main'; env: NodeJS.ProcessEnv; compiled: boolean; output: NodeJS.WritableStream }): ServiceProcess {
+export function serviceProcess(opts: {
+  name: string;
+  entry: 'api/main' | 'worker/main';
+  env: NodeJS.ProcessEnv;
+  compiled: boolean;
+  output: NodeJS.WritableStream;
+}): ServiceProcess {
   let child: ChildProcess | null = null;
-  const entry = opts.compiled ? [join(root, 'dist', `${opts.entry}.js`)] : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
+  const entry = opts.compiled
+    ? [join(root, 'dist', `${opts.entry}.js`)]
+    : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
   const worker = opts.entry === 'worker/main';
   const args = worker ? [...WORKER_NODE_ARGS, ...entry] : entry;
   const env = worker ? { ...opts.env, ...WORKER_ENV } : opts.env;

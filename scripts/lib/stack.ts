@@ -39,7 +39,11 @@ export async function startStack(opts: {
     let postgres: RunningPostgres | null = null;
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
-      postgres = await startEmbeddedPostgres({ dir: join(opts.dataDir, 'postgres'), port: opts.pgPort ?? (await freePort()), persistent: opts.persistent });
+      postgres = await startEmbeddedPostgres({
+        dir: join(opts.dataDir, 'postgres'),
+        port: opts.pgPort ?? (await freePort()),
+        persistent: opts.persistent,
+      });
       started.push(postgres);
       await postgres.createDatabase(opts.database);
       databaseUrl = postgres.url(opts.database);
@@ -51,7 +55,12 @@ export async function startStack(opts: {
       const url = new URL(databaseUrl);
       temporal = await startTemporalServer({
         toolsDir: opts.temporalServerDir,
-        db: { host: url.hostname, port: Number(url.port || 5432), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+        db: {
+          host: url.hostname,
+          port: Number(url.port || 5432),
+          user: decodeURIComponent(url.username),
+          password: decodeURIComponent(url.password),
+        },
         portBase: opts.temporalPort ?? 7233,
         logFile: createWriteStream(join(opts.dataDir, 'temporal.log'), { flags: 'a' }),
       });
@@ -59,7 +68,8 @@ export async function startStack(opts: {
       temporalAddress = temporal.address;
     }
     if (!temporalAddress) {
-      if (!opts.temporalCli) throw new Error('TEMPORAL_ADDRESS is not set and no Temporal CLI was given (scripts/tools.sh temporal)');
+      if (!opts.temporalCli)
+        throw new Error('TEMPORAL_ADDRESS is not set and no Temporal CLI was given (scripts/tools.sh temporal)');
       temporal = await startTemporalDevServer({
         binary: opts.temporalCli,
         port: opts.temporalPort ?? (await freePort()),

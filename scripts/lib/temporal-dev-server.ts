@@ -21,18 +21,43 @@ export async function startTemporalDevServer(opts: {
   dbFile?: string;
   logFile?: NodeJS.WritableStream;
 }): Promise<RunningTemporal> {
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn', '--namespace', 'default'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--log-level',
+    'warn',
+    '--namespace',
+    'default',
+  ];
   args.push(...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : ['--headless']));
   if (opts.dbFile) {
-    args.push('--db-filename', opts.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=NORMAL');
+    args.push(
+      '--db-filename',
+      opts.dbFile,
+      '--sqlite-pragma',
+      'journal_mode=WAL',
+      '--sqlite-pragma',
+      'synchronous=NORMAL',
+    );
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const kv of ['frontend.rps=20000', 'frontend.namespaceRPS=20000', 'history.rps=20000', 'matching.rps=20000',
-    'matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1',
+  for (const kv of [
+    'frontend.rps=20000',
+    'frontend.namespaceRPS=20000',
+    'history.rps=20000',
+    'matching.rps=20000',
+    'matching.numTaskqueueReadPartitions=1',
+    'matching.numTaskqueueWritePartitions=1',
     // A task queue reader loads at most 20 times a second by default: up to 50 ms on every hop.
-    'history.transferProcessorMaxPollRPS=1000', 'history.timerProcessorMaxPollRPS=1000',
+    'history.transferProcessorMaxPollRPS=1000',
+    'history.timerProcessorMaxPollRPS=1000',
     // A batch's activity goes straight back to the worker that scheduled it, skipping matching.
-    'system.enableActivityEagerExecution=true']) {
+    'system.enableActivityEagerExecution=true',
+  ]) {
     args.push('--dynamic-config-value', kv);
   }
   const child = spawn(opts.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -30,13 +30,28 @@ export const SCHEMA_STEPS: { database: string; schema: string }[] = [
 
 export async function setUpTemporalSchema(sqlTool: string, db: TemporalDatabase): Promise<void> {
   for (const step of SCHEMA_STEPS) {
-    const base = ['--plugin', 'postgres12', '--ep', db.host, '-p', String(db.port), '-u', db.user, '--pw', db.password, '--db', step.database];
+    const base = [
+      '--plugin',
+      'postgres12',
+      '--ep',
+      db.host,
+      '-p',
+      String(db.port),
+      '-u',
+      db.user,
+      '--pw',
+      db.password,
+      '--db',
+      step.database,
+    ];
     await run(sqlTool, [...base, 'create-database'], { timeout: 60_000 }).catch((err: { stderr?: string }) => {
       if (!/already exists/.test(String(err.stderr))) throw err;
     });
-    await run(sqlTool, [...base, 'setup-schema', '-v', '0.0'], { timeout: 60_000 }).catch((err: { stderr?: string }) => {
-      if (!/already exists/.test(String(err.stderr))) throw err;
-    });
+    await run(sqlTool, [...base, 'setup-schema', '-v', '0.0'], { timeout: 60_000 }).catch(
+      (err: { stderr?: string }) => {
+        if (!/already exists/.test(String(err.stderr))) throw err;
+      },
+    );
     await run(sqlTool, [...base, 'update-schema', '--schema-name', step.schema], { timeout: 300_000 });
   }
 }
@@ -61,7 +76,16 @@ export async function startTemporalServer(opts: {
     TEMPORAL_PORT_BASE: String(opts.portBase),
     TEMPORAL_DYNAMIC_CONFIG: join(TEMPORAL_CONFIG_DIR, 'dynamicconfig', 'production-sql.yaml'),
   };
-  const args = ['--root', TEMPORAL_CONFIG_DIR, '--config', '.', '--env', TEMPORAL_CONFIG_ENV, '--allow-no-auth', 'start'];
+  const args = [
+    '--root',
+    TEMPORAL_CONFIG_DIR,
+    '--config',
+    '.',
+    '--env',
+    TEMPORAL_CONFIG_ENV,
+    '--allow-no-auth',
+    'start',
+  ];
   const child = spawn(join(opts.toolsDir, 'server'), args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (opts.logFile) {
     child.stdout!.pipe(opts.logFile, { end: false });
@@ -84,7 +108,11 @@ export async function startTemporalServer(opts: {
  * The full server does not create `default`; and a namespace just registered is served only once
  * the frontend's namespace cache refreshes (about 10 s), so wait for a call that goes through it.
  */
-async function untilNamespaceServes(address: string, namespace: string, child: ReturnType<typeof spawn>): Promise<void> {
+async function untilNamespaceServes(
+  address: string,
+  namespace: string,
+  child: ReturnType<typeof spawn>,
+): Promise<void> {
   const deadline = Date.now() + 180_000;
   let exited = false;
   child.once('exit', () => (exited = true));

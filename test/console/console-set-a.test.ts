@@ -20,7 +20,14 @@ describe('Set A operator console', () => {
 
   beforeAll(async () => {
     [svc, receiver] = await Promise.all([
-      startService({ set: 'A', env: { DEV_IDP_ENABLED: 'true', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', TEMPORAL_UI_URL: 'http://temporal-ui.test:8233' } }),
+      startService({
+        set: 'A',
+        env: {
+          DEV_IDP_ENABLED: 'true',
+          WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+          TEMPORAL_UI_URL: 'http://temporal-ui.test:8233',
+        },
+      }),
       Receiver.start(),
     ]);
     w = await lifecycleWorld(svc);
@@ -47,7 +54,9 @@ describe('Set A operator console', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Review queue');
     await page.keyboard.press('Tab');
     expect(await page.evaluate(() => (globalThis as any).document.activeElement?.textContent)).toBe('Skip to content');
-    const cards = await page.locator('[data-testid^="queue-card-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
+    const cards = await page
+      .locator('[data-testid^="queue-card-"]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
     expect(cards.indexOf(`queue-card-${older.id}`)).toBeGreaterThanOrEqual(0);
     expect(cards.indexOf(`queue-card-${older.id}`)).toBeLessThan(cards.indexOf(`queue-card-${newer.id}`));
     expect(cards).not.toContain(`queue-card-${foreign.id}`);
@@ -65,7 +74,9 @@ describe('Set A operator console', () => {
     await page.goto(`${svc.baseUrl}/console/`);
     await page.getByTestId(`approve-${s.id}`).click();
     await page.getByTestId(`queue-card-${s.id}`).getByTestId('notice').waitFor();
-    expect(await page.getByTestId(`queue-card-${s.id}`).textContent()).toContain('Approved: the subscription is now approved');
+    expect(await page.getByTestId(`queue-card-${s.id}`).textContent()).toContain(
+      'Approved: the subscription is now approved',
+    );
     expect((await sub(s.id)).status).toBe('approved');
     await screenshot(page, 'a-02-approved');
   });
@@ -124,7 +135,15 @@ describe('Set A operator console', () => {
   it('shows a subscription’s history, its deliveries and a link to its workflow in the Temporal Web UI', async () => {
     const s = await w.inReviewByWire();
     await w.post(s.id, 'reject', w.staff, { reason: 'Incomplete documents' });
-    await eventually(async () => ((await w.api.get(`/notifications/webhook-deliveries?event_type=subscription.rejected`, w.staff.token)).body.data.items.length ? true : undefined), 30_000, 'delivery');
+    await eventually(
+      async () =>
+        (await w.api.get(`/notifications/webhook-deliveries?event_type=subscription.rejected`, w.staff.token)).body.data
+          .items.length
+          ? true
+          : undefined,
+      30_000,
+      'delivery',
+    );
     await page.goto(`${svc.baseUrl}/console/subscriptions/${s.id}`);
     const history = await page.getByTestId('history').textContent();
     expect(history).toContain('subscription.created');
@@ -132,7 +151,9 @@ describe('Set A operator console', () => {
     expect(history).toContain('subscription.rejected');
     expect(history).toContain('Incomplete documents');
     expect(await page.getByTestId('deliveries').textContent()).toContain('subscription.rejected');
-    expect(await page.getByTestId('workflow-link').getAttribute('href')).toBe(`http://temporal-ui.test:8233/namespaces/default/workflows/subscription-${s.id}`);
+    expect(await page.getByTestId('workflow-link').getAttribute('href')).toBe(
+      `http://temporal-ui.test:8233/namespaces/default/workflows/subscription-${s.id}`,
+    );
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshot(page, 'a-06-detail');
   });
@@ -168,7 +189,10 @@ describe('Set A operator console', () => {
     await card.getByLabel('What the investor must provide').fill('A certified copy of the passport');
     await card.getByTestId(`request-info-submit-${toAsk.id}`).click();
     await card.getByTestId('notice').waitFor();
-    expect(await sub(toAsk.id)).toMatchObject({ status: 'pending_review', info_requested: 'A certified copy of the passport' });
+    expect(await sub(toAsk.id)).toMatchObject({
+      status: 'pending_review',
+      info_requested: 'A certified copy of the passport',
+    });
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/console\/sign-in\?signed_out=1$/);

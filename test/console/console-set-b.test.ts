@@ -20,9 +20,15 @@ describe('Set B operator console', () => {
   async function paidSubscription(units = 4): Promise<string> {
     const id = await signedSubscription(w, units);
     const session = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
-      paymentMethod: 'card', successUrl: 'https://investor.example/paid', cancelUrl: 'https://investor.example/cancelled',
+      paymentMethod: 'card',
+      successUrl: 'https://investor.example/paid',
+      cancelUrl: 'https://investor.example/cancelled',
     });
-    const paid = await fetch(`${session.body.data.session_url}/complete`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const paid = await fetch(`${session.body.data.session_url}/complete`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(paid.status).toBe(303);
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
     return id;
@@ -45,7 +51,11 @@ describe('Set B operator console', () => {
 
   it('signs staff in and approves a paid subscription from the queue', async () => {
     const id = await paidSubscription();
-    await signIn(page, svc, { userId: `console-staff-${randomUUID().slice(0, 8)}`, orgId: w.staff.orgId, roles: ['staff'] });
+    await signIn(page, svc, {
+      userId: `console-staff-${randomUUID().slice(0, 8)}`,
+      orgId: w.staff.orgId,
+      roles: ['staff'],
+    });
     const card = page.getByTestId(`queue-card-${id}`);
     expect(await card.textContent()).toContain('50.00 USD');
     expect(await card.textContent()).toMatch(/Payment\s*received/);
@@ -60,10 +70,16 @@ describe('Set B operator console', () => {
     const id = await paidSubscription(2);
     await page.goto(`${svc.baseUrl}/console/`);
     await page.getByTestId(`reject-open-${id}`).click();
-    await page.getByTestId(`queue-card-${id}`).getByLabel('Reason for rejecting (the investor is told)').fill('Investor is not eligible for this offering');
+    await page
+      .getByTestId(`queue-card-${id}`)
+      .getByLabel('Reason for rejecting (the investor is told)')
+      .fill('Investor is not eligible for this offering');
     await page.getByTestId(`reject-submit-${id}`).click();
     await page.getByTestId(`queue-card-${id}`).getByTestId('notice').waitFor();
-    expect(await subscription(w, id)).toMatchObject({ status: 'rejected', status_reason: 'Investor is not eligible for this offering' });
+    expect(await subscription(w, id)).toMatchObject({
+      status: 'rejected',
+      status_reason: 'Investor is not eligible for this offering',
+    });
     await screenshot(page, 'b-02-rejected');
   });
 

@@ -21,7 +21,11 @@ describe.each(['A', 'B'] as const)('the generated client, Set %s', (set) => {
 
   it('has types that are exactly what the served document generates', async () => {
     const root = join(__dirname, '..', '..');
-    const { stdout } = await promisify(execFile)('npx', ['tsx', join(root, 'scripts', 'client-types.ts'), '--print', set, svc.baseUrl], { cwd: root, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(
+      'npx',
+      ['tsx', join(root, 'scripts', 'client-types.ts'), '--print', set, svc.baseUrl],
+      { cwd: root, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
+    );
     const committed = readFileSync(join(__dirname, 'generated', `set-${set.toLowerCase()}.ts`), 'utf8');
     // Out of date: run `npm run -s client-types` and commit test/contract/generated.
     expect(stdout).toBe(committed);

@@ -32,7 +32,12 @@ describe('Idempotency-Key on commands, Set A', () => {
     const body = { securityClassId: w.offering.securityClassId, unitsSubscribed: 3 };
     const url = `/issuance/offerings/${w.offering.offeringId}/subscriptions`;
     const first = await w.api.post(url, w.investor.token, body, withKey(k));
-    const again = await w.api.post(url, w.investor.token, { unitsSubscribed: 3, securityClassId: w.offering.securityClassId }, withKey(k));
+    const again = await w.api.post(
+      url,
+      w.investor.token,
+      { unitsSubscribed: 3, securityClassId: w.offering.securityClassId },
+      withKey(k),
+    );
     expect(first.status).toBe(201);
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
@@ -53,7 +58,12 @@ describe('Idempotency-Key on commands, Set A', () => {
     expect(first.body.data.status).toBe('pending_payment');
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
-    const other = await w.api.post(path(s.id, 'sign-agreement'), w.investor.token, { ...body, signature: 'Someone Else' }, withKey(k));
+    const other = await w.api.post(
+      path(s.id, 'sign-agreement'),
+      w.investor.token,
+      { ...body, signature: 'Someone Else' },
+      withKey(k),
+    );
     expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // Without a key the same command is a new request, refused by the state machine.
     const fresh = await w.api.post(path(s.id, 'sign-agreement'), w.investor.token, body);
@@ -74,7 +84,13 @@ describe('Idempotency-Key on commands, Set A', () => {
     expect(theirs.body.error.code).toBe('INVALID_TRANSITION');
 
     const rk = key();
-    const reconcile = () => w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: s.reference_code, amount: s.total_amount }, withKey(rk));
+    const reconcile = () =>
+      w.api.post(
+        '/issuance/reconciliations',
+        w.staff.token,
+        { referenceCode: s.reference_code, amount: s.total_amount },
+        withKey(rk),
+      );
     const [r1, r2] = [await reconcile(), await reconcile()];
     expect(r1.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
     expect(r2.status).toBe(200);
@@ -125,7 +141,8 @@ describe('Idempotency-Key on commands, Set A', () => {
 
     const inReview = await w.inReviewByWire();
     const ik = key();
-    const ask = (reason: string) => w.api.post(path(inReview.id, 'request-info'), w.staff.token, { reason }, withKey(ik));
+    const ask = (reason: string) =>
+      w.api.post(path(inReview.id, 'request-info'), w.staff.token, { reason }, withKey(ik));
     const [i1, i2] = [await ask('Proof of address, please'), await ask('Proof of address, please')];
     expect(i1.status).toBe(200);
     expect(i2.headers.get('idempotent-replayed')).toBe('true');
@@ -137,7 +154,9 @@ describe('Idempotency-Key on commands, Set A', () => {
   it('answers a concurrent duplicate with the first answer or 409 IDEMPOTENCY_KEY_IN_USE, and applies once', async () => {
     const s = await w.inReviewByWire();
     const k = key();
-    const replies = await Promise.all([1, 2, 3].map(() => w.api.post(path(s.id, 'approve'), w.staff.token, {}, withKey(k))));
+    const replies = await Promise.all(
+      [1, 2, 3].map(() => w.api.post(path(s.id, 'approve'), w.staff.token, {}, withKey(k))),
+    );
     for (const r of replies) {
       if (r.status === 409) expect(r.body.error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
       else expect(r.body.data.status).toBe('approved');
@@ -158,11 +177,14 @@ describe('Idempotency-Key on commands, Set A', () => {
     expect(list.body.data.items.filter((e: { id: string }) => e.id === first.body.data.id)).toHaveLength(1);
 
     const rk = key();
-    const rotate = () => w.api.post(`${base}/${first.body.data.id}/rotate-secret`, w.staff.token, undefined, withKey(rk));
+    const rotate = () =>
+      w.api.post(`${base}/${first.body.data.id}/rotate-secret`, w.staff.token, undefined, withKey(rk));
     const [r1, r2] = [await rotate(), await rotate()];
     expect(r1.body.data.signing_secret).not.toBe(first.body.data.signing_secret);
     expect(r2.body.data.signing_secret).toBe(r1.body.data.signing_secret);
-    const rows: { body_sealed: string }[] = await svc.orm.em.getConnection().execute('select body_sealed from idempotency_keys where body_sealed is not null');
+    const rows: { body_sealed: string }[] = await svc.orm.em
+      .getConnection()
+      .execute('select body_sealed from idempotency_keys where body_sealed is not null');
     expect(rows.some((r) => r.body_sealed.includes(r1.body.data.signing_secret))).toBe(false);
 
     const tk = key();
@@ -226,7 +248,12 @@ describe('Idempotency-Key on commands, Set B', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.data.session_id).toBe(first.body.data.session_id);
     expect(again.body).toEqual(first.body);
-    const other = await w.api.post(url, w.investor.token, { ...body, successUrl: 'https://investor.example/elsewhere' }, withKey(k));
+    const other = await w.api.post(
+      url,
+      w.investor.token,
+      { ...body, successUrl: 'https://investor.example/elsewhere' },
+      withKey(k),
+    );
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });

@@ -25,7 +25,6 @@ const KILL_TEMPORAL_AT = 3750;
 const STOP_POSTGRES_AT = 6000;
 const STOP_PUBLISHING_AT = 9000;
 
-
 /**
  * The delivery engine under load (issue 11): 30 events/s to 10 endpoints each while a worker is
  * killed, the Temporal server is killed and restarted, and PostgreSQL is stopped and started.
@@ -43,7 +42,12 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
   let pgPort: number;
   const startPostgres = () => spawnPostgres(join(dir, 'pg'), pgPort);
   const startTemporal = (port: number) =>
-    startTemporalDevServer({ binary: process.env.TEMPORAL_CLI!, port, dbFile: join(dir, 'temporal.db'), logFile: createWriteStream(join(dir, 'temporal.log'), { flags: 'a' }) });
+    startTemporalDevServer({
+      binary: process.env.TEMPORAL_CLI!,
+      port,
+      dbFile: join(dir, 'temporal.db'),
+      logFile: createWriteStream(join(dir, 'temporal.log'), { flags: 'a' }),
+    });
 
   beforeAll(async () => {
     pgPort = await freePort();
@@ -81,7 +85,11 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     const orgId = randomUUID();
     for (let i = 0; i < ENDPOINTS; i++) {
       const hook = `load-${i}`;
-      const { secret } = await store.create(orgId, { url: `${sink.base}/h/${hook}`, description: hook, eventTypes: ['*'] });
+      const { secret } = await store.create(orgId, {
+        url: `${sink.base}/h/${hook}`,
+        description: hook,
+        eventTypes: ['*'],
+      });
       sink.secret(hook, secret);
     }
 
@@ -94,7 +102,14 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
       for (let i = 0; publishing; i++) {
         const due = started + (i * 1000) / EVENTS_PER_S;
         if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
-        const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId, occurredAt: new Date().toISOString(), data: { n: i } };
+        const event = {
+          id: randomUUID(),
+          type: 'subscription.approved',
+          source: 'service.issuance',
+          orgId,
+          occurredAt: new Date().toISOString(),
+          data: { n: i },
+        };
         // Not awaited in turn: the offered rate holds even while a commit waits on a fault.
         publishes.push(
           publishEvents({ orm, dispatcher }, [event]).then(
@@ -129,12 +144,22 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
 
     const knex = orm.em.getConnection().getKnex();
     const owed = committed.length * ENDPOINTS;
-    await until('every delivery a success', async () => {
-      const [row] = await knex('webhook_deliveries').where({ org_id: orgId, status: 'success' }).count<{ count: string }[]>('* as count');
-      return Number(row!.count) >= owed;
-    }, 600_000);
+    await until(
+      'every delivery a success',
+      async () => {
+        const [row] = await knex('webhook_deliveries')
+          .where({ org_id: orgId, status: 'success' })
+          .count<{ count: string }[]>('* as count');
+        return Number(row!.count) >= owed;
+      },
+      600_000,
+    );
 
-    const deliveries: { id: string; event_id: string; status: string; attempt_count: number }[] = await knex('webhook_deliveries').where({ org_id: orgId }).select('id', 'event_id', 'status', 'attempt_count');
+    const deliveries: { id: string; event_id: string; status: string; attempt_count: number }[] = await knex(
+      'webhook_deliveries',
+    )
+      .where({ org_id: orgId })
+      .select('id', 'event_id', 'status', 'attempt_count');
     const perEvent = new Map<string, number>();
     for (const d of deliveries) perEvent.set(d.event_id, (perEvent.get(d.event_id) ?? 0) + 1);
     expect(committed.filter((id) => perEvent.get(id) !== ENDPOINTS)).toEqual([]);
@@ -142,17 +167,31 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     expect(deliveries.filter((d) => d.status !== 'success')).toEqual([]);
     expect(deliveries.filter((d) => sink.received(d.id) === 0).map((d) => d.id)).toEqual([]);
 
-    const attempts: { delivery_id: string; number: number; duration_ms: number | null }[] = await knex('webhook_attempts')
+    const attempts: { delivery_id: string; number: number; duration_ms: number | null }[] = await knex(
+      'webhook_attempts',
+    )
       .whereIn('delivery_id', knex('webhook_deliveries').where({ org_id: orgId }).select('id'))
       .orderBy(['delivery_id', 'number'])
       .select('delivery_id', 'number', 'duration_ms');
     const numbers = new Map<string, number[]>();
     for (const a of attempts) numbers.set(a.delivery_id, [...(numbers.get(a.delivery_id) ?? []), a.number]);
-    const misnumbered = deliveries.filter((d) => JSON.stringify(numbers.get(d.id)) !== JSON.stringify(Array.from({ length: d.attempt_count }, (_, i) => i + 1)));
+    const misnumbered = deliveries.filter(
+      (d) =>
+        JSON.stringify(numbers.get(d.id)) !== JSON.stringify(Array.from({ length: d.attempt_count }, (_, i) => i + 1)),
+    );
     expect(misnumbered).toEqual([]);
     expect(attempts.filter((a) => a.duration_ms === null)).toEqual([]);
     expect(sink.bad()).toBe(0);
-    console.log({ committed: committed.length, refused, deliveries: owed, received: sink.total(), seconds: Math.round(seconds), offered_deliveries_per_s: EVENTS_PER_S * ENDPOINTS, sustained_deliveries_per_s: Math.round(owed / seconds), retried: deliveries.filter((d) => d.attempt_count > 1).length });
+    console.log({
+      committed: committed.length,
+      refused,
+      deliveries: owed,
+      received: sink.total(),
+      seconds: Math.round(seconds),
+      offered_deliveries_per_s: EVENTS_PER_S * ENDPOINTS,
+      sustained_deliveries_per_s: Math.round(owed / seconds),
+      retried: deliveries.filter((d) => d.attempt_count > 1).length,
+    });
     await sink.close();
   }, 1_200_000);
 });

@@ -46,7 +46,9 @@ describe('PostgreSQL restarted mid-flow', () => {
     expect((await world.approve(subs[0]!.id)).status).toBe('approved');
 
     const since = pair.api.logs().length;
-    const inFlight = [world.reconcile(subs[0]!.reference_code), world.approve(subs[1]!.id)].map((p) => p.catch((err: Error) => err));
+    const inFlight = [world.reconcile(subs[0]!.reference_code), world.approve(subs[1]!.id)].map((p) =>
+      p.catch((err: Error) => err),
+    );
     await commandsSent(pair.api, since, inFlight.length);
     await postgres.stop();
     await new Promise((r) => setTimeout(r, 3000));

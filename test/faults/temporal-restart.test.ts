@@ -25,7 +25,12 @@ describe('the Temporal server restarted mid-flow', () => {
   let temporalAddress: string;
   const dir = mkdtempSync(join(tmpdir(), 'fault-temporal-'));
   const start = (port: number) =>
-    startTemporalDevServer({ binary: process.env.TEMPORAL_CLI!, port, dbFile: join(dir, 'temporal.db'), logFile: createWriteStream(join(dir, 'temporal.log'), { flags: 'a' }) });
+    startTemporalDevServer({
+      binary: process.env.TEMPORAL_CLI!,
+      port,
+      dbFile: join(dir, 'temporal.db'),
+      logFile: createWriteStream(join(dir, 'temporal.log'), { flags: 'a' }),
+    });
 
   beforeAll(async () => {
     temporal = await start(await freePort());
@@ -47,7 +52,9 @@ describe('the Temporal server restarted mid-flow', () => {
     expect(approved.status).toBe('approved');
 
     const since = pair.api.logs().length;
-    const inFlight = [world.reconcile(subs[0]!.reference_code), ...subs.slice(1).map((s) => world.approve(s.id))].map((p) => p.catch((err: Error) => err));
+    const inFlight = [world.reconcile(subs[0]!.reference_code), ...subs.slice(1).map((s) => world.approve(s.id))].map(
+      (p) => p.catch((err: Error) => err),
+    );
     await commandsSent(pair.api, since, inFlight.length);
     const port = Number(temporalAddress.split(':')[1]);
     // A crash, not a shutdown: workflow tasks in flight are lost and run again after the restart.

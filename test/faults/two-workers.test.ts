@@ -9,7 +9,9 @@ import { finishAndExpectRecovered } from './support/recovery';
 /** Which worker identities (pid@host) ran the workflow tasks of a subscription's history. */
 async function workerIdentities(client: Client, subscriptionId: string): Promise<Set<string>> {
   const history = await client.workflow.getHandle(subscriptionWorkflowId(subscriptionId)).fetchHistory();
-  const ids = (history.events ?? []).map((e) => e.workflowTaskStartedEventAttributes?.identity).filter((i): i is string => Boolean(i));
+  const ids = (history.events ?? [])
+    .map((e) => e.workflowTaskStartedEventAttributes?.identity)
+    .filter((i): i is string => Boolean(i));
   return new Set(ids);
 }
 

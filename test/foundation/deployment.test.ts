@@ -8,7 +8,8 @@ import { SCHEMA_STEPS, TEMPORAL_CONFIG_DIR, TEMPORAL_CONFIG_ENV } from '../../sc
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
 
-const toolVersion = (name: string) => new RegExp(`^${name}=(\\S+)`, 'm').exec(readFileSync(join(root, 'scripts', 'tools.sh'), 'utf8'))![1];
+const toolVersion = (name: string) =>
+  new RegExp(`^${name}=(\\S+)`, 'm').exec(readFileSync(join(root, 'scripts', 'tools.sh'), 'utf8'))![1];
 
 describe('deployment shape', () => {
   const secrets = {
@@ -20,12 +21,26 @@ describe('deployment shape', () => {
   };
   let compose: any;
   beforeAll(async () => {
-    const { stdout } = await run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--format', 'json'], { cwd: root, env: { ...process.env, ...secrets }, timeout: 30_000 });
+    const { stdout } = await run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--format', 'json'], {
+      cwd: root,
+      env: { ...process.env, ...secrets },
+      timeout: 30_000,
+    });
     compose = JSON.parse(stdout);
   });
 
   it('parses temporal-compose.yml with docker compose, with a worker service to scale', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['api', 'gateway', 'temporal', 'temporal-db', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'tranche-db', 'worker']);
+    expect(Object.keys(compose.services).sort()).toEqual([
+      'api',
+      'gateway',
+      'temporal',
+      'temporal-db',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+      'tranche-db',
+      'worker',
+    ]);
     expect(compose.services.worker.deploy.replicas).toBe(2);
     expect(compose.services.worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
@@ -34,7 +49,9 @@ describe('deployment shape', () => {
     const { api, gateway } = compose.services;
     expect(api.deploy.replicas).toBe(2);
     expect(api.ports ?? []).toEqual([]); // replicas share no host port; only the gateway publishes
-    expect(gateway.ports.map((p: { published: string; target: number }) => [p.published, p.target])).toEqual([['3000', 3000]]);
+    expect(gateway.ports.map((p: { published: string; target: number }) => [p.published, p.target])).toEqual([
+      ['3000', 3000],
+    ]);
     expect([api.environment.TRUST_PROXY, api.environment.TRUST_PROXY_HOPS]).toEqual(['true', '1']);
     expect(gateway.image).toBe(`caddy:${toolVersion('CADDY_VERSION')}`);
     const caddyfile = readFileSync(gatewayConfig(), 'utf8');
@@ -44,15 +61,20 @@ describe('deployment shape', () => {
 
   it('gives the gateway a config that Caddy itself accepts', async () => {
     const caddy = (await run('bash', [join(root, 'scripts/tools.sh'), 'caddy'], { timeout: 600_000 })).stdout.trim();
-    const { stdout } = await run(caddy, ['validate', '--config', gatewayConfig(), '--adapter', 'caddyfile'], { timeout: 30_000 });
+    const { stdout } = await run(caddy, ['validate', '--config', gatewayConfig(), '--adapter', 'caddyfile'], {
+      timeout: 30_000,
+    });
     expect(stdout).toContain('Valid configuration');
   }, 600_000);
 
-  const gatewayConfig = (): string => compose.services.gateway.volumes.find((v: { target: string }) => v.target === '/etc/caddy/Caddyfile').source;
+  const gatewayConfig = (): string =>
+    compose.services.gateway.volumes.find((v: { target: string }) => v.target === '/etc/caddy/Caddyfile').source;
 
   it('runs the server and UI versions npm run cluster builds', () => {
     expect(compose.services.temporal.image).toBe(`temporalio/server:${toolVersion('TEMPORAL_SERVER_VERSION')}`);
-    expect(compose.services['temporal-schema'].image).toBe(`temporalio/admin-tools:${toolVersion('TEMPORAL_SERVER_VERSION')}`);
+    expect(compose.services['temporal-schema'].image).toBe(
+      `temporalio/admin-tools:${toolVersion('TEMPORAL_SERVER_VERSION')}`,
+    );
     expect(compose.services['temporal-ui'].image).toBe(`temporalio/ui:${toolVersion('TEMPORAL_UI_VERSION')}`);
   });
 
@@ -69,7 +91,8 @@ describe('deployment shape', () => {
   it('sets up the schema with the same steps as npm run cluster', () => {
     const script = compose.services['temporal-schema'].entrypoint.join(' ');
     for (const step of SCHEMA_STEPS) expect(script).toContain(`${step.database}:${step.schema}`);
-    for (const command of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name']) expect(script).toContain(command);
+    for (const command of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name'])
+      expect(script).toContain(command);
     expect(compose.services['temporal-setup'].command).toEqual(['node', 'dist/scripts/temporal-setup.js']);
   });
 
@@ -80,13 +103,24 @@ describe('deployment shape', () => {
   });
 
   it('starts a production config from its environment alone', () => {
-    const env = { ...compose.services.api.environment, ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----', WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`, SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32) };
+    const env = {
+      ...compose.services.api.environment,
+      ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
+      WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+      SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32),
+    };
     expect(() => loadConfig(env)).not.toThrow();
   });
 
   it.each(Object.keys(secrets))('refuses to parse it without %s', async (name) => {
     const env = { ...process.env, ...secrets, [name]: '' };
-    await expect(run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--quiet'], { cwd: root, env, timeout: 30_000 })).rejects.toThrow(new RegExp(`required variable ${name}`));
+    await expect(
+      run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--quiet'], {
+        cwd: root,
+        env,
+        timeout: 30_000,
+      }),
+    ).rejects.toThrow(new RegExp(`required variable ${name}`));
   });
 });
 
@@ -95,7 +129,13 @@ describe('configuration', () => {
 
   it('applies the documented defaults', () => {
     const config = loadConfig(valid);
-    expect(config).toMatchObject({ PORT: 3000, BEHAVIOUR_SET: 'A', TEMPORAL_ADDRESS: 'localhost:7233', TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: 'tranche' });
+    expect(config).toMatchObject({
+      PORT: 3000,
+      BEHAVIOUR_SET: 'A',
+      TEMPORAL_ADDRESS: 'localhost:7233',
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: 'tranche',
+    });
   });
 
   it.each([

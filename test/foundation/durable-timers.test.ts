@@ -23,7 +23,13 @@ describe('durable timers under time skipping', () => {
   // No workflow cache, hence no sticky queue: the time-skipping server does not hand a stopped
   // worker's sticky tasks back to the shared queue, while a real cluster would after 5 s.
   const newWorker = () =>
-    Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, activities, maxCachedWorkflows: 0 });
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
+      activities,
+      maxCachedWorkflows: 0,
+    });
 
   beforeAll(async () => {
     env = await timeSkippingEnv();
@@ -44,10 +50,23 @@ describe('durable timers under time skipping', () => {
   });
 
   const newSubscription = (): NewSubscription => ({
-    id: randomUUID(), set: 'A', orgId: randomUUID(), offeringId: randomUUID(), securityClassId: randomUUID(), trancheId: null,
-    investorId: 'investor-1', unitsSubscribed: 2, pricePerUnit: '10.00', totalAmount: '20.00', currency: 'USD',
-    paymentMethod: null, accreditationStatus: null, suitabilityConfirmed: null, riskAcknowledgmentSigned: null,
-    requestHash: null, createdAt: new Date().toISOString(),
+    id: randomUUID(),
+    set: 'A',
+    orgId: randomUUID(),
+    offeringId: randomUUID(),
+    securityClassId: randomUUID(),
+    trancheId: null,
+    investorId: 'investor-1',
+    unitsSubscribed: 2,
+    pricePerUnit: '10.00',
+    totalAmount: '20.00',
+    currency: 'USD',
+    paymentMethod: null,
+    accreditationStatus: null,
+    suitabilityConfirmed: null,
+    riskAcknowledgmentSigned: null,
+    requestHash: null,
+    createdAt: new Date().toISOString(),
   });
 
   it('carries a subscription on after its worker was stopped for a day', async () => {
@@ -66,9 +85,13 @@ describe('durable timers under time skipping', () => {
 
     worker = await newWorker();
     running = worker.run();
-    const signed = await handle.executeUpdate(signAgreement, { args: [{ signature: 'A. Investor', signedAt: '2026-11-22T09:00:00Z', ipAddress: null }] });
+    const signed = await handle.executeUpdate(signAgreement, {
+      args: [{ signature: 'A. Investor', signedAt: '2026-11-22T09:00:00Z', ipAddress: null }],
+    });
     expect(signed).toMatchObject({ status: 'pending_payment', subscription_agreement_signed: true });
-    const [row] = await orm.em.getConnection().execute('select status, version from subscriptions where id = ?', [start.id]);
+    const [row] = await orm.em
+      .getConnection()
+      .execute('select status, version from subscriptions where id = ?', [start.id]);
     expect(row).toEqual({ status: 'pending_payment', version: 3 });
   });
 

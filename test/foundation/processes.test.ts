@@ -19,7 +19,9 @@ describe('the worker and API processes', () => {
   let databaseUrl: string;
 
   beforeAll(async () => {
-    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
     tokens = await AccessTokens.create({ privateKeyPem: pem, ttlSeconds: 600 });
     const port = await freePort();
     const env = {
@@ -32,14 +34,24 @@ describe('the worker and API processes', () => {
       LOG_LEVEL: 'info',
     };
     for (const file of ['worker/main.ts', 'api/main.ts']) {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       child.stdout!.on('data', (d) => (logs += d));
       child.stderr!.on('data', (d) => (logs += d));
       children.push(child);
     }
     baseUrl = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline && !(await fetch(`${baseUrl}/ready`).then((r) => r.ok, () => false))) await new Promise((r) => setTimeout(r, 300));
+    while (
+      Date.now() < deadline &&
+      !(await fetch(`${baseUrl}/ready`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    )
+      await new Promise((r) => setTimeout(r, 300));
   }, 120_000);
 
   afterAll(async () => {
@@ -57,7 +69,10 @@ describe('the worker and API processes', () => {
     const investor = await tokens.sign({ userId: 'inv', orgId: org, roles: ['investor'], kycCompleted: true });
     const api = http(baseUrl);
     const offering = await api.post('/issuance/offerings', staff, { name: 'Proc', currency: 'EUR' });
-    const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff, { name: 'A', pricePerUnit: '1.05' });
+    const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff, {
+      name: 'A',
+      pricePerUnit: '1.05',
+    });
     const body = { securityClassId: cls.body.data.id, unitsSubscribed: 3 };
     // Set A by default: the live KYC check reads the record, not the token's claim.
     const blocked = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, investor, body);

@@ -23,11 +23,15 @@ describe.each(['A', 'B'] as const)('Set %s: the first vertical slice', (set) => 
   it('lists the organisation’s offerings newest first, a page at a time, to the last one', async () => {
     const own = await actor(svc, newOrg(), ['staff']);
     const made: string[] = [];
-    for (const name of ['Seed', 'Series A', 'Series B']) made.push((await api.post('/issuance/offerings', own.token, { name, currency: 'USD' })).body.data.id);
+    for (const name of ['Seed', 'Series A', 'Series B'])
+      made.push((await api.post('/issuance/offerings', own.token, { name, currency: 'USD' })).body.data.id);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: { status: number; body: any } = await api.get(`/issuance/offerings?limit=2${cursor ? `&cursor=${cursor}` : ''}`, own.token);
+      const res: { status: number; body: any } = await api.get(
+        `/issuance/offerings?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        own.token,
+      );
       expect(res.status).toBe(200);
       seen.push(...res.body.data.items.map((o: { id: string }) => o.id));
       cursor = res.body.data.next_cursor;
@@ -72,13 +76,21 @@ describe.each(['A', 'B'] as const)('Set %s: the first vertical slice', (set) => 
     const got = await api.get(`/issuance/subscriptions/${created.body.data.id}`, investor.token);
     expect(got.status).toBe(200);
     expect(got.body).toEqual({ success: true, data: created.body.data });
-    const row = await svc.orm.em.getConnection().execute('select status, version from subscriptions where id = ?', [created.body.data.id]);
+    const row = await svc.orm.em
+      .getConnection()
+      .execute('select status, version from subscriptions where id = ?', [created.body.data.id]);
     expect(row[0]).toEqual({ status: 'draft', version: 1 });
   });
 
   it('refuses a request without an access token with 401 in the error envelope', async () => {
-    const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, undefined, { securityClassId: offering.securityClassId, unitsSubscribed: 1 });
+    const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, undefined, {
+      securityClassId: offering.securityClassId,
+      unitsSubscribed: 1,
+    });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ success: false, error: { code: 'UNAUTHENTICATED', message: expect.any(String), details: null } });
+    expect(res.body).toEqual({
+      success: false,
+      error: { code: 'UNAUTHENTICATED', message: expect.any(String), details: null },
+    });
   });
 });

@@ -19,11 +19,29 @@ describe('identity commands', () => {
 
   it('`npm run mint` prints an access token for the given user, organisation and role', async () => {
     const org = newOrg();
-    const { stdout } = await npm(['mint', '--', '--url', svc.baseUrl, '--user', 'newcomer', '--org', org, '--role', 'staff']);
+    const { stdout } = await npm([
+      'mint',
+      '--',
+      '--url',
+      svc.baseUrl,
+      '--user',
+      'newcomer',
+      '--org',
+      org,
+      '--role',
+      'staff',
+    ]);
     const token = stdout.trim();
     expect(token.split('.')).toHaveLength(3);
-    expect(await svc.tokens.verify(token)).toEqual({ userId: 'newcomer', orgId: org, roles: ['staff'], kycCompleted: false });
-    expect((await http(svc.baseUrl).post('/issuance/offerings', token, { name: 'Seed', currency: 'USD' })).status).toBe(201);
+    expect(await svc.tokens.verify(token)).toEqual({
+      userId: 'newcomer',
+      orgId: org,
+      roles: ['staff'],
+      kycCompleted: false,
+    });
+    expect((await http(svc.baseUrl).post('/issuance/offerings', token, { name: 'Seed', currency: 'USD' })).status).toBe(
+      201,
+    );
   });
 
   it('`npm run api-key` creates a working key in the database and revokes it', async () => {
@@ -32,7 +50,14 @@ describe('identity commands', () => {
     const key = (await npm(['api-key', '--', 'create', '--org', org, '--name', 'backend'], env)).stdout.trim();
     expect(key).toMatch(new RegExp(`^service_ak_${org}_[0-9a-f]{64}$`));
     const idToken = async () =>
-      (await http(svc.baseUrl).post('/dev-idp/mint', undefined, { user_id: 'u', org_id: org, roles: ['investor'], api_key: false })).body.data.id_token;
+      (
+        await http(svc.baseUrl).post('/dev-idp/mint', undefined, {
+          user_id: 'u',
+          org_id: org,
+          roles: ['investor'],
+          api_key: false,
+        })
+      ).body.data.id_token;
     expect((await exchange(svc, key, await idToken())).status).toBe(200);
 
     const [listed] = JSON.parse((await npm(['api-key', '--', 'list', '--org', org], env)).stdout);

@@ -19,7 +19,10 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
 
   beforeAll(async () => {
     [svc, receiver] = await Promise.all([
-      startService({ set, env: { IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET, WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      startService({
+        set,
+        env: { IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET, WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' },
+      }),
       Receiver.start(),
     ]);
     api = http(svc.baseUrl);
@@ -35,11 +38,16 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
     if (res.status !== status) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
     return res.body.data;
   };
-  const provider = async (kind: 'kyc' | 'accreditation', id: string, action: string) => expectOk(await notifyAsProvider(svc, { kind, id, action }));
+  const provider = async (kind: 'kyc' | 'accreditation', id: string, action: string) =>
+    expectOk(await notifyAsProvider(svc, { kind, id, action }));
   const decide = async (kind: 'kyc' | 'accreditations', id: string, action: string) =>
     expectOk(await api.post(`/identity/${kind}/${id}/decisions`, staff.token, { action, reason: 'checked by staff' }));
   const gateRow = async (a: Actor) =>
-    (await svc.orm.em.getConnection().execute('select status from kyc_verifications where org_id = ? and user_id = ?', [a.orgId, a.userId]))[0]?.status;
+    (
+      await svc.orm.em
+        .getConnection()
+        .execute('select status from kyc_verifications where org_id = ? and user_id = ?', [a.orgId, a.userId])
+    )[0]?.status;
 
   /** Drives every KYC event of the set through investor, staff and provider endpoints. */
   async function walkKyc(approved: Actor, rejected: Actor) {
@@ -52,13 +60,17 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
       await decide('kyc', kyc.kyc_case_id, 'request_resubmission');
       expect(await gateRow(approved)).toBe('resubmission_requested');
       kyc = expectOk(await api.post('/identity/kyc', approved.token), 201);
-      expect(await provider('kyc', kyc.current_attempt_id, 'approve')).toMatchObject({ status: 'approved', attempt_status: 'approved' });
+      expect(await provider('kyc', kyc.current_attempt_id, 'approve')).toMatchObject({
+        status: 'approved',
+        attempt_status: 'approved',
+      });
       const other = expectOk(await api.post('/identity/kyc', rejected.token), 201);
       await decide('kyc', other.kyc_case_id, 'reject');
     } else {
       let kyc = expectOk(await api.post('/identity/kyc', approved.token), 201);
       expect(kyc).toMatchObject({ user_id: approved.userId, status: 'created' });
-      for (const step of ['pii_submitted', 'processing', 'requires_review']) await provider('kyc', kyc.session_id, step);
+      for (const step of ['pii_submitted', 'processing', 'requires_review'])
+        await provider('kyc', kyc.session_id, step);
       await decide('kyc', kyc.session_id, 'deny');
       expect(await gateRow(approved)).toBe('denied');
       kyc = expectOk(await api.post('/identity/kyc', approved.token), 201);
@@ -112,21 +124,44 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
     const kyc = expectOk(await api.post('/identity/kyc', carol.token), 201);
     const [created] = (await identityEvents(svc, org)).filter((e) => e.data.user_id === carol.userId);
     if (set === 'A') {
-      expect(created).toEqual({ type: 'kyc.attempt.created', source: 'service.identity', data: { kyc_case_id: kyc.kyc_case_id, current_attempt_id: kyc.current_attempt_id, user_id: carol.userId, status: 'pending' } });
+      expect(created).toEqual({
+        type: 'kyc.attempt.created',
+        source: 'service.identity',
+        data: {
+          kyc_case_id: kyc.kyc_case_id,
+          current_attempt_id: kyc.current_attempt_id,
+          user_id: carol.userId,
+          status: 'pending',
+        },
+      });
     } else {
-      expect(created).toEqual({ type: 'kyc.session.created', source: 'service.identity', data: { session_id: kyc.session_id, user_id: carol.userId, status: 'created' } });
+      expect(created).toEqual({
+        type: 'kyc.session.created',
+        source: 'service.identity',
+        data: { session_id: kyc.session_id, user_id: carol.userId, status: 'created' },
+      });
     }
   });
 
   it('names the accreditation and its status in accreditation event data', async () => {
     const dan = await actor(svc, org, ['investor']);
-    const a = expectOk(await api.post('/identity/accreditations', dan.token, { method: 'professional_certification' }), 201);
+    const a = expectOk(
+      await api.post('/identity/accreditations', dan.token, { method: 'professional_certification' }),
+      201,
+    );
     const doc = expectOk(await api.post(`/identity/accreditations/${a.id}/documents`, dan.token, document()), 201);
     const mine = (await identityEvents(svc, org)).filter((e) => e.data.user_id === dan.userId);
     const idField = set === 'A' ? 'accreditation_id' : 'session_id';
     expect(mine.map((e) => e.data)).toEqual([
       { [idField]: a.id, user_id: dan.userId, status: doc.status, method: 'professional_certification' },
-      { [idField]: a.id, user_id: dan.userId, status: doc.status, method: 'professional_certification', document_id: expect.any(String), content_type: 'application/pdf' },
+      {
+        [idField]: a.id,
+        user_id: dan.userId,
+        status: doc.status,
+        method: 'professional_certification',
+        document_id: expect.any(String),
+        content_type: 'application/pdf',
+      },
     ]);
   });
 
@@ -170,7 +205,9 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
       const byOutsider = await api.post(`/identity/kyc/${id}/decisions`, outsider.token, { action: 'approve' });
       expect([byOutsider.status, byOutsider.body.error.code]).toEqual([404, 'NOT_FOUND']);
       expect((await api.get(`/identity/kyc?user_id=${frank.userId}`, outsider.token)).status).toBe(404);
-      expect((await api.get(`/identity/kyc?user_id=${frank.userId}`, staff.token)).body.data.user_id).toBe(frank.userId);
+      expect((await api.get(`/identity/kyc?user_id=${frank.userId}`, staff.token)).body.data.user_id).toBe(
+        frank.userId,
+      );
       const again = await api.post('/identity/kyc', frank.token);
       expect([again.status, again.body.error.code]).toEqual([409, 'KYC_IN_PROGRESS']);
       if (set === 'B') {
@@ -186,7 +223,10 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
       it('lets staff reject a case whose requested resubmission never came, and keeps it closed', async () => {
         const ivan = await actor(svc, org, ['investor']);
         const kyc = expectOk(await api.post('/identity/kyc', ivan.token), 201);
-        expect(await decide('kyc', kyc.kyc_case_id, 'request_resubmission')).toMatchObject({ status: 'resubmission_requested', attempt_status: 'rejected' });
+        expect(await decide('kyc', kyc.kyc_case_id, 'request_resubmission')).toMatchObject({
+          status: 'resubmission_requested',
+          attempt_status: 'rejected',
+        });
         expect(await decide('kyc', kyc.kyc_case_id, 'reject')).toMatchObject({ status: 'rejected' });
         const again = await api.post('/identity/kyc', ivan.token);
         expect([again.status, again.body.error.code]).toEqual([409, 'KYC_REJECTED']);

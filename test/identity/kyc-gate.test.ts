@@ -14,7 +14,12 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     idp = await TestIssuer.start();
     svc = await startService({
       set,
-      env: { OIDC_ISSUERS: JSON.stringify([idp.config()]), IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET, EXCHANGE_RATE_LIMIT_PER_KEY: '1000', EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000' },
+      env: {
+        OIDC_ISSUERS: JSON.stringify([idp.config()]),
+        IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET,
+        EXCHANGE_RATE_LIMIT_PER_KEY: '1000',
+        EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000',
+      },
     });
     api = http(svc.baseUrl);
   });
@@ -32,8 +37,16 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
 
   async function approveThroughProvider(investor: Actor): Promise<void> {
     const kyc = (await api.post('/identity/kyc', investor.token)).body.data;
-    const steps = set === 'A' ? [[kyc.current_attempt_id, 'approve']] : [[kyc.session_id, 'pii_submitted'], [kyc.session_id, 'processing'], [kyc.session_id, 'approve']];
-    for (const [id, action] of steps) expect((await notifyAsProvider(svc, { kind: 'kyc', id, action })).status).toBe(200);
+    const steps =
+      set === 'A'
+        ? [[kyc.current_attempt_id, 'approve']]
+        : [
+            [kyc.session_id, 'pii_submitted'],
+            [kyc.session_id, 'processing'],
+            [kyc.session_id, 'approve'],
+          ];
+    for (const [id, action] of steps)
+      expect((await notifyAsProvider(svc, { kind: 'kyc', id, action })).status).toBe(200);
   }
 
   it('refuses a subscription with 403 KYC_REQUIRED until the KYC is approved, then creates it (201)', async () => {
@@ -41,7 +54,11 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     const staff = await signIn(org, 'staff-1', ['staff']);
     const offering = await openOffering(svc, staff);
     let investor = await signIn(org, 'investor-1', ['investor']);
-    const create = () => api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, investor.token, { securityClassId: offering.securityClassId, unitsSubscribed: 2 });
+    const create = () =>
+      api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, investor.token, {
+        securityClassId: offering.securityClassId,
+        unitsSubscribed: 2,
+      });
 
     const refused = await create();
     expect([refused.status, refused.body.error.code]).toEqual([403, 'KYC_REQUIRED']);
@@ -64,7 +81,10 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     const investorA = await signIn(orgA, 'investor-a', ['investor']);
     await approveThroughProvider(investorA);
     const owner = set === 'B' ? await signIn(orgA, 'investor-a', ['investor']) : investorA;
-    const sub = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, owner.token, { securityClassId: offering.securityClassId, unitsSubscribed: 1 });
+    const sub = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, owner.token, {
+      securityClassId: offering.securityClassId,
+      unitsSubscribed: 1,
+    });
     expect(sub.status).toBe(201);
     const id = sub.body.data.id;
 
@@ -89,7 +109,10 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     const staffB = await signIn(orgB, 'staff-x', ['staff']);
     const offering = await openOffering(svc, staffB);
     const inB = await signIn(orgB, 'investor-x', ['investor']);
-    const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, inB.token, { securityClassId: offering.securityClassId, unitsSubscribed: 1 });
+    const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, inB.token, {
+      securityClassId: offering.securityClassId,
+      unitsSubscribed: 1,
+    });
     expect([res.status, res.body.error?.code]).toEqual([403, 'KYC_REQUIRED']);
   });
 });

@@ -29,13 +29,23 @@ describe('token exchange rate limit', () => {
 
   const from = (address: string) => ({ 'x-forwarded-for': address });
   const exchangeFrom = async (address: string, key: string | undefined) =>
-    http(svc.baseUrl).post('/identity/auth/exchange', undefined, { token: await idp.sign() }, { ...from(address), ...(key ? { 'x-api-key': key } : {}) });
+    http(svc.baseUrl).post(
+      '/identity/auth/exchange',
+      undefined,
+      { token: await idp.sign() },
+      { ...from(address), ...(key ? { 'x-api-key': key } : {}) },
+    );
 
   it('answers 429 RATE_LIMITED with Retry-After once a key passes its limit, failed attempts included', async () => {
     const key = await apiKeyFor(svc, newOrg());
     expect((await exchangeFrom('198.51.100.1', key)).status).toBe(200);
     expect((await exchangeFrom('198.51.100.1', undefined)).status).toBe(401);
-    const expired = await http(svc.baseUrl).post('/identity/auth/exchange', undefined, { token: await idp.sign({ expiresIn: -300 }) }, { ...from('198.51.100.2'), 'x-api-key': key });
+    const expired = await http(svc.baseUrl).post(
+      '/identity/auth/exchange',
+      undefined,
+      { token: await idp.sign({ expiresIn: -300 }) },
+      { ...from('198.51.100.2'), 'x-api-key': key },
+    );
     expect(expired.status).toBe(401);
     expect((await exchangeFrom('198.51.100.3', key)).status).toBe(200);
     // The key's fourth exchange, from yet another address: the per-key count binds.
@@ -50,7 +60,8 @@ describe('token exchange rate limit', () => {
 
   it('counts per client address across keys', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await exchangeFrom('198.51.100.9', await apiKeyFor(svc, newOrg()))).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await exchangeFrom('198.51.100.9', await apiKeyFor(svc, newOrg()))).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });
 });

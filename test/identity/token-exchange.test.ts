@@ -24,7 +24,8 @@ describe('token exchange (spec §4.2, §5)', () => {
         // No cooldown, so a rotated key is fetched at once; a short timeout, so a silent IdP fails fast.
         OIDC_JWKS_COOLDOWN_SECONDS: '0',
         OIDC_JWKS_TIMEOUT_MS: '500',
-        EXCHANGE_RATE_LIMIT_PER_KEY: '1000', EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000',
+        EXCHANGE_RATE_LIMIT_PER_KEY: '1000',
+        EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000',
         // The /dev-idp tests below need it; it is off unless a variable turns it on.
         DEV_IDP_ENABLED: 'true',
       },
@@ -47,9 +48,17 @@ describe('token exchange (spec §4.2, §5)', () => {
     const res = await exchange(svc, key, await idp.sign({ sub: 'alice', roles: ['staff'] }));
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(res.body).toEqual({ success: true, data: { access_token: expect.any(String), token_type: 'Bearer', expires_in: 900 } });
-    const jwks = createRemoteJWKSet(new URL(`${svc.baseUrl}/identity/.well-known/jwks.json`), { timeoutDuration: 5000 });
-    const { payload, protectedHeader } = await jwtVerify(res.body.data.access_token, jwks, { audience: 'tranche-api', issuer: 'tranche' });
+    expect(res.body).toEqual({
+      success: true,
+      data: { access_token: expect.any(String), token_type: 'Bearer', expires_in: 900 },
+    });
+    const jwks = createRemoteJWKSet(new URL(`${svc.baseUrl}/identity/.well-known/jwks.json`), {
+      timeoutDuration: 5000,
+    });
+    const { payload, protectedHeader } = await jwtVerify(res.body.data.access_token, jwks, {
+      audience: 'tranche-api',
+      issuer: 'tranche',
+    });
     expect(protectedHeader).toMatchObject({ alg: 'ES256', typ: 'at+jwt' });
     expect(payload).toMatchObject({ sub: 'alice', org, roles: ['staff'], kyc_completed: false });
     expect(payload.exp! - payload.iat!).toBe(900);
@@ -62,7 +71,9 @@ describe('token exchange (spec §4.2, §5)', () => {
   });
 
   it('refuses, on /issuance and /notifications, a bearer token not signed by this service', async () => {
-    const foreign = await (await AccessTokens.create({ ttlSeconds: 900 })).sign({ userId: 'mallory', orgId: org, roles: ['admin'], kycCompleted: true });
+    const foreign = await (
+      await AccessTokens.create({ ttlSeconds: 900 })
+    ).sign({ userId: 'mallory', orgId: org, roles: ['admin'], kycCompleted: true });
     const idToken = await idp.sign({ sub: 'mallory', roles: ['admin'] });
     for (const bearer of [foreign, idToken]) {
       for (const path of ['/issuance/subscriptions', '/notifications/event-types']) {
@@ -92,19 +103,25 @@ describe('token exchange (spec §4.2, §5)', () => {
   });
 
   describe('refuses the API key', () => {
-    it('when it is missing', async () => expectError(exchange(svc, undefined, await idp.sign()), 401, 'API_KEY_MISSING'));
-    it('when it is malformed', async () => expectError(exchange(svc, 'service_ak_nope', await idp.sign()), 401, 'API_KEY_MALFORMED'));
+    it('when it is missing', async () =>
+      expectError(exchange(svc, undefined, await idp.sign()), 401, 'API_KEY_MISSING'));
+    it('when it is malformed', async () =>
+      expectError(exchange(svc, 'service_ak_nope', await idp.sign()), 401, 'API_KEY_MALFORMED'));
     it('when it is unknown', async () =>
       expectError(exchange(svc, `service_ak_${org}_${'ab'.repeat(32)}`, await idp.sign()), 401, 'API_KEY_UNKNOWN'));
     it('when its organisation segment was changed', async () =>
       expectError(exchange(svc, key.replace(org, newOrg()), await idp.sign()), 401, 'API_KEY_ORG_MISMATCH'));
-    it('before looking at the body', async () => expectError(exchange(svc, undefined, undefined), 401, 'API_KEY_MISSING'));
+    it('before looking at the body', async () =>
+      expectError(exchange(svc, undefined, undefined), 401, 'API_KEY_MISSING'));
   });
 
   describe('refuses the ID token', () => {
-    it('when it has expired', async () => expectError(exchange(svc, key, await idp.sign({ expiresIn: -120 })), 401, 'ID_TOKEN_EXPIRED'));
-    it('when it is not valid yet (nbf)', async () => expectError(exchange(svc, key, await idp.sign({ notBefore: 600 })), 401, 'ID_TOKEN_NOT_YET_VALID'));
-    it('when it is unsigned (alg none)', async () => expectError(exchange(svc, key, idp.unsigned()), 401, 'ID_TOKEN_UNSIGNED'));
+    it('when it has expired', async () =>
+      expectError(exchange(svc, key, await idp.sign({ expiresIn: -120 })), 401, 'ID_TOKEN_EXPIRED'));
+    it('when it is not valid yet (nbf)', async () =>
+      expectError(exchange(svc, key, await idp.sign({ notBefore: 600 })), 401, 'ID_TOKEN_NOT_YET_VALID'));
+    it('when it is unsigned (alg none)', async () =>
+      expectError(exchange(svc, key, idp.unsigned()), 401, 'ID_TOKEN_UNSIGNED'));
     it('when it is signed by a key the issuer does not publish', async () =>
       expectError(exchange(svc, key, await idp.sign({ foreignKey: true })), 401, 'ID_TOKEN_SIGNATURE_INVALID'));
     it('when it is signed with a shared secret (HS256)', async () =>
@@ -112,8 +129,13 @@ describe('token exchange (spec §4.2, §5)', () => {
     it('when it was issued for another audience', async () =>
       expectError(exchange(svc, key, await idp.sign({ audience: 'someone-else' })), 401, 'ID_TOKEN_AUDIENCE_MISMATCH'));
     it('when its issuer is not trusted', async () =>
-      expectError(exchange(svc, key, await idp.sign({ issuer: 'https://evil.example' })), 401, 'ID_TOKEN_ISSUER_UNTRUSTED'));
-    it('when it is not a JWT at all', async () => expectError(exchange(svc, key, 'not-a-jwt'), 401, 'ID_TOKEN_MALFORMED'));
+      expectError(
+        exchange(svc, key, await idp.sign({ issuer: 'https://evil.example' })),
+        401,
+        'ID_TOKEN_ISSUER_UNTRUSTED',
+      ));
+    it('when it is not a JWT at all', async () =>
+      expectError(exchange(svc, key, 'not-a-jwt'), 401, 'ID_TOKEN_MALFORMED'));
     it('when the body has no token', async () => expectError(exchange(svc, key, undefined), 422, 'VALIDATION_FAILED'));
     it('when it names another organisation than the API key', async () =>
       expectError(exchange(svc, key, await idp.sign({ orgId: newOrg() })), 403, 'ID_TOKEN_ORG_MISMATCH'));
@@ -155,14 +177,21 @@ describe('token exchange (spec §4.2, §5)', () => {
       expect(created.status).toBe(201);
       const newKey: string = created.body.data.key;
       expect(newKey).toMatch(new RegExp(`^service_ak_${o}_[0-9a-f]{64}$`));
-      expect(created.body.data).toMatchObject({ name: 'backend', org_id: o, last_four: newKey.slice(-4), revoked_at: null });
+      expect(created.body.data).toMatchObject({
+        name: 'backend',
+        org_id: o,
+        last_four: newKey.slice(-4),
+        revoked_at: null,
+      });
       expect((await exchange(svc, newKey, await idp.sign())).status).toBe(200);
 
       const list = await api.get('/identity/api-keys', admin.token);
       expect(list.body.data).toHaveLength(1);
       expect(JSON.stringify(list.body.data)).not.toContain(newKey.slice(-64));
       expect(list.body.data[0].last_used_at).not.toBeNull();
-      const [stored] = await svc.orm.em.getConnection().execute('select secret_hash from identity_api_keys where id = ?', [created.body.data.id]);
+      const [stored] = await svc.orm.em
+        .getConnection()
+        .execute('select secret_hash from identity_api_keys where id = ?', [created.body.data.id]);
       expect(stored!.secret_hash).not.toContain(newKey.slice(-64));
 
       expect((await api.delete(`/identity/api-keys/${created.body.data.id}`, admin.token)).status).toBe(204);
@@ -176,7 +205,11 @@ describe('token exchange (spec §4.2, §5)', () => {
       const staff = await actor(svc, o, ['staff']);
       await expectError(http(svc.baseUrl).post('/identity/api-keys', staff.token, { name: 'k' }), 403, 'ROLE_REQUIRED');
       const otherAdmin = await actor(svc, newOrg(), ['admin']);
-      await expectError(http(svc.baseUrl).delete(`/identity/api-keys/${created.body.data.id}`, otherAdmin.token), 404, 'NOT_FOUND');
+      await expectError(
+        http(svc.baseUrl).delete(`/identity/api-keys/${created.body.data.id}`, otherAdmin.token),
+        404,
+        'NOT_FOUND',
+      );
       expect((await http(svc.baseUrl).get('/identity/api-keys', otherAdmin.token)).body.data).toEqual([]);
     });
   });

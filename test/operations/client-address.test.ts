@@ -16,7 +16,9 @@ describe('client addresses and shared rate limits', () => {
 
   // Writes with an invented token count against the client address; each test uses its own address.
   const write = (baseUrl: string, headers: Record<string, string> = {}) =>
-    http(baseUrl).post('/issuance/offerings', 'not-a-token', { name: 'x', currency: 'USD' }, headers).then((r) => r.status);
+    http(baseUrl)
+      .post('/issuance/offerings', 'not-a-token', { name: 'x', currency: 'USD' }, headers)
+      .then((r) => r.status);
 
   it('ignores X-Forwarded-For by default, so a client cannot invent addresses to escape the write limit', async () => {
     const answers: number[] = [];
@@ -29,7 +31,12 @@ describe('client addresses and shared rate limits', () => {
     const first = await secondInstance(svc, { TRUST_PROXY: true, TRUST_PROXY_HOPS: 1 });
     try {
       const from = { 'x-forwarded-for': '198.51.100.7' };
-      const answers = [await write(first.baseUrl, from), await write(other.baseUrl, from), await write(first.baseUrl, from), await write(other.baseUrl, from)];
+      const answers = [
+        await write(first.baseUrl, from),
+        await write(other.baseUrl, from),
+        await write(first.baseUrl, from),
+        await write(other.baseUrl, from),
+      ];
       expect(answers).toEqual([401, 401, 401, 429]);
     } finally {
       await other.stop();
@@ -41,7 +48,8 @@ describe('client addresses and shared rate limits', () => {
     const behindProxy = await secondInstance(svc, { TRUST_PROXY: true, TRUST_PROXY_HOPS: 1 });
     try {
       const spoofed: number[] = [];
-      for (let i = 0; i < 4; i++) spoofed.push(await write(behindProxy.baseUrl, { 'x-forwarded-for': `10.9.9.${i}, 198.51.100.20` }));
+      for (let i = 0; i < 4; i++)
+        spoofed.push(await write(behindProxy.baseUrl, { 'x-forwarded-for': `10.9.9.${i}, 198.51.100.20` }));
       expect(spoofed).toEqual([401, 401, 401, 429]);
       // Another real client behind the same proxy has a budget of its own.
       expect(await write(behindProxy.baseUrl, { 'x-forwarded-for': '198.51.100.21' })).toBe(401);
@@ -55,7 +63,12 @@ describe('client addresses and shared rate limits', () => {
     try {
       const answers: number[] = [];
       for (let i = 0; i < 6; i++) {
-        const res = await http(viaProxy.baseUrl).post('/payments/sandbox/notifications', undefined, { id: `evt_${i}`, type: 'x', data: {} }, { 'x-forwarded-for': '192.0.2.50' });
+        const res = await http(viaProxy.baseUrl).post(
+          '/payments/sandbox/notifications',
+          undefined,
+          { id: `evt_${i}`, type: 'x', data: {} },
+          { 'x-forwarded-for': '192.0.2.50' },
+        );
         answers.push(res.status);
       }
       // Unsigned, so each is refused on its signature; none is refused for rate.

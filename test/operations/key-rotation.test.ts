@@ -7,9 +7,15 @@ import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
-const pem = () => generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const pem = () =>
+  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const key = () => randomBytes(32).toString('base64');
-const principal = { userId: 'u-1', orgId: '00000000-0000-4000-8000-000000000001', roles: ['investor' as const], kycCompleted: true };
+const principal = {
+  userId: 'u-1',
+  orgId: '00000000-0000-4000-8000-000000000001',
+  roles: ['investor' as const],
+  kycCompleted: true,
+};
 
 /** Both keys of the service roll without a flag day (docs/decisions.md, key rotation). */
 describe('access-token signing key rotation', () => {
@@ -21,7 +27,17 @@ describe('access-token signing key rotation', () => {
     const issuedBefore = await before.sign(principal);
     // Step 2: new signs, old stays published; tokens from both steps verify on either instance.
     const after = await AccessTokens.create({ privateKeyPem: newKey, publishedKeysPem: oldKey, ttlSeconds: 900 });
-    expect(after.jwks().keys.map((k) => k.kid).sort()).toEqual(before.jwks().keys.map((k) => k.kid).sort());
+    expect(
+      after
+        .jwks()
+        .keys.map((k) => k.kid)
+        .sort(),
+    ).toEqual(
+      before
+        .jwks()
+        .keys.map((k) => k.kid)
+        .sort(),
+    );
     const issuedAfter = await after.sign(principal);
     await expect(after.verify(issuedBefore)).resolves.toMatchObject({ userId: 'u-1' });
     await expect(before.verify(issuedAfter)).resolves.toMatchObject({ userId: 'u-1' });
@@ -48,10 +64,19 @@ describe('access-token signing key rotation', () => {
   });
 });
 
-const decodeHeader = (jwt: string) => ({ protectedHeader: JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string } });
+const decodeHeader = (jwt: string) => ({
+  protectedHeader: JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string },
+});
 
 describe('webhook secret-sealing keyring', () => {
-  const config = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'postgres://x@127.0.0.1/x', NODE_ENV: 'production', ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----', SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64), ...env });
+  const config = (env: Record<string, string>) =>
+    loadConfig({
+      DATABASE_URL: 'postgres://x@127.0.0.1/x',
+      NODE_ENV: 'production',
+      ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
+      SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
+      ...env,
+    });
 
   it('seals under the first key with its id, and still opens values sealed under an older key', () => {
     const [k1, k2] = [key(), key()];
@@ -93,31 +118,69 @@ describe('webhook secret-sealing keyring', () => {
 
     it('re-seals every endpoint under the new key, so the old key can leave the ring', async () => {
       const staff = await actor(svc, newOrg(), ['staff', 'admin']);
-      const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, { url: 'https://hooks.example.com/r', description: '', eventTypes: ['*'] });
+      const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
+        url: 'https://hooks.example.com/r',
+        description: '',
+        eventTypes: ['*'],
+      });
       expect(created.status).toBe(201);
       const secret: string = created.body.data.signing_secret;
-      const rotated = secretBoxFrom({ ...svc.config, WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }, { id: 'k1', key: Buffer.from(k1, 'base64') }] });
+      const rotated = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [
+          { id: 'k2', key: Buffer.from(k2, 'base64') },
+          { id: 'k1', key: Buffer.from(k1, 'base64') },
+        ],
+      });
       expect(await resealWebhookSecrets(svc.orm, rotated)).toMatchObject({ resealed: expect.any(Number) });
-      const [row] = await svc.orm.em.getConnection().execute<{ id: string; secret_ciphertext: string }[]>('select id, secret_ciphertext from webhook_endpoints where id = ?', [created.body.data.id]);
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<{ id: string; secret_ciphertext: string }[]>(
+          'select id, secret_ciphertext from webhook_endpoints where id = ?',
+          [created.body.data.id],
+        );
       expect(row!.secret_ciphertext.startsWith('v2:k2:')).toBe(true);
-      const onlyNew = secretBoxFrom({ ...svc.config, WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }] });
-      expect(createHash('sha256').update(onlyNew.open(row!.id, row!.secret_ciphertext)).digest('hex')).toBe(createHash('sha256').update(secret).digest('hex'));
+      const onlyNew = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
+      });
+      expect(createHash('sha256').update(onlyNew.open(row!.id, row!.secret_ciphertext)).digest('hex')).toBe(
+        createHash('sha256').update(secret).digest('hex'),
+      );
       expect(await resealWebhookSecrets(svc.orm, rotated)).toEqual({ resealed: 0, current: expect.any(Number) });
     });
 
     it('re-seals the secret a rotation replaced too, so it still signs during the overlap after the old key left', async () => {
       const staff = await actor(svc, newOrg(), ['staff', 'admin']);
       const api = http(svc.baseUrl);
-      const created = await api.post('/notifications/webhook-endpoints', staff.token, { url: 'https://hooks.example.com/p', description: '', eventTypes: ['*'] });
+      const created = await api.post('/notifications/webhook-endpoints', staff.token, {
+        url: 'https://hooks.example.com/p',
+        description: '',
+        eventTypes: ['*'],
+      });
       const replaced: string = created.body.data.signing_secret;
-      expect((await api.post(`/notifications/webhook-endpoints/${created.body.data.id}/rotate-secret`, staff.token)).status).toBe(200);
-      const rotated = secretBoxFrom({ ...svc.config, WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }, { id: 'k1', key: Buffer.from(k1, 'base64') }] });
+      expect(
+        (await api.post(`/notifications/webhook-endpoints/${created.body.data.id}/rotate-secret`, staff.token)).status,
+      ).toBe(200);
+      const rotated = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [
+          { id: 'k2', key: Buffer.from(k2, 'base64') },
+          { id: 'k1', key: Buffer.from(k1, 'base64') },
+        ],
+      });
       await resealWebhookSecrets(svc.orm, rotated);
       const [row] = await svc.orm.em
         .getConnection()
-        .execute<{ id: string; previous_secret_ciphertext: string }[]>('select id, previous_secret_ciphertext from webhook_endpoints where id = ?', [created.body.data.id]);
+        .execute<{ id: string; previous_secret_ciphertext: string }[]>(
+          'select id, previous_secret_ciphertext from webhook_endpoints where id = ?',
+          [created.body.data.id],
+        );
       expect(row!.previous_secret_ciphertext.startsWith('v2:k2:')).toBe(true);
-      const onlyNew = secretBoxFrom({ ...svc.config, WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }] });
+      const onlyNew = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
+      });
       expect(onlyNew.open(row!.id, row!.previous_secret_ciphertext) === replaced).toBe(true);
     });
   });

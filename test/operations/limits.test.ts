@@ -6,20 +6,32 @@ import { startService, type TestService } from '../support/service';
 describe('request limits', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startService({ set: 'A', env: { BODY_LIMIT_KB: '2', WRITE_RATE_LIMIT: '3', WRITE_RATE_WINDOW_SECONDS: '60' } });
+    svc = await startService({
+      set: 'A',
+      env: { BODY_LIMIT_KB: '2', WRITE_RATE_LIMIT: '3', WRITE_RATE_WINDOW_SECONDS: '60' },
+    });
   }, 120_000);
   afterAll(() => svc?.stop());
 
   it('answers a body over BODY_LIMIT_KB with 413 PAYLOAD_TOO_LARGE in the envelope', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const res = await http(svc.baseUrl).post('/issuance/offerings', staff.token, { name: 'x'.repeat(3 * 1024), currency: 'USD' });
+    const res = await http(svc.baseUrl).post('/issuance/offerings', staff.token, {
+      name: 'x'.repeat(3 * 1024),
+      currency: 'USD',
+    });
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ success: false, error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String), details: null } });
+    expect(res.body).toEqual({
+      success: false,
+      error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String), details: null },
+    });
   });
 
   it('accepts a body under the limit', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const res = await http(svc.baseUrl).post('/issuance/offerings', staff.token, { name: 'y'.repeat(200), currency: 'USD' });
+    const res = await http(svc.baseUrl).post('/issuance/offerings', staff.token, {
+      name: 'y'.repeat(200),
+      currency: 'USD',
+    });
     expect(res.status).toBe(201);
   });
 
@@ -27,11 +39,19 @@ describe('request limits', () => {
     const api = http(svc.baseUrl);
     const staff = await actor(svc, newOrg(), ['staff']);
     const statuses: number[] = [];
-    for (let i = 0; i < 3; i++) statuses.push((await api.post('/issuance/offerings', staff.token, { name: `o${i}`, currency: 'USD' })).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push((await api.post('/issuance/offerings', staff.token, { name: `o${i}`, currency: 'USD' })).status);
     expect(statuses).toEqual([201, 201, 201]);
     const over = await api.post('/issuance/offerings', staff.token, { name: 'o4', currency: 'USD' });
     expect(over.status).toBe(429);
-    expect(over.body).toEqual({ success: false, error: { code: 'RATE_LIMITED', message: expect.any(String), details: { retry_after_seconds: expect.any(Number) } } });
+    expect(over.body).toEqual({
+      success: false,
+      error: {
+        code: 'RATE_LIMITED',
+        message: expect.any(String),
+        details: { retry_after_seconds: expect.any(Number) },
+      },
+    });
     const retryAfter = Number(over.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(60);
@@ -46,7 +66,8 @@ describe('request limits', () => {
     const api = http(svc.baseUrl);
     // This test's address may already have spent some budget on invented tokens in other tests; spend the rest.
     const answers: number[] = [];
-    for (let i = 0; i < 5; i++) answers.push((await api.post('/issuance/offerings', `not-a-token-${i}`, { name: 'z', currency: 'USD' })).status);
+    for (let i = 0; i < 5; i++)
+      answers.push((await api.post('/issuance/offerings', `not-a-token-${i}`, { name: 'z', currency: 'USD' })).status);
     expect(answers.slice(0, 3)).toEqual([401, 401, 401]);
     expect(answers.slice(3)).toEqual([429, 429]);
   });

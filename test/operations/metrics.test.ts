@@ -8,7 +8,9 @@ import { PATHS, registerHook } from '../webhooks/support/hooks';
 
 const sample = (text: string, name: string, labels: Record<string, string>): number | undefined => {
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const line = text.split('\n').find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && want.every((w) => l.includes(w)));
+  const line = text
+    .split('\n')
+    .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && want.every((w) => l.includes(w)));
   return line === undefined ? undefined : Number(line.split(' ').pop());
 };
 
@@ -19,7 +21,10 @@ describe('/metrics', () => {
   let metricsServer: Server;
   let metricsUrl: string;
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     // As api/main.ts does with METRICS_PORT: a port of its own.
     metricsServer = await serveMetrics('127.0.0.1', 0, 'test');
     metricsUrl = `http://127.0.0.1:${(metricsServer.address() as { port: number }).port}/metrics`;
@@ -47,7 +52,9 @@ describe('/metrics', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     expect(sample(text, 'tranche_http_requests_total', { method: 'GET', route, status: '404' })).toBe(was + 2);
-    expect(sample(text, 'tranche_http_request_duration_seconds_count', { method: 'GET', route, status: '404' })).toBe(was + 2);
+    expect(sample(text, 'tranche_http_request_duration_seconds_count', { method: 'GET', route, status: '404' })).toBe(
+      was + 2,
+    );
     expect(text).not.toContain('8c4d3b4e-0000-4000-8000-000000000001');
     expect(text).toContain('tranche_process_resident_memory_bytes');
   });
@@ -63,17 +70,31 @@ describe('/metrics', () => {
     const ok = await registerHook(svc, receiver, staff, okHook, ['*'], { defaultStatus: 204 });
     const failing = await registerHook(svc, receiver, staff, failingHook, ['*'], { defaultStatus: 503 });
     // Nothing listens on port 1: the attempt gets no response at all.
-    const silent = (await api.post(PATHS.A.endpoints, staff.token, { url: 'http://127.0.0.1:1/hook', description: 'silent', eventTypes: ['*'] })).body.data;
-    const ping = async (endpointId: string) => (await api.post(`${PATHS.A.endpoints}/${endpointId}/test`, staff.token)).body.data.delivery_id as string;
+    const silent = (
+      await api.post(PATHS.A.endpoints, staff.token, {
+        url: 'http://127.0.0.1:1/hook',
+        description: 'silent',
+        eventTypes: ['*'],
+      })
+    ).body.data;
+    const ping = async (endpointId: string) =>
+      (await api.post(`${PATHS.A.endpoints}/${endpointId}/test`, staff.token)).body.data.delivery_id as string;
     const [okId, failingId, silentId] = await Promise.all([ping(ok.id), ping(failing.id), ping(silent.id)]);
     const settled = (id: string, status: string) =>
-      eventually(async () => ((await api.get(`${PATHS.A.deliveries}/${id}`, staff.token)).body.data?.status === status ? true : undefined), 60_000, `${id} ${status}`);
+      eventually(
+        async () =>
+          (await api.get(`${PATHS.A.deliveries}/${id}`, staff.token)).body.data?.status === status ? true : undefined,
+        60_000,
+        `${id} ${status}`,
+      );
     await Promise.all([settled(okId, 'success'), settled(failingId, 'failed'), settled(silentId, 'failed')]);
     // Deleting the failing endpoints stops their schedules, so no later attempt changes the counts.
-    for (const id of [failing.id, silent.id]) expect((await api.delete(`${PATHS.A.endpoints}/${id}`, staff.token)).status).toBe(204);
+    for (const id of [failing.id, silent.id])
+      expect((await api.delete(`${PATHS.A.endpoints}/${id}`, staff.token)).status).toBe(204);
 
     const after = await scrape();
-    const grew = (name: string, labels: Record<string, string> = {}) => metric(after, name, labels) - metric(before, name, labels);
+    const grew = (name: string, labels: Record<string, string> = {}) =>
+      metric(after, name, labels) - metric(before, name, labels);
     expect(grew('tranche_webhook_attempts_total', { outcome: 'success', status_class: '2xx' })).toBe(1);
     expect(grew('tranche_webhook_attempts_total', { outcome: 'failed', status_class: '5xx' })).toBe(1);
     expect(grew('tranche_webhook_attempts_total', { outcome: 'failed', status_class: 'none' })).toBe(1);

@@ -32,7 +32,9 @@ describe('the logs of a full run', () => {
     const [temporalMetricsPort, workerMetricsPort] = [await freePort(), await freePort()];
     const databaseUrl = await freshDatabase();
     const env = serviceEnv({
-      databaseUrl, port, pem,
+      databaseUrl,
+      port,
+      pem,
       extra: {
         LOG_LEVEL: 'debug',
         WEBHOOK_SECRET_KEY: (secrets.webhookSecretKey = randomBytes(32).toString('base64')),
@@ -57,7 +59,10 @@ describe('the logs of a full run', () => {
     const minted = await api.post('/dev-idp/mint', undefined, { user_id: 'admin-1', org_id: org, roles: ['admin'] });
     secrets.idToken = minted.body.data.id_token;
     secrets.apiKey = minted.body.data.api_key;
-    const exchanged = await api.call('POST', '/identity/auth/exchange', { body: { token: secrets.idToken }, headers: { 'x-api-key': secrets.apiKey! } });
+    const exchanged = await api.call('POST', '/identity/auth/exchange', {
+      body: { token: secrets.idToken },
+      headers: { 'x-api-key': secrets.apiKey! },
+    });
     expect(exchanged.status).toBe(200);
     secrets.exchangedAccessToken = exchanged.body.data.access_token;
 
@@ -65,15 +70,22 @@ describe('the logs of a full run', () => {
     const world = await wireFlowWorld({ baseUrl, pem, databaseUrl });
     secrets.staffToken = world.tokens.staff;
     secrets.investorToken = world.tokens.investor;
-    const endpoint = await api.post('/notifications/webhook-endpoints', world.tokens.staff, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, eventTypes: ['*'] });
+    const endpoint = await api.post('/notifications/webhook-endpoints', world.tokens.staff, {
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      eventTypes: ['*'],
+    });
     expect(endpoint.status).toBe(201);
     secrets.signingSecret = endpoint.body.data.signing_secret;
     const s = await world.toReview();
     await world.approve(s.id);
     await world.reconcile(s.reference_code);
-    await eventually('deliveries', async () => {
-      if (received.length < 5) throw new Error(`${received.length} deliveries so far`);
-    }, 60_000);
+    await eventually(
+      'deliveries',
+      async () => {
+        if (received.length < 5) throw new Error(`${received.length} deliveries so far`);
+      },
+      60_000,
+    );
     for (const [i, h] of received.entries()) secrets[`deliverySignature${i}`] = h['x-service-signature']!;
     metrics = {
       temporal: await (await fetch(`http://127.0.0.1:${temporalMetricsPort}/metrics`)).text(),
@@ -97,7 +109,8 @@ describe('the logs of a full run', () => {
   it('holds no secret, token or key in any log line', () => {
     const found = Object.entries(secrets).flatMap(([name, value]) => {
       // A PEM is looked for by its body lines, the part that is the key.
-      const needles = name === 'accessTokenKey' ? value.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----')) : [value];
+      const needles =
+        name === 'accessTokenKey' ? value.split('\n').filter((l) => l.length > 20 && !l.startsWith('-----')) : [value];
       return needles.filter((n) => logs.includes(n)).map(() => name);
     });
     expect(found).toEqual([]);
@@ -106,8 +119,13 @@ describe('the logs of a full run', () => {
   });
 
   it('logs the request id beside the workflow id of each command it sends', () => {
-    const commands = logs.split('\n').filter((l) => l.includes('"workflow command"')).map((l) => JSON.parse(l));
-    expect(commands.map((c) => c.command)).toEqual(expect.arrayContaining(['update-with-start:created', 'update:approve', 'update:reconcileFunds']));
+    const commands = logs
+      .split('\n')
+      .filter((l) => l.includes('"workflow command"'))
+      .map((l) => JSON.parse(l));
+    expect(commands.map((c) => c.command)).toEqual(
+      expect.arrayContaining(['update-with-start:created', 'update:approve', 'update:reconcileFunds']),
+    );
     for (const c of commands) {
       expect(c.requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(c.workflowId).toMatch(/^subscription-/);

@@ -34,11 +34,18 @@ describe('payment configuration', () => {
   it('runs the sandbox by default and refuses Stripe without its keys', () => {
     expect(loadConfig(base).PAYMENT_PROCESSOR).toBe('sandbox');
     expect(() => loadConfig({ ...base, PAYMENT_PROCESSOR: 'stripe' })).toThrow(ConfigError);
-    expect(() => loadConfig({ ...base, PAYMENT_PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x' })).toThrow(/STRIPE_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ ...base, PAYMENT_PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x' })).toThrow(
+      /STRIPE_WEBHOOK_SECRET/,
+    );
   });
 
   it('refuses the sandbox in production without a notification secret of its own', () => {
-    const production = { ...base, NODE_ENV: 'production', ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----x', WEBHOOK_SECRET_KEY: Buffer.alloc(32).toString('base64') };
+    const production = {
+      ...base,
+      NODE_ENV: 'production',
+      ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----x',
+      WEBHOOK_SECRET_KEY: Buffer.alloc(32).toString('base64'),
+    };
     expect(() => loadConfig(production)).toThrow(/SANDBOX_NOTIFICATION_SECRET/);
   });
 });
@@ -67,22 +74,45 @@ describe('the Stripe adapter at its edges', () => {
   });
 
   it('reads a setup session the investor has not finished as open, with no payment method', async () => {
-    const stripe = stripeClient({ STRIPE_SECRET_KEY: 'sk_test_edges', STRIPE_API_URL: mock.url, STRIPE_TIMEOUT_MS: 5000 });
+    const stripe = stripeClient({
+      STRIPE_SECRET_KEY: 'sk_test_edges',
+      STRIPE_API_URL: mock.url,
+      STRIPE_TIMEOUT_MS: 5000,
+    });
     const processor = createStripeProcessor(stripe, paymentReferences(orm, 'stripe'));
     const subscriptionId = '7d0f3a52-3f7e-4c36-9d43-0c4f5f1d2a10';
-    const session = await processor.createSetupSession({ subscriptionId, investorId: 'user-1', method: 'card', currency: 'USD', successUrl: 'https://i.example/s', cancelUrl: 'https://i.example/c' });
+    const session = await processor.createSetupSession({
+      subscriptionId,
+      investorId: 'user-1',
+      method: 'card',
+      currency: 'USD',
+      successUrl: 'https://i.example/s',
+      cancelUrl: 'https://i.example/c',
+    });
     expect(session.sessionId).toMatch(/^cs_/);
     expect(await paymentReferences(orm, 'stripe').subscriptionOf(session.sessionId)).toBe(subscriptionId);
     expect(await processor.getSetupResult(session.sessionId)).toEqual({ status: 'open', paymentMethodRef: null });
   });
 
   it('refuses for good to collect without a linked payment method, and the activity does not retry it', async () => {
-    const stripe = stripeClient({ STRIPE_SECRET_KEY: 'sk_test_edges', STRIPE_API_URL: mock.url, STRIPE_TIMEOUT_MS: 5000 });
+    const stripe = stripeClient({
+      STRIPE_SECRET_KEY: 'sk_test_edges',
+      STRIPE_API_URL: mock.url,
+      STRIPE_TIMEOUT_MS: 5000,
+    });
     const processor = createStripeProcessor(stripe, paymentReferences(orm, 'stripe'));
-    const req = { subscriptionId: '7d0f3a52-3f7e-4c36-9d43-0c4f5f1d2a10', setupSessionId: 'cs_test_unfinished', amount: '50.00', currency: 'USD', idempotencyKey: 'collect-edges' };
+    const req = {
+      subscriptionId: '7d0f3a52-3f7e-4c36-9d43-0c4f5f1d2a10',
+      setupSessionId: 'cs_test_unfinished',
+      amount: '50.00',
+      currency: 'USD',
+      idempotencyKey: 'collect-edges',
+    };
     await expect(processor.collect(req)).rejects.toMatchObject({ name: 'PaymentRefused', code: 'NO_PAYMENT_METHOD' });
     await expect(processor.collect(req)).rejects.toBeInstanceOf(PaymentRefused);
-    const failure = await createPaymentActivities(processor).collectPayment(req).catch((e: unknown) => e);
+    const failure = await createPaymentActivities(processor)
+      .collectPayment(req)
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'NO_PAYMENT_METHOD', nonRetryable: true });
   });
@@ -93,7 +123,11 @@ describe('the Stripe adapter at its edges', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const { port } = silent.address() as AddressInfo;
     try {
-      const stripe = stripeClient({ STRIPE_SECRET_KEY: 'sk_test_edges', STRIPE_API_URL: `http://127.0.0.1:${port}`, STRIPE_TIMEOUT_MS: 300 });
+      const stripe = stripeClient({
+        STRIPE_SECRET_KEY: 'sk_test_edges',
+        STRIPE_API_URL: `http://127.0.0.1:${port}`,
+        STRIPE_TIMEOUT_MS: 300,
+      });
       const started = Date.now();
       await expect(stripe.customers.create({})).rejects.toThrow();
       expect(Date.now() - started).toBeLessThan(10_000); // three attempts of 300 ms plus the SDK's backoff

@@ -47,7 +47,12 @@ export async function subscription(w: World, id: string): Promise<Record<string,
 }
 
 /** Polls the subscription through the API until it matches, or fails with the last one seen. */
-export async function eventually(w: World, id: string, expected: Record<string, unknown>, timeoutMs = 20_000): Promise<Record<string, any>> {
+export async function eventually(
+  w: World,
+  id: string,
+  expected: Record<string, unknown>,
+  timeoutMs = 20_000,
+): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   let last: Record<string, any> = {};
   while (Date.now() < deadline) {
@@ -63,19 +68,36 @@ export async function eventually(w: World, id: string, expected: Record<string, 
 export const settle = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
 
 /** A sandbox notification signed with the service's sandbox secret, as the sandbox itself sends one. */
-export async function postSandboxEvent(svc: TestService, id: string, type: SandboxEventType | string, data: SandboxEventData, signature?: string) {
+export async function postSandboxEvent(
+  svc: TestService,
+  id: string,
+  type: SandboxEventType | string,
+  data: SandboxEventData,
+  signature?: string,
+) {
   const body = JSON.stringify({ id, type, created: new Date().toISOString(), data });
   const res = await fetch(`${svc.baseUrl}/payments/sandbox/notifications`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', [SANDBOX_SIGNATURE_HEADER]: signature ?? signSandboxBody(sandboxSecret(svc.config), body) },
+    headers: {
+      'content-type': 'application/json',
+      [SANDBOX_SIGNATURE_HEADER]: signature ?? signSandboxBody(sandboxSecret(svc.config), body),
+    },
     body,
     signal: AbortSignal.timeout(30_000),
   });
   return { status: res.status, body: (await res.json()) as any };
 }
 
-export async function processedNotifications(svc: TestService, processor: string): Promise<{ event_id: string; outcome: string; subscription_id: string | null }[]> {
-  return svc.orm.em.getConnection().execute('select event_id, outcome, subscription_id from payment_notifications where processor = ? order by received_at', [processor]);
+export async function processedNotifications(
+  svc: TestService,
+  processor: string,
+): Promise<{ event_id: string; outcome: string; subscription_id: string | null }[]> {
+  return svc.orm.em
+    .getConnection()
+    .execute(
+      'select event_id, outcome, subscription_id from payment_notifications where processor = ? order by received_at',
+      [processor],
+    );
 }
 
 /** The investor's own site: where a processor sends the browser after a session. */
@@ -83,13 +105,19 @@ export async function returnSite(): Promise<{ url: string; hits: string[]; close
   const hits: string[] = [];
   const server: Server = createServer((req, res) => {
     hits.push(req.url ?? '');
-    res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1 data-testid="back">Back at the investor site: ${req.url}</h1>`);
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(`<h1 data-testid="back">Back at the investor site: ${req.url}</h1>`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     hits,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

@@ -7,7 +7,14 @@ const SUCCESS = 'https://investor.example/ok';
 const CANCEL = 'https://investor.example/no';
 
 const eventTypes = async (svc: TestService, id: string): Promise<string[]> =>
-  ((await svc.orm.em.getConnection().execute(`select type from events where data->>'id' = ? or data->>'subscription_id' = ? order by seq`, [id, id])) as { type: string }[]).map((r) => r.type);
+  (
+    (await svc.orm.em
+      .getConnection()
+      .execute(`select type from events where data->>'id' = ? or data->>'subscription_id' = ? order by seq`, [
+        id,
+        id,
+      ])) as { type: string }[]
+  ).map((r) => r.type);
 
 describe('Set B: payment after cancel or void', () => {
   let svc: TestService;
@@ -20,7 +27,13 @@ describe('Set B: payment after cancel or void', () => {
   afterAll(() => svc?.stop());
 
   const checkout = async (id: string) =>
-    (await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, { paymentMethod: 'card', successUrl: SUCCESS, cancelUrl: CANCEL })).body.data as { session_url: string };
+    (
+      await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
+        paymentMethod: 'card',
+        successUrl: SUCCESS,
+        cancelUrl: CANCEL,
+      })
+    ).body.data as { session_url: string };
 
   it('closes the open checkout session on cancel, so its page can no longer take the payment', async () => {
     const id = await signedSubscription(w, 2);
@@ -30,12 +43,18 @@ describe('Set B: payment after cancel or void', () => {
     const deadline = Date.now() + 20_000;
     let status = 'open';
     while (status === 'open' && Date.now() < deadline) {
-      const [row] = await svc.orm.em.getConnection().execute(`select status from payment_sandbox_sessions where subscription_id = ?`, [id]);
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute(`select status from payment_sandbox_sessions where subscription_id = ?`, [id]);
       status = (row as { status: string }).status;
       if (status === 'open') await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe('closed');
-    const pay = await fetch(`${session.session_url}/complete`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const pay = await fetch(`${session.session_url}/complete`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(pay.status).toBe(409);
     expect(await subscription(w, id)).toMatchObject({ status: 'cancelled', payment_status: 'pending' });
   });
@@ -44,7 +63,12 @@ describe('Set B: payment after cancel or void', () => {
     const id = await signedSubscription(w, 2);
     await checkout(id);
     await w.api.delete(`/issuance/subscriptions/${id}`, w.investor.token);
-    await postSandboxEvent(svc, `evt_late_${id}`, 'payment.succeeded', { subscription_id: id, reference: id, amount: '25.00', currency: 'USD' });
+    await postSandboxEvent(svc, `evt_late_${id}`, 'payment.succeeded', {
+      subscription_id: id,
+      reference: id,
+      amount: '25.00',
+      currency: 'USD',
+    });
     await eventually(w, id, { status: 'cancelled', payment_status: 'received' });
     expect(await eventTypes(svc, id)).toContain('payment.held');
   });
@@ -62,20 +86,39 @@ describe('Set A: card linked, then wire; collection outage', () => {
   }, 120_000);
   afterAll(() => svc?.stop());
 
-  const collections = async (id: string) => (await w.api.get(`/payments/sandbox/operator/collections?subscription_id=${id}`, w.staff.token)).body.data as unknown[];
+  const collections = async (id: string) =>
+    (await w.api.get(`/payments/sandbox/operator/collections?subscription_id=${id}`, w.staff.token)).body
+      .data as unknown[];
   async function linkCard(id: string) {
-    const session = (await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, { paymentMethod: 'card', successUrl: SUCCESS, cancelUrl: CANCEL })).body.data;
-    await fetch(`${session.session_url}/complete`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const session = (
+      await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, {
+        paymentMethod: 'card',
+        successUrl: SUCCESS,
+        cancelUrl: CANCEL,
+      })
+    ).body.data;
+    await fetch(`${session.session_url}/complete`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     expect((await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token)).status).toBe(200);
   }
 
   it('a wire submission releases the linked card: approval charges nothing, the wire completes it', async () => {
     const id = await signedSubscription(w, 4);
     await linkCard(id);
-    const submitted = await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, { paymentMethod: 'wire' });
+    const submitted = await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {
+      paymentMethod: 'wire',
+    });
     expect(submitted.body.data.reference_code).toMatch(/^TRN-/);
-    expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).body.data.status).toBe('approved');
-    const done = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: submitted.body.data.reference_code, amount: '50.00' });
+    expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).body.data.status).toBe(
+      'approved',
+    );
+    const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: submitted.body.data.reference_code,
+      amount: '50.00',
+    });
     expect(done.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
     expect(await collections(id)).toEqual([]); // the card was never charged
   });
@@ -96,7 +139,9 @@ describe('Set A: card linked, then wire; collection outage', () => {
         if (pending.some((a) => (a.attempt ?? 0) >= 2)) break;
         await new Promise((r) => setTimeout(r, 200));
       }
-      const voided = await w.api.post(`/issuance/subscriptions/${id}/void`, admin.token, { reason: 'investor withdrew' });
+      const voided = await w.api.post(`/issuance/subscriptions/${id}/void`, admin.token, {
+        reason: 'investor withdrew',
+      });
       expect([voided.status, voided.body.data?.status]).toEqual([200, 'voided']);
       const info = await w.api.post(`/issuance/subscriptions/${id}/request-info`, w.staff.token, { reason: 'x' });
       expect(info.status).toBe(409);

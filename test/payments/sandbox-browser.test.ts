@@ -7,8 +7,14 @@ import { eventually, returnSite, signedSubscription, world, type World } from '.
 
 // Debian's chromium (scripts/tools.sh chromium); scripts/test.sh exports its path.
 const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 let site: Awaited<ReturnType<typeof returnSite>>;
@@ -25,7 +31,12 @@ async function openBrowser(): Promise<{ context: BrowserContext; close(): Promis
   const executablePath = process.env.CHROMIUM_PATH;
   if (!executablePath) throw new Error('CHROMIUM_PATH is not set: run the tests with scripts/test.sh');
   const profile = mkdtempSync(join(tmpdir(), 'tranche-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    timeout: 60_000,
+  });
   return {
     context,
     async close() {

@@ -1,6 +1,15 @@
 import { actor, newOrg } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
-import { eventually, postSandboxEvent, processedNotifications, settle, signedSubscription, subscription, world, type World } from './payment-helpers';
+import {
+  eventually,
+  postSandboxEvent,
+  processedNotifications,
+  settle,
+  signedSubscription,
+  subscription,
+  world,
+  type World,
+} from './payment-helpers';
 
 const SUCCESS = 'https://investor.example/paid';
 const CANCEL = 'https://investor.example/cancelled';
@@ -17,13 +26,21 @@ describe('Set B with the sandbox processor', () => {
   afterAll(() => svc?.stop());
 
   async function checkout(id: string, paymentMethod = 'card') {
-    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, { paymentMethod, successUrl: SUCCESS, cancelUrl: CANCEL });
+    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
+      paymentMethod,
+      successUrl: SUCCESS,
+      cancelUrl: CANCEL,
+    });
     expect(res.status).toBe(200);
     return res.body.data as { session_id: string; session_url: string };
   }
   /** What the person's browser does on the hosted page: a form POST, answered with a redirect. */
   async function choose(sessionUrl: string, outcome: 'complete' | 'decline' | 'cancel') {
-    const res = await fetch(`${sessionUrl}/${outcome}`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${sessionUrl}/${outcome}`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     return { status: res.status, location: res.headers.get('location') };
   }
 
@@ -82,7 +99,10 @@ describe('Set B with the sandbox processor', () => {
     const id = await signedSubscription(w, 2);
     const session = await checkout(id);
     const data = { subscription_id: id, reference: session.session_id, amount: '25.00', currency: 'USD' };
-    expect((await postSandboxEvent(svc, 'evt_late_fail', 'payment.failed', { ...data, failure_reason: 'card_declined' })).status).toBe(200);
+    expect(
+      (await postSandboxEvent(svc, 'evt_late_fail', 'payment.failed', { ...data, failure_reason: 'card_declined' }))
+        .status,
+    ).toBe(200);
     await eventually(w, id, { payment_status: 'failed', status: 'pending_payment' });
     expect((await postSandboxEvent(svc, 'evt_late_ok', 'payment.succeeded', data)).status).toBe(200);
     await eventually(w, id, { payment_status: 'received', status: 'pending_review' });
@@ -100,19 +120,36 @@ describe('Set B with the sandbox processor', () => {
   });
 
   it('holds a success that arrives before the subscription is signed, and applies it once it is', async () => {
-    const created = await w.api.post(`/issuance/offerings/${w.offering.offeringId}/subscriptions`, w.investor.token, { securityClassId: w.offering.securityClassId, unitsSubscribed: 1 });
+    const created = await w.api.post(`/issuance/offerings/${w.offering.offeringId}/subscriptions`, w.investor.token, {
+      securityClassId: w.offering.securityClassId,
+      unitsSubscribed: 1,
+    });
     const id = created.body.data.id as string;
-    const early = await postSandboxEvent(svc, `evt_early_${id}`, 'payment.succeeded', { subscription_id: id, reference: 'early', amount: '12.50', currency: 'USD' });
+    const early = await postSandboxEvent(svc, `evt_early_${id}`, 'payment.succeeded', {
+      subscription_id: id,
+      reference: 'early',
+      amount: '12.50',
+      currency: 'USD',
+    });
     expect(early.body.data.outcome).toBe('signalled');
     await settle();
     expect(await subscription(w, id)).toMatchObject({ status: 'draft', payment_status: 'pending' });
-    await w.api.post(`/issuance/subscriptions/${id}/sign-agreement`, w.investor.token, { signature: 'Ada Investor', signedAt: new Date().toISOString() });
+    await w.api.post(`/issuance/subscriptions/${id}/sign-agreement`, w.investor.token, {
+      signature: 'Ada Investor',
+      signedAt: new Date().toISOString(),
+    });
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
   it('takes a duplicate delivery once: the second is acknowledged as a duplicate and recorded once', async () => {
     const id = await signedSubscription(w, 2);
-    const data = { subscription_id: id, reference: 'dup', amount: '25.00', currency: 'USD', failure_reason: 'card_declined' };
+    const data = {
+      subscription_id: id,
+      reference: 'dup',
+      amount: '25.00',
+      currency: 'USD',
+      failure_reason: 'card_declined',
+    };
     const first = await postSandboxEvent(svc, `evt_dup_${id}`, 'payment.failed', data);
     const second = await postSandboxEvent(svc, `evt_dup_${id}`, 'payment.failed', data);
     expect([first.status, first.body.data.outcome]).toEqual([200, 'signalled']);
@@ -124,12 +161,20 @@ describe('Set B with the sandbox processor', () => {
   it('refuses a forged signature with 400 and changes nothing', async () => {
     const id = await signedSubscription(w, 2);
     const before = await subscription(w, id);
-    const forged = await postSandboxEvent(svc, `evt_forged_${id}`, 'payment.succeeded',
+    const forged = await postSandboxEvent(
+      svc,
+      `evt_forged_${id}`,
+      'payment.succeeded',
       { subscription_id: id, reference: 'x', amount: '25.00', currency: 'USD' },
-      `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`);
+      `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`,
+    );
     expect(forged.status).toBe(400);
     expect(forged.body.error.code).toBe('SIGNATURE_INVALID');
-    const unsigned = await fetch(`${svc.baseUrl}/payments/sandbox/notifications`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"evt_x","type":"payment.succeeded","data":{}}' });
+    const unsigned = await fetch(`${svc.baseUrl}/payments/sandbox/notifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"id":"evt_x","type":"payment.succeeded","data":{}}',
+    });
     expect(unsigned.status).toBe(400);
     await settle();
     expect(await subscription(w, id)).toEqual(before);
@@ -138,7 +183,12 @@ describe('Set B with the sandbox processor', () => {
 
   it('acknowledges an unknown event type and ignores it', async () => {
     const id = await signedSubscription(w, 2);
-    const res = await postSandboxEvent(svc, `evt_unknown_${id}`, 'payment.teleported', { subscription_id: id, reference: 'x', amount: null, currency: 'USD' });
+    const res = await postSandboxEvent(svc, `evt_unknown_${id}`, 'payment.teleported', {
+      subscription_id: id,
+      reference: 'x',
+      amount: null,
+      currency: 'USD',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.outcome).toBe('ignored');
     await settle(500);
@@ -158,16 +208,22 @@ describe('Set B with the sandbox processor', () => {
     const s2 = await checkout(disputedId);
     await choose(s2.session_url, 'complete');
     await eventually(w, disputedId, { payment_status: 'received' });
-    expect((await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/dispute`, w.staff.token)).status).toBe(200);
+    expect(
+      (await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/dispute`, w.staff.token)).status,
+    ).toBe(200);
     await eventually(w, disputedId, { payment_status: 'disputed' });
     const list = await w.api.get('/issuance/subscriptions', w.investor.token);
     expect(list.body.data.items.find((s: { id: string }) => s.id === disputedId).payment_status).toBe('disputed');
 
     // An investor cannot use the operator console.
-    expect((await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, w.investor.token)).status).toBe(403);
+    expect(
+      (await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, w.investor.token)).status,
+    ).toBe(403);
     // Staff of another organisation do not see this payment at all.
     const stranger = await actor(svc, newOrg(), ['staff']);
-    expect((await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, stranger.token)).status).toBe(404);
+    expect(
+      (await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, stranger.token)).status,
+    ).toBe(404);
     await settle(500);
     expect(await subscription(w, disputedId)).toMatchObject({ payment_status: 'disputed' });
   });

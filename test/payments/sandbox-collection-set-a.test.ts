@@ -1,26 +1,46 @@
 import { startService, type TestService } from '../support/service';
-import { eventually, postSandboxEvent, settle, signedSubscription, subscription, world, type World } from './payment-helpers';
+import {
+  eventually,
+  postSandboxEvent,
+  settle,
+  signedSubscription,
+  subscription,
+  world,
+  type World,
+} from './payment-helpers';
 
 const SUCCESS = 'https://investor.example/linked';
 const CANCEL = 'https://investor.example/cancelled';
 
 async function linkCard(w: World, id: string): Promise<{ session_id: string; session_url: string }> {
-  const res = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, { paymentMethod: 'card', successUrl: SUCCESS, cancelUrl: CANCEL });
+  const res = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, {
+    paymentMethod: 'card',
+    successUrl: SUCCESS,
+    cancelUrl: CANCEL,
+  });
   expect(res.status).toBe(200);
   const session = res.body.data;
-  const done = await fetch(`${session.session_url}/complete`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+  const done = await fetch(`${session.session_url}/complete`, {
+    method: 'POST',
+    redirect: 'manual',
+    signal: AbortSignal.timeout(30_000),
+  });
   expect([done.status, done.headers.get('location')]).toEqual([303, SUCCESS]);
   return session;
 }
 
 async function approved(w: World, id: string): Promise<void> {
   expect((await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token)).status).toBe(200);
-  expect((await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {})).body.data.status).toBe('pending_review');
+  expect(
+    (await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {})).body.data.status,
+  ).toBe('pending_review');
   expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).body.data.status).toBe('approved');
 }
 
 async function eventTypes(svc: TestService, id: string): Promise<string[]> {
-  const rows: { type: string }[] = await svc.orm.em.getConnection().execute(`select type from events where data->>'id' = ? order by seq`, [id]);
+  const rows: { type: string }[] = await svc.orm.em
+    .getConnection()
+    .execute(`select type from events where data->>'id' = ? order by seq`, [id]);
   return rows.map((r) => r.type);
 }
 
@@ -35,11 +55,20 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
   }, 120_000);
   afterAll(() => svc?.stop());
 
-  const collections = async (id: string) => (await w.api.get(`/payments/sandbox/operator/collections?subscription_id=${id}`, w.staff.token)).body.data as { id: string; status: string; amount: string }[];
+  const collections = async (id: string) =>
+    (await w.api.get(`/payments/sandbox/operator/collections?subscription_id=${id}`, w.staff.token)).body.data as {
+      id: string;
+      status: string;
+      amount: string;
+    }[];
 
   it('refuses finalize-setup until the setup page is completed, then links the card', async () => {
     const id = await signedSubscription(w, 4);
-    const res = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, { paymentMethod: 'us_bank_account', successUrl: SUCCESS, cancelUrl: CANCEL });
+    const res = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, {
+      paymentMethod: 'us_bank_account',
+      successUrl: SUCCESS,
+      cancelUrl: CANCEL,
+    });
     expect(res.body.data.session_url).toBe(`${svc.config.PUBLIC_BASE_URL}/sandbox/setup/${res.body.data.session_id}`);
     const early = await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token);
     expect([early.status, early.body.error.code]).toEqual([409, 'SETUP_INCOMPLETE']);
@@ -59,7 +88,9 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     expect(settled.body.data.status).toBe('in_escrow');
     await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
     const types = await eventTypes(svc, id);
-    expect(types).toEqual(expect.arrayContaining(['subscription.approved', 'subscription.funded', 'subscription.completed']));
+    expect(types).toEqual(
+      expect.arrayContaining(['subscription.approved', 'subscription.funded', 'subscription.completed']),
+    );
     expect(types.filter((t) => t === 'subscription.funded')).toHaveLength(1);
     expect(await collections(id)).toHaveLength(1); // collected once
   });
@@ -85,10 +116,18 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     await approved(w, id);
     await eventually(w, id, { payment_status: 'processing' });
     const [collection] = await collections(id);
-    expect((await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/fail`, w.staff.token, { reason: 'insufficient_funds' })).status).toBe(200);
+    expect(
+      (
+        await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/fail`, w.staff.token, {
+          reason: 'insufficient_funds',
+        })
+      ).status,
+    ).toBe(200);
     await eventually(w, id, { status: 'approved', payment_status: 'failed' });
     // The operator cannot settle a failed collection.
-    expect((await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token)).status).toBe(409);
+    expect(
+      (await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token)).status,
+    ).toBe(409);
 
     // Staff ask again: a second collection, under a new idempotency key, reaches escrow.
     expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.investor.token)).status).toBe(403);
@@ -98,21 +137,31 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const again = await collections(id);
     expect(again).toHaveLength(2);
     const fresh = again.find((c) => c.id !== collection!.id)!;
-    expect((await w.api.post(`/payments/sandbox/operator/collections/${fresh.id}/settle`, w.staff.token)).status).toBe(200);
+    expect((await w.api.post(`/payments/sandbox/operator/collections/${fresh.id}/settle`, w.staff.token)).status).toBe(
+      200,
+    );
     await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
     expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token)).status).toBe(409);
   });
 
   it('reconciles a wire subscription by reference code, refusing an amount that does not match', async () => {
     const id = await signedSubscription(w, 4);
-    const submitted = await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, { paymentMethod: 'wire' });
+    const submitted = await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {
+      paymentMethod: 'wire',
+    });
     const code = submitted.body.data.reference_code as string;
     expect(code).toMatch(/^TRN-/);
     await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token);
-    const wrong = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: code, amount: '49.99' });
+    const wrong = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: code,
+      amount: '49.99',
+    });
     expect([wrong.status, wrong.body.error.code]).toEqual([422, 'AMOUNT_MISMATCH']);
     expect(await subscription(w, id)).toMatchObject({ status: 'approved', payment_status: 'pending' });
-    const right = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: code, amount: '50.00' });
+    const right = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: code,
+      amount: '50.00',
+    });
     expect(right.status).toBe(200);
     expect(right.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
     expect(await collections(id)).toEqual([]); // nothing was charged through the processor
@@ -126,7 +175,9 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const [collection] = await collections(id);
     await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token);
     await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
-    expect((await w.api.post(`/payments/sandbox/operator/payments/${collection!.id}/refund`, w.staff.token)).status).toBe(200);
+    expect(
+      (await w.api.post(`/payments/sandbox/operator/payments/${collection!.id}/refund`, w.staff.token)).status,
+    ).toBe(200);
     await eventually(w, id, { status: 'completed', payment_status: 'refunded' });
   });
 });

@@ -1,7 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startService, type TestService } from '../support/service';
-import { eventually, processedNotifications, settle, signedSubscription, subscription, world, type World } from './payment-helpers';
+import {
+  eventually,
+  processedNotifications,
+  settle,
+  signedSubscription,
+  subscription,
+  world,
+  type World,
+} from './payment-helpers';
 
 /**
  * A gate between the sandbox and the service's notification endpoint: while closed it answers
@@ -16,7 +24,10 @@ async function gate(): Promise<{ url: string; open: boolean; target: string; see
     if (!state.open) return void res.writeHead(503).end('down');
     const forwarded = await fetch(state.target, {
       method: 'POST',
-      headers: { 'content-type': req.headers['content-type']!, 'sandbox-signature': String(req.headers['sandbox-signature']) },
+      headers: {
+        'content-type': req.headers['content-type']!,
+        'sandbox-signature': String(req.headers['sandbox-signature']),
+      },
       body: Buffer.concat(chunks),
       signal: AbortSignal.timeout(10_000),
     });
@@ -24,7 +35,11 @@ async function gate(): Promise<{ url: string; open: boolean; target: string; see
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/notify`;
-  state.close = () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); });
+  state.close = () =>
+    new Promise((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return state;
 }
 
@@ -45,13 +60,24 @@ describe('sandbox notification delivery', () => {
   });
 
   async function pay(id: string): Promise<string> {
-    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, { paymentMethod: 'card', successUrl: 'https://i.example/ok', cancelUrl: 'https://i.example/no' });
+    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
+      paymentMethod: 'card',
+      successUrl: 'https://i.example/ok',
+      cancelUrl: 'https://i.example/no',
+    });
     const done = await fetch(`${res.body.data.session_url}/complete`, { method: 'POST', redirect: 'manual' });
     expect(done.status).toBe(303); // the investor's redirect does not wait for the service to be reachable
     return res.body.data.session_id;
   }
   const stored = async (sessionId: string) =>
-    (await svc.orm.em.getConnection().execute(`select id, attempts, delivered_at from payment_sandbox_events where type = 'payment.succeeded' and body::jsonb->'data'->>'reference' = ?`, [sessionId]))[0] as { id: string; attempts: number; delivered_at: Date | null };
+    (
+      await svc.orm.em
+        .getConnection()
+        .execute(
+          `select id, attempts, delivered_at from payment_sandbox_events where type = 'payment.succeeded' and body::jsonb->'data'->>'reference' = ?`,
+          [sessionId],
+        )
+    )[0] as { id: string; attempts: number; delivered_at: Date | null };
 
   it('retries a notification the service refused, and the subscription moves once it is through', async () => {
     const id = await signedSubscription(w, 2);

@@ -1,6 +1,14 @@
 import Stripe from 'stripe';
 import { startService, type TestService } from '../support/service';
-import { eventually, processedNotifications, settle, signedSubscription, subscription, world, type World } from './payment-helpers';
+import {
+  eventually,
+  processedNotifications,
+  settle,
+  signedSubscription,
+  subscription,
+  world,
+  type World,
+} from './payment-helpers';
 import { startStripeMock } from './stripe-mock';
 
 const WEBHOOK_SECRET = 'whsec_tranche_test_secret_0123456789';
@@ -15,11 +23,34 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => mock?.stop());
 
-const stripeEnv = () => ({ PAYMENT_PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_tranche', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_URL: mock.url, STRIPE_TIMEOUT_MS: '5000' });
+const stripeEnv = () => ({
+  PAYMENT_PROCESSOR: 'stripe',
+  STRIPE_SECRET_KEY: 'sk_test_tranche',
+  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+  STRIPE_API_URL: mock.url,
+  STRIPE_TIMEOUT_MS: '5000',
+});
 
 /** A Stripe event, as Stripe would POST it, signed with the endpoint's secret (or another). */
-async function sendEvent(svc: TestService, id: string, type: string, object: Record<string, unknown>, secret = WEBHOOK_SECRET, tamper?: (body: string) => string) {
-  const payload = JSON.stringify({ id, object: 'event', type, api_version: '2026-08-26.dahlia', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, data: { object } });
+async function sendEvent(
+  svc: TestService,
+  id: string,
+  type: string,
+  object: Record<string, unknown>,
+  secret = WEBHOOK_SECRET,
+  tamper?: (body: string) => string,
+) {
+  const payload = JSON.stringify({
+    id,
+    object: 'event',
+    type,
+    api_version: '2026-08-26.dahlia',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    data: { object },
+  });
   const header = signer.webhooks.generateTestHeaderString({ payload, secret });
   const res = await fetch(`${svc.baseUrl}/payments/stripe/notifications`, {
     method: 'POST',
@@ -31,8 +62,15 @@ async function sendEvent(svc: TestService, id: string, type: string, object: Rec
 }
 
 const paidSession = (subscriptionId: string, sessionId: string, pi: string, paymentStatus = 'paid') => ({
-  id: sessionId, object: 'checkout.session', mode: 'payment', status: 'complete', payment_status: paymentStatus,
-  amount_total: 2500, currency: 'usd', payment_intent: pi, metadata: { subscription_id: subscriptionId },
+  id: sessionId,
+  object: 'checkout.session',
+  mode: 'payment',
+  status: 'complete',
+  payment_status: paymentStatus,
+  amount_total: 2500,
+  currency: 'usd',
+  payment_intent: pi,
+  metadata: { subscription_id: subscriptionId },
 });
 
 describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', () => {
@@ -46,7 +84,11 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
   afterAll(() => svc?.stop());
 
   async function checkout(id: string, paymentMethod = 'card') {
-    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, { paymentMethod, successUrl: SUCCESS, cancelUrl: CANCEL });
+    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
+      paymentMethod,
+      successUrl: SUCCESS,
+      cancelUrl: CANCEL,
+    });
     expect(res.status).toBe(200);
     return res.body.data as { session_id: string; session_url: string };
   }
@@ -62,12 +104,25 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
   it('moves to pending_review with received on checkout.session.completed, and refunds through the remembered PaymentIntent', async () => {
     const id = await signedSubscription(w, 2);
     const session = await checkout(id);
-    const ok = await sendEvent(svc, `evt_paid_${id}`, 'checkout.session.completed', paidSession(id, session.session_id, `pi_paid_${id.slice(0, 8)}`));
+    const ok = await sendEvent(
+      svc,
+      `evt_paid_${id}`,
+      'checkout.session.completed',
+      paidSession(id, session.session_id, `pi_paid_${id.slice(0, 8)}`),
+    );
     expect([ok.status, ok.body.data.outcome]).toEqual([200, 'signalled']);
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
 
     // A refund names only its charge's PaymentIntent, no metadata of ours.
-    const refund = await sendEvent(svc, `evt_refund_${id}`, 'charge.refunded', { id: 'ch_1', object: 'charge', amount: 2500, amount_refunded: 2500, refunded: true, payment_intent: `pi_paid_${id.slice(0, 8)}`, metadata: {} });
+    const refund = await sendEvent(svc, `evt_refund_${id}`, 'charge.refunded', {
+      id: 'ch_1',
+      object: 'charge',
+      amount: 2500,
+      amount_refunded: 2500,
+      refunded: true,
+      payment_intent: `pi_paid_${id.slice(0, 8)}`,
+      metadata: {},
+    });
     expect(refund.body.data.outcome).toBe('signalled');
     await eventually(w, id, { status: 'pending_review', payment_status: 'refunded' });
   });
@@ -76,32 +131,67 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     const id = await signedSubscription(w, 2);
     const first = await checkout(id);
     const pi = `pi_retry_${id.slice(0, 8)}`;
-    await sendEvent(svc, `evt_fail_${id}`, 'payment_intent.payment_failed', { id: pi, object: 'payment_intent', amount: 2500, metadata: { subscription_id: id }, last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' } });
+    await sendEvent(svc, `evt_fail_${id}`, 'payment_intent.payment_failed', {
+      id: pi,
+      object: 'payment_intent',
+      amount: 2500,
+      metadata: { subscription_id: id },
+      last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
+    });
     await eventually(w, id, { status: 'pending_payment', payment_status: 'failed' });
     const retry = await checkout(id);
     expect(retry.session_id).not.toBe(first.session_id);
     await sendEvent(svc, `evt_retry_ok_${id}`, 'checkout.session.completed', paidSession(id, retry.session_id, pi));
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
-    await sendEvent(svc, `evt_dispute_${id}`, 'charge.dispute.created', { id: 'dp_1', object: 'dispute', amount: 2500, reason: 'fraudulent', payment_intent: pi, metadata: {} });
+    await sendEvent(svc, `evt_dispute_${id}`, 'charge.dispute.created', {
+      id: 'dp_1',
+      object: 'dispute',
+      amount: 2500,
+      reason: 'fraudulent',
+      payment_intent: pi,
+      metadata: {},
+    });
     await eventually(w, id, { payment_status: 'disputed' });
   });
 
   it('shows processing for a delayed method, then received on async_payment_succeeded', async () => {
     const id = await signedSubscription(w, 2);
     const session = await checkout(id, 'us_bank_account');
-    await sendEvent(svc, `evt_unpaid_${id}`, 'checkout.session.completed', paidSession(id, session.session_id, `pi_ach_${id.slice(0, 8)}`, 'unpaid'));
+    await sendEvent(
+      svc,
+      `evt_unpaid_${id}`,
+      'checkout.session.completed',
+      paidSession(id, session.session_id, `pi_ach_${id.slice(0, 8)}`, 'unpaid'),
+    );
     await eventually(w, id, { status: 'pending_payment', payment_status: 'processing' });
-    await sendEvent(svc, `evt_async_${id}`, 'checkout.session.async_payment_succeeded', paidSession(id, session.session_id, `pi_ach_${id.slice(0, 8)}`));
+    await sendEvent(
+      svc,
+      `evt_async_${id}`,
+      'checkout.session.async_payment_succeeded',
+      paidSession(id, session.session_id, `pi_ach_${id.slice(0, 8)}`),
+    );
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
   it('refuses forged and tampered events with 400 and changes nothing', async () => {
     const id = await signedSubscription(w, 2);
     const before = await subscription(w, id);
-    const forged = await sendEvent(svc, `evt_forged_${id}`, 'checkout.session.completed', paidSession(id, 'cs_x', 'pi_x'), 'whsec_not_the_secret');
+    const forged = await sendEvent(
+      svc,
+      `evt_forged_${id}`,
+      'checkout.session.completed',
+      paidSession(id, 'cs_x', 'pi_x'),
+      'whsec_not_the_secret',
+    );
     expect([forged.status, forged.body.error.code]).toEqual([400, 'SIGNATURE_INVALID']);
-    const tampered = await sendEvent(svc, `evt_tampered_${id}`, 'payment_intent.payment_failed', { id: 'pi_t', object: 'payment_intent', amount: 2500, metadata: { subscription_id: id } },
-      WEBHOOK_SECRET, (body) => body.replace('payment_intent.payment_failed', 'payment_intent.succeeded'));
+    const tampered = await sendEvent(
+      svc,
+      `evt_tampered_${id}`,
+      'payment_intent.payment_failed',
+      { id: 'pi_t', object: 'payment_intent', amount: 2500, metadata: { subscription_id: id } },
+      WEBHOOK_SECRET,
+      (body) => body.replace('payment_intent.payment_failed', 'payment_intent.succeeded'),
+    );
     expect(tampered.status).toBe(400);
     await settle();
     expect(await subscription(w, id)).toEqual(before);
@@ -112,13 +202,32 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
 
   it('takes a redelivered event once, and acknowledges types it does not handle', async () => {
     const id = await signedSubscription(w, 2);
-    const object = { id: `pi_dup_${id.slice(0, 8)}`, object: 'payment_intent', amount: 2500, metadata: { subscription_id: id } };
-    expect((await sendEvent(svc, `evt_dup_${id}`, 'payment_intent.processing', object)).body.data.outcome).toBe('signalled');
-    expect((await sendEvent(svc, `evt_dup_${id}`, 'payment_intent.processing', object)).body.data.outcome).toBe('duplicate');
+    const object = {
+      id: `pi_dup_${id.slice(0, 8)}`,
+      object: 'payment_intent',
+      amount: 2500,
+      metadata: { subscription_id: id },
+    };
+    expect((await sendEvent(svc, `evt_dup_${id}`, 'payment_intent.processing', object)).body.data.outcome).toBe(
+      'signalled',
+    );
+    expect((await sendEvent(svc, `evt_dup_${id}`, 'payment_intent.processing', object)).body.data.outcome).toBe(
+      'duplicate',
+    );
     await eventually(w, id, { payment_status: 'processing' });
-    const unknown = await sendEvent(svc, `evt_cust_${id}`, 'customer.created', { id: 'cus_1', object: 'customer', metadata: { subscription_id: id } });
+    const unknown = await sendEvent(svc, `evt_cust_${id}`, 'customer.created', {
+      id: 'cus_1',
+      object: 'customer',
+      metadata: { subscription_id: id },
+    });
     expect([unknown.status, unknown.body.data.outcome]).toEqual([200, 'ignored']);
-    const setup = await sendEvent(svc, `evt_setup_${id}`, 'checkout.session.completed', { id: 'cs_setup', object: 'checkout.session', mode: 'setup', status: 'complete', metadata: { subscription_id: id } });
+    const setup = await sendEvent(svc, `evt_setup_${id}`, 'checkout.session.completed', {
+      id: 'cs_setup',
+      object: 'checkout.session',
+      mode: 'setup',
+      status: 'complete',
+      metadata: { subscription_id: id },
+    });
     expect(setup.body.data.outcome).toBe('ignored');
   });
 });
@@ -135,19 +244,33 @@ describe('Set A with the Stripe adapter (stripe-mock, locally signed events)', (
 
   it('links a card with a setup-mode session, collects off-session after approval, and completes in escrow', async () => {
     const id = await signedSubscription(w, 4);
-    const setup = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, { paymentMethod: 'card', successUrl: SUCCESS, cancelUrl: CANCEL });
+    const setup = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, {
+      paymentMethod: 'card',
+      successUrl: SUCCESS,
+      cancelUrl: CANCEL,
+    });
     expect(setup.body.data.session_id).toMatch(/^cs_/);
     expect((await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token)).status).toBe(200);
-    expect((await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {})).body.data.status).toBe('pending_review');
+    expect(
+      (await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {})).body.data.status,
+    ).toBe('pending_review');
     expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).status).toBe(200);
     await eventually(w, id, { status: 'approved', payment_status: 'processing' });
 
     // The collection's PaymentIntent, created on stripe-mock, is remembered for this subscription.
-    const refs: { reference: string }[] = await svc.orm.em.getConnection().execute(`select reference from payment_references where subscription_id = ? and reference like 'pi_%'`, [id]);
+    const refs: { reference: string }[] = await svc.orm.em
+      .getConnection()
+      .execute(`select reference from payment_references where subscription_id = ? and reference like 'pi_%'`, [id]);
     expect(refs).toHaveLength(1);
     const pi = refs[0]!.reference;
 
-    const res = await sendEvent(svc, `evt_collected_${id}`, 'payment_intent.succeeded', { id: pi, object: 'payment_intent', amount: 5000, status: 'succeeded', metadata: { subscription_id: id, purpose: 'collection' } });
+    const res = await sendEvent(svc, `evt_collected_${id}`, 'payment_intent.succeeded', {
+      id: pi,
+      object: 'payment_intent',
+      amount: 5000,
+      status: 'succeeded',
+      metadata: { subscription_id: id, purpose: 'collection' },
+    });
     expect(res.body.data.outcome).toBe('signalled');
     await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
   });

@@ -13,26 +13,46 @@ export const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
  * fixtures; ours differ from the bundled ones in one way: a Checkout Session reads back as an
  * investor would leave it, complete, its SetupIntent holding a card on a Customer.
  */
-export async function startStripeMock(opts: { completedSessions?: boolean } = {}): Promise<{ url: string; stop(): Promise<void> }> {
-  const bin = execFileSync('bash', [join(__dirname, '../../scripts/tools.sh'), 'stripe-mock'], { encoding: 'utf8', timeout: 600_000 }).trim();
+export async function startStripeMock(
+  opts: { completedSessions?: boolean } = {},
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const bin = execFileSync('bash', [join(__dirname, '../../scripts/tools.sh'), 'stripe-mock'], {
+    encoding: 'utf8',
+    timeout: 600_000,
+  }).trim();
   const fixtures = JSON.parse(readFileSync(join(dirname(bin), 'fixtures3.json'), 'utf8'));
   const r = fixtures.resources;
   if (opts.completedSessions !== false) {
-    r['checkout.session'] = { ...r['checkout.session'], status: 'complete', customer: MOCK_CUSTOMER, setup_intent: 'seti_tranche_setup' };
-    r['setup_intent'] = { ...r['setup_intent'], status: 'succeeded', customer: MOCK_CUSTOMER, payment_method: MOCK_PAYMENT_METHOD };
+    r['checkout.session'] = {
+      ...r['checkout.session'],
+      status: 'complete',
+      customer: MOCK_CUSTOMER,
+      setup_intent: 'seti_tranche_setup',
+    };
+    r['setup_intent'] = {
+      ...r['setup_intent'],
+      status: 'succeeded',
+      customer: MOCK_CUSTOMER,
+      payment_method: MOCK_PAYMENT_METHOD,
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'stripe-mock-'));
   const file = join(dir, 'fixtures.json');
   writeFileSync(file, JSON.stringify(fixtures));
 
   const port = await freePort();
-  const child = spawn(bin, ['-http-addr', `127.0.0.1:${port}`, '-fixtures', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(bin, ['-http-addr', `127.0.0.1:${port}`, '-fixtures', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr!.resume();
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      const res = await fetch(`${url}/v1/customers`, { headers: { authorization: 'Bearer sk_test_ready' }, signal: AbortSignal.timeout(1000) });
+      const res = await fetch(`${url}/v1/customers`, {
+        headers: { authorization: 'Bearer sk_test_ready' },
+        signal: AbortSignal.timeout(1000),
+      });
       if (res.ok) break;
     } catch {
       // not listening yet

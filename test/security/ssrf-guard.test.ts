@@ -10,24 +10,50 @@ const privateOk: SsrfPolicy = { allowLoopback: false, allowPrivate: true };
 
 describe('classifying addresses', () => {
   it.each([
-    ['127.0.0.1', 'loopback'], ['127.255.255.254', 'loopback'], ['::1', 'loopback'], ['[::1]', 'loopback'],
-    ['10.0.0.1', 'private'], ['172.16.0.1', 'private'], ['172.31.255.255', 'private'], ['192.168.1.1', 'private'],
-    ['100.64.0.1', 'cgnat'], ['100.127.255.255', 'cgnat'],
-    ['169.254.1.1', 'link-local'], ['fe80::1', 'link-local'], ['fe80::1%eth0', 'link-local'],
-    ['fc00::1', 'unique-local'], ['fd12:3456:789a::1', 'unique-local'],
-    ['169.254.169.254', 'metadata'], ['169.254.170.2', 'metadata'], ['fd00:ec2::254', 'metadata'], ['100.100.100.200', 'metadata'], ['168.63.129.16', 'metadata'],
-    ['0.0.0.0', 'unspecified'], ['0.1.2.3', 'unspecified'], ['::', 'unspecified'],
-    ['224.0.0.1', 'multicast'], ['ff02::1', 'multicast'], ['240.0.0.1', 'reserved'], ['255.255.255.255', 'reserved'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.255.254', 'loopback'],
+    ['::1', 'loopback'],
+    ['[::1]', 'loopback'],
+    ['10.0.0.1', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'cgnat'],
+    ['100.127.255.255', 'cgnat'],
+    ['169.254.1.1', 'link-local'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['fc00::1', 'unique-local'],
+    ['fd12:3456:789a::1', 'unique-local'],
+    ['169.254.169.254', 'metadata'],
+    ['169.254.170.2', 'metadata'],
+    ['fd00:ec2::254', 'metadata'],
+    ['100.100.100.200', 'metadata'],
+    ['168.63.129.16', 'metadata'],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'unspecified'],
+    ['::', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'reserved'],
     // IPv4 inside IPv6 is judged as the IPv4 it carries.
-    ['::ffff:127.0.0.1', 'loopback'], ['::ffff:7f00:1', 'loopback'], ['::ffff:169.254.169.254', 'metadata'], ['::ffff:a9fe:a9fe', 'metadata'],
-    ['64:ff9b::10.0.0.1', 'private'], ['::ffff:192.168.0.1', 'private'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:169.254.169.254', 'metadata'],
+    ['::ffff:a9fe:a9fe', 'metadata'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['::ffff:192.168.0.1', 'private'],
   ])('%s is %s', (ip, cls) => {
     expect(classifyAddress(ip)).toBe(cls);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('%s is public', (ip) => {
-    expect(classifyAddress(ip)).toBeNull();
-  });
+  it.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])(
+    '%s is public',
+    (ip) => {
+      expect(classifyAddress(ip)).toBeNull();
+    },
+  );
 
   it('throws on what is not an address', () => {
     expect(() => classifyAddress('localhost')).toThrow(TypeError);
@@ -50,22 +76,35 @@ describe('the policy', () => {
 
   it('never allows cloud metadata, unspecified or multicast addresses', () => {
     const everything: SsrfPolicy = { allowLoopback: true, allowPrivate: true };
-    for (const ip of ['169.254.169.254', 'fd00:ec2::254', '0.0.0.0', '::', '224.0.0.251']) expect(refusal(ip, everything)).not.toBeNull();
+    for (const ip of ['169.254.169.254', 'fd00:ec2::254', '0.0.0.0', '::', '224.0.0.251'])
+      expect(refusal(ip, everything)).not.toBeNull();
   });
 });
 
 describe('at registration: assertDeliverableUrl', () => {
-  it('resolves the hostname and refuses a name that resolves to loopback (localhost, and this host\'s own name)', async () => {
-    await expect(assertDeliverableUrl('https://localhost/hook', strict)).rejects.toMatchObject({ status: 400, code: 'WEBHOOK_URL_FORBIDDEN', addressClass: 'loopback' });
+  it("resolves the hostname and refuses a name that resolves to loopback (localhost, and this host's own name)", async () => {
+    await expect(assertDeliverableUrl('https://localhost/hook', strict)).rejects.toMatchObject({
+      status: 400,
+      code: 'WEBHOOK_URL_FORBIDDEN',
+      addressClass: 'loopback',
+    });
     await expect(assertDeliverableUrl('https://localhost/hook', loopbackOk)).resolves.toBeUndefined();
     // This machine's own name resolves to loopback or a private address: refused either way.
-    await expect(assertDeliverableUrl(`https://${hostname()}/hook`, strict)).rejects.toMatchObject({ code: 'WEBHOOK_URL_FORBIDDEN' });
+    await expect(assertDeliverableUrl(`https://${hostname()}/hook`, strict)).rejects.toMatchObject({
+      code: 'WEBHOOK_URL_FORBIDDEN',
+    });
   });
 
   it('judges literal addresses without a lookup, bracketed IPv6 included', async () => {
-    await expect(assertDeliverableUrl('https://169.254.169.254/latest/meta-data', loopbackOk)).rejects.toMatchObject({ addressClass: 'metadata' });
-    await expect(assertDeliverableUrl('https://[::ffff:10.0.0.1]/x', strict)).rejects.toMatchObject({ addressClass: 'private' });
-    await expect(assertDeliverableUrl('https://[fd00::1]:8443/x', strict)).rejects.toMatchObject({ addressClass: 'unique-local' });
+    await expect(assertDeliverableUrl('https://169.254.169.254/latest/meta-data', loopbackOk)).rejects.toMatchObject({
+      addressClass: 'metadata',
+    });
+    await expect(assertDeliverableUrl('https://[::ffff:10.0.0.1]/x', strict)).rejects.toMatchObject({
+      addressClass: 'private',
+    });
+    await expect(assertDeliverableUrl('https://[fd00::1]:8443/x', strict)).rejects.toMatchObject({
+      addressClass: 'unique-local',
+    });
     await expect(assertDeliverableUrl('https://93.184.215.14/x', strict)).resolves.toBeUndefined();
   });
 
@@ -78,7 +117,10 @@ describe('at registration: assertDeliverableUrl', () => {
   });
 
   it('answers a name that does not resolve with WEBHOOK_URL_UNRESOLVABLE', async () => {
-    await expect(assertDeliverableUrl('https://no-such-host.invalid/x', strict)).rejects.toMatchObject({ status: 400, code: 'WEBHOOK_URL_UNRESOLVABLE' });
+    await expect(assertDeliverableUrl('https://no-such-host.invalid/x', strict)).rejects.toMatchObject({
+      status: 400,
+      code: 'WEBHOOK_URL_UNRESOLVABLE',
+    });
   });
 });
 
@@ -94,9 +136,12 @@ describe('at connect time: guardedLookup', () => {
 
   const get = (policy: SsrfPolicy) =>
     new Promise<{ status?: number; error?: { code?: string } }>((resolve) => {
-      const req = request({ host: 'localhost', port, path: '/', lookup: guardedLookup(policy), timeout: 5000 }, (res) => {
-        res.resume().on('end', () => resolve({ status: res.statusCode }));
-      });
+      const req = request(
+        { host: 'localhost', port, path: '/', lookup: guardedLookup(policy), timeout: 5000 },
+        (res) => {
+          res.resume().on('end', () => resolve({ status: res.statusCode }));
+        },
+      );
       req.on('error', (error: { code?: string }) => resolve({ error }));
       req.end();
     });
@@ -110,14 +155,20 @@ describe('at connect time: guardedLookup', () => {
     expect(hits).toEqual(['/']);
   });
 
-  it('works as undici\'s connect.lookup, as a fetch-based delivery would use it', async () => {
+  it("works as undici's connect.lookup, as a fetch-based delivery would use it", async () => {
     const refusedAgent = new Agent({ connect: { lookup: guardedLookup(strict), timeout: 5000 } });
     const allowedAgent = new Agent({ connect: { lookup: guardedLookup(loopbackOk), timeout: 5000 } });
     try {
-      const refused = await undiciFetch(`http://localhost:${port}/`, { dispatcher: refusedAgent, signal: AbortSignal.timeout(10_000) }).catch((e: Error & { cause?: { code?: string } }) => e);
+      const refused = await undiciFetch(`http://localhost:${port}/`, {
+        dispatcher: refusedAgent,
+        signal: AbortSignal.timeout(10_000),
+      }).catch((e: Error & { cause?: { code?: string } }) => e);
       expect(refused).toBeInstanceOf(Error);
       expect((refused as Error & { cause?: { code?: string } }).cause?.code).toBe('WEBHOOK_URL_FORBIDDEN');
-      const allowed = await undiciFetch(`http://localhost:${port}/`, { dispatcher: allowedAgent, signal: AbortSignal.timeout(10_000) });
+      const allowed = await undiciFetch(`http://localhost:${port}/`, {
+        dispatcher: allowedAgent,
+        signal: AbortSignal.timeout(10_000),
+      });
       expect(await allowed.text()).toBe('reached');
     } finally {
       await Promise.all([refusedAgent.close(), allowedAgent.close()]);
@@ -126,9 +177,13 @@ describe('at connect time: guardedLookup', () => {
 
   it('hands back every address when asked for all, and one when not', async () => {
     const lookup = guardedLookup(loopbackOk);
-    const all = await new Promise((resolve, reject) => lookup('localhost', { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+    const all = await new Promise((resolve, reject) =>
+      lookup('localhost', { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
+    );
     expect(all).toEqual(expect.arrayContaining([expect.objectContaining({ address: '127.0.0.1', family: 4 })]));
-    const one = await new Promise((resolve, reject) => lookup('localhost', { family: 4 }, (err, address, family) => (err ? reject(err) : resolve([address, family]))));
+    const one = await new Promise((resolve, reject) =>
+      lookup('localhost', { family: 4 }, (err, address, family) => (err ? reject(err) : resolve([address, family]))),
+    );
     expect(one).toEqual(['127.0.0.1', 4]);
   });
 });

@@ -16,14 +16,22 @@ describe('webhook URLs that point inside the network', () => {
     ['IPv6 loopback', 'https://[::1]/hook'],
   ])('refuses %s at registration with 400 WEBHOOK_URL_FORBIDDEN', async (_what, url) => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const res = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, { url, description: 'x', eventTypes: ['*'] });
+    const res = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
+      url,
+      description: 'x',
+      eventTypes: ['*'],
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('WEBHOOK_URL_FORBIDDEN');
   });
 
   it('refuses the same on PATCH', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const res = await http(svc.baseUrl).patch('/notifications/webhook-endpoints/3b0c4a7e-8d2b-4a6f-9a51-1f2e3d4c5b6a', staff.token, { url: 'https://192.168.0.10/hook' });
+    const res = await http(svc.baseUrl).patch(
+      '/notifications/webhook-endpoints/3b0c4a7e-8d2b-4a6f-9a51-1f2e3d4c5b6a',
+      staff.token,
+      { url: 'https://192.168.0.10/hook' },
+    );
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('WEBHOOK_URL_FORBIDDEN');
   });

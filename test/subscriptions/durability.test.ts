@@ -69,15 +69,33 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
   }
 
   const newSubscription = (set: 'A' | 'B'): NewSubscription => ({
-    id: randomUUID(), set, orgId: randomUUID(), offeringId: randomUUID(), securityClassId: randomUUID(), trancheId: null,
-    investorId: 'investor-1', unitsSubscribed: 2, pricePerUnit: '10.00', totalAmount: '20.00', currency: 'USD',
-    paymentMethod: null, accreditationStatus: null, suitabilityConfirmed: null, riskAcknowledgmentSigned: null,
-    requestHash: null, createdAt: new Date().toISOString(),
+    id: randomUUID(),
+    set,
+    orgId: randomUUID(),
+    offeringId: randomUUID(),
+    securityClassId: randomUUID(),
+    trancheId: null,
+    investorId: 'investor-1',
+    unitsSubscribed: 2,
+    pricePerUnit: '10.00',
+    totalAmount: '20.00',
+    currency: 'USD',
+    paymentMethod: null,
+    accreditationStatus: null,
+    suitabilityConfirmed: null,
+    riskAcknowledgmentSigned: null,
+    requestHash: null,
+    createdAt: new Date().toISOString(),
   });
   const start = (s: NewSubscription) =>
-    env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', { workflowId: subscriptionWorkflowId(s.id), taskQueue, args: [{ start: s }] });
+    env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+      workflowId: subscriptionWorkflowId(s.id),
+      taskQueue,
+      args: [{ start: s }],
+    });
   const sign = { signature: 'A. Investor', signedAt: '2026-11-22T09:00:00Z', ipAddress: null };
-  const client = () => subscriptionClient(env.client, { TEMPORAL_TASK_QUEUE: taskQueue, COMMAND_TIMEOUT_MS: 60_000 }, projectionOf(orm));
+  const client = () =>
+    subscriptionClient(env.client, { TEMPORAL_TASK_QUEUE: taskQueue, COMMAND_TIMEOUT_MS: 60_000 }, projectionOf(orm));
 
   it('answers a command after the 90-day linger with 409 and the terminal status, not 404', async () => {
     const s = newSubscription('A');
@@ -85,7 +103,9 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     await handle.executeUpdate(m.cancel);
     await env.sleep('91 days');
     expect((await handle.describe()).status.name).toBe('COMPLETED');
-    const err: unknown = await client().command(s.id, m.signAgreement, sign).catch((e: unknown) => e);
+    const err: unknown = await client()
+      .command(s.id, m.signAgreement, sign)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({ status: 409, code: 'SUBSCRIPTION_CLOSED', details: { status: 'cancelled' } });
   });
@@ -94,9 +114,15 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     const s = newSubscription('B');
     const handle = await start(s);
     await handle.executeUpdate(m.signAgreement, { args: [sign] });
-    await handle.signal(m.paymentNotified, { kind: 'succeeded', processorEventId: `evt-${s.id}-paid`, reference: 'cs_1', amount: '20.00' });
+    await handle.signal(m.paymentNotified, {
+      kind: 'succeeded',
+      processorEventId: `evt-${s.id}-paid`,
+      reference: 'cs_1',
+      amount: '20.00',
+    });
     const deadline = Date.now() + 30_000;
-    while ((await handle.query(m.getSubscription)).status !== 'pending_review' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while ((await handle.query(m.getSubscription)).status !== 'pending_review' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     await handle.executeUpdate(m.approve, { args: [{ actorId: 'staff-1' }] });
     await handle.executeUpdate(m.issueShares, { args: [{ actorId: 'staff-1' }] });
     await env.sleep('91 days');
@@ -113,11 +139,17 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     const until = Date.now() + 30_000;
     let row: { payment_status?: string } = {};
     while (row.payment_status !== 'refunded' && Date.now() < until) {
-      [row = {}] = await orm.em.getConnection().execute('select payment_status from subscriptions where id = ?', [s.id]);
+      [row = {}] = await orm.em
+        .getConnection()
+        .execute('select payment_status from subscriptions where id = ?', [s.id]);
       if (row.payment_status !== 'refunded') await new Promise((r) => setTimeout(r, 100));
     }
     expect(row.payment_status).toBe('refunded');
-    const events = (await orm.em.getConnection().execute(`select type from events where data->>'subscription_id' = ? or data->>'id' = ?`, [s.id, s.id])) as { type: string }[];
+    const events = (await orm.em
+      .getConnection()
+      .execute(`select type from events where data->>'subscription_id' = ? or data->>'id' = ?`, [s.id, s.id])) as {
+      type: string;
+    }[];
     expect(events.map((e) => e.type)).toContain('payment.refunded');
   });
 
@@ -128,10 +160,17 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     decoyFor.add(s.id);
     const submitted = await Promise.race([
       handle.executeUpdate(m.submitForReview, { args: [{ paymentMethod: 'wire' }] }),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('submit-for-review wedged on a taken reference code')), 30_000)),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('submit-for-review wedged on a taken reference code')), 30_000),
+      ),
     ]);
     expect(submitted.reference_code).toMatch(/^TRN-/);
-    const rows = (await orm.em.getConnection().execute('select id, reference_code from subscriptions where reference_code is not null')) as { id: string; reference_code: string }[];
+    const rows = (await orm.em
+      .getConnection()
+      .execute('select id, reference_code from subscriptions where reference_code is not null')) as {
+      id: string;
+      reference_code: string;
+    }[];
     expect(rows.find((r) => r.id === s.id)?.reference_code).toBe(submitted.reference_code);
     expect(new Set(rows.map((r) => r.reference_code)).size).toBe(rows.length);
   }, 60_000);

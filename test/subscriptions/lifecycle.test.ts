@@ -14,7 +14,12 @@ describe.each(['A', 'B'] as const)('Set %s subscription lifecycle', (set) => {
 
   it('creates a draft with payment_status pending and emits subscription.created', async () => {
     const s = await w.create();
-    expect(s).toMatchObject({ status: 'draft', payment_status: 'pending', total_amount: '500.00', price_per_unit: '100.00' });
+    expect(s).toMatchObject({
+      status: 'draft',
+      payment_status: 'pending',
+      total_amount: '500.00',
+      price_per_unit: '100.00',
+    });
     const events = await w.events(s.id);
     expect(events.map((e) => e.type)).toEqual(['subscription.created']);
     expect(events[0]).toMatchObject({ source: 'service.issuance', data: { id: s.id, status: 'draft' } });
@@ -32,7 +37,11 @@ describe.each(['A', 'B'] as const)('Set %s subscription lifecycle', (set) => {
     await w.post(s.id, 'request-signature', w.investor);
     const res = await w.sign(s.id);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 'pending_payment', subscription_agreement_signed: true, signed_at: '2026-11-21T10:00:00Z' });
+    expect(res.body.data).toMatchObject({
+      status: 'pending_payment',
+      subscription_agreement_signed: true,
+      signed_at: '2026-11-21T10:00:00Z',
+    });
     expect((await w.events(s.id)).map((e) => e.type)).toEqual(['subscription.created', 'subscription.signed']);
   });
 
@@ -49,17 +58,20 @@ describe.each(['A', 'B'] as const)('Set %s subscription lifecycle', (set) => {
     expect(res.body.error).toMatchObject({ code: 'INVALID_TRANSITION', details: { status: 'pending_payment' } });
   });
 
-  it.each(['draft', 'pending_signature', 'pending_payment'])('cancels from %s with 204 and subscription.cancelled', async (from) => {
-    const s = await w.create();
-    if (from !== 'draft') await w.post(s.id, 'request-signature', w.investor);
-    if (from === 'pending_payment') await w.sign(s.id);
-    const res = await w.api.delete(`/issuance/subscriptions/${s.id}`, w.investor.token);
-    expect(res.status).toBe(204);
-    expect(res.body).toBeUndefined();
-    const got = await w.api.get(`/issuance/subscriptions/${s.id}`, w.investor.token);
-    expect(got.body.data.status).toBe('cancelled');
-    expect((await w.events(s.id)).map((e) => e.type)).toContain('subscription.cancelled');
-  });
+  it.each(['draft', 'pending_signature', 'pending_payment'])(
+    'cancels from %s with 204 and subscription.cancelled',
+    async (from) => {
+      const s = await w.create();
+      if (from !== 'draft') await w.post(s.id, 'request-signature', w.investor);
+      if (from === 'pending_payment') await w.sign(s.id);
+      const res = await w.api.delete(`/issuance/subscriptions/${s.id}`, w.investor.token);
+      expect(res.status).toBe(204);
+      expect(res.body).toBeUndefined();
+      const got = await w.api.get(`/issuance/subscriptions/${s.id}`, w.investor.token);
+      expect(got.body.data.status).toBe('cancelled');
+      expect((await w.events(s.id)).map((e) => e.type)).toContain('subscription.cancelled');
+    },
+  );
 
   it('refuses to cancel twice with 409 NOT_CANCELLABLE', async () => {
     const s = await w.create();
@@ -73,7 +85,10 @@ describe.each(['A', 'B'] as const)('Set %s subscription lifecycle', (set) => {
     const s = await w.create();
     const res = await w.post(s.id, 'approve', w.staff);
     expect(res.status).toBe(409);
-    expect(res.body.error).toMatchObject({ code: 'INVALID_TRANSITION', details: { status: 'draft', allowed_from: ['pending_review'] } });
+    expect(res.body.error).toMatchObject({
+      code: 'INVALID_TRANSITION',
+      details: { status: 'draft', allowed_from: ['pending_review'] },
+    });
   });
 
   it('voids a signed agreement (admin only) with subscription.voided', async () => {

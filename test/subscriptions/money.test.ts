@@ -18,7 +18,10 @@ describe('money at creation and completion', () => {
   afterAll(() => svc?.stop());
 
   const create = (units: unknown, offering = w.offering) =>
-    w.api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, w.investor.token, { securityClassId: offering.securityClassId, unitsSubscribed: units });
+    w.api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, w.investor.token, {
+      securityClassId: offering.securityClassId,
+      unitsSubscribed: units,
+    });
 
   it('accepts fractional units up to 6 decimals and computes the total exactly, rounding the cent half up', async () => {
     const half = await create(2.5);
@@ -33,19 +36,26 @@ describe('money at creation and completion', () => {
   it('refuses more than 6 decimals with 422', async () => {
     const res = await create(1.1234567);
     expect(res.status).toBe(422);
-    expect(res.body.error.details).toEqual([expect.objectContaining({ path: 'unitsSubscribed', message: expect.stringMatching(/6 decimals/) })]);
+    expect(res.body.error.details).toEqual([
+      expect.objectContaining({ path: 'unitsSubscribed', message: expect.stringMatching(/6 decimals/) }),
+    ]);
   });
 
   it('refuses at create a total too large for its column, with 422 AMOUNT_TOO_LARGE', async () => {
     const dear = await openOffering(svc, w.staff, '9999999.00');
     const res = await create(1_000_000_000, dear);
     expect([res.status, res.body.error?.code]).toEqual([422, 'AMOUNT_TOO_LARGE']);
-    const rows = await svc.orm.em.getConnection().execute(`select count(*)::int as n from subscriptions where offering_id = ?`, [dear.offeringId]);
+    const rows = await svc.orm.em
+      .getConnection()
+      .execute(`select count(*)::int as n from subscriptions where offering_id = ?`, [dear.offeringId]);
     expect(rows[0]?.n).toBe(0);
   });
 
   it('counts an investor once when two of their subscriptions reach escrow at the same moment', async () => {
-    const projection = createProjectionActivities({ orm: svc.orm, dispatcher: { dispatch: async () => undefined } as never });
+    const projection = createProjectionActivities({
+      orm: svc.orm,
+      dispatcher: { dispatch: async () => undefined } as never,
+    });
     const pairs = 12;
     const before = await offering();
     await Promise.all(
@@ -60,14 +70,28 @@ describe('money at creation and completion', () => {
   });
 
   it('raises an offering past what one subscription may total, and reads the sum back to the cent', async () => {
-    const projection = createProjectionActivities({ orm: svc.orm, dispatcher: { dispatch: async () => undefined } as never });
+    const projection = createProjectionActivities({
+      orm: svc.orm,
+      dispatcher: { dispatch: async () => undefined } as never,
+    });
     const big = await openOffering(svc, w.staff, '9999999.00');
     const largest = formatMoney(MAX_MONEY);
     const count = 25; // 25 x 999,999,999,999,999.99 overflowed the old numeric(18,2) column
     for (let i = 0; i < count; i++) {
-      await projection.recordTransition({ ...completedState(`investor-${randomUUID()}`), offeringId: big.offeringId, securityClassId: big.securityClassId, totalAmount: largest }, []);
+      await projection.recordTransition(
+        {
+          ...completedState(`investor-${randomUUID()}`),
+          offeringId: big.offeringId,
+          securityClassId: big.securityClassId,
+          totalAmount: largest,
+        },
+        [],
+      );
     }
-    expect(await offering(big.offeringId)).toEqual({ investor_count: count, raised_amount: formatMoney(MAX_MONEY * BigInt(count)) });
+    expect(await offering(big.offeringId)).toEqual({
+      investor_count: count,
+      raised_amount: formatMoney(MAX_MONEY * BigInt(count)),
+    });
     const read = await w.api.get(`/issuance/offerings/${big.offeringId}`, w.staff.token);
     expect([read.status, read.body.data?.raised_amount]).toEqual([200, formatMoney(MAX_MONEY * BigInt(count))]);
   });
@@ -75,18 +99,47 @@ describe('money at creation and completion', () => {
   /** A Set A subscription whose funds reached escrow, as the workflow hands it to the projection. */
   function completedState(investorId: string): SubscriptionState {
     return {
-      id: randomUUID(), set: 'A', orgId: w.org, offeringId: w.offering.offeringId, securityClassId: w.offering.securityClassId,
-      trancheId: null, investorId, unitsSubscribed: 1, pricePerUnit: '100.00', totalAmount: '100.00', currency: 'USD',
-      paymentMethod: 'wire', paymentStatus: 'in_escrow', status: 'completed', accreditationStatus: null, suitabilityConfirmed: null,
-      riskAcknowledgmentSigned: null, agreementSigned: true, signature: 'x', signedAt: null, signerIp: null, setupSessionId: null,
-      paymentMethodLinked: false, collectionAttempts: 0, checkoutSessionId: null, referenceCode: null, sharesId: null,
-      sharesIssuedAt: null, statusReason: null, infoRequested: null, createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(), requestHash: null, version: 1,
+      id: randomUUID(),
+      set: 'A',
+      orgId: w.org,
+      offeringId: w.offering.offeringId,
+      securityClassId: w.offering.securityClassId,
+      trancheId: null,
+      investorId,
+      unitsSubscribed: 1,
+      pricePerUnit: '100.00',
+      totalAmount: '100.00',
+      currency: 'USD',
+      paymentMethod: 'wire',
+      paymentStatus: 'in_escrow',
+      status: 'completed',
+      accreditationStatus: null,
+      suitabilityConfirmed: null,
+      riskAcknowledgmentSigned: null,
+      agreementSigned: true,
+      signature: 'x',
+      signedAt: null,
+      signerIp: null,
+      setupSessionId: null,
+      paymentMethodLinked: false,
+      collectionAttempts: 0,
+      checkoutSessionId: null,
+      referenceCode: null,
+      sharesId: null,
+      sharesIssuedAt: null,
+      statusReason: null,
+      infoRequested: null,
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+      requestHash: null,
+      version: 1,
     };
   }
 
   async function offering(id = w.offering.offeringId): Promise<{ investor_count: number; raised_amount: string }> {
-    const [row] = await svc.orm.em.getConnection().execute(`select investor_count, raised_amount::text from offerings where id = ?`, [id]);
+    const [row] = await svc.orm.em
+      .getConnection()
+      .execute(`select investor_count, raised_amount::text from offerings where id = ?`, [id]);
     return row as { investor_count: number; raised_amount: string };
   }
 });

@@ -20,10 +20,20 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
     const api = http(svc.baseUrl);
     const org = '00000000-0000-4000-8000-000000000001';
     const token = async (user: string, role: string, apiKey?: string) => {
-      const minted = await api.post('/dev-idp/mint', undefined, { user_id: user, org_id: org, roles: [role], api_key: !apiKey });
+      const minted = await api.post('/dev-idp/mint', undefined, {
+        user_id: user,
+        org_id: org,
+        roles: [role],
+        api_key: !apiKey,
+      });
       expect(minted.status).toBe(200);
       const key = apiKey ?? minted.body.data.api_key;
-      const exchanged = await api.post('/identity/auth/exchange', undefined, { token: minted.body.data.id_token }, { 'x-api-key': key });
+      const exchanged = await api.post(
+        '/identity/auth/exchange',
+        undefined,
+        { token: minted.body.data.id_token },
+        { 'x-api-key': key },
+      );
       expect(exchanged.status).toBe(200);
       return { access: exchanged.body.data.access_token as string, key: key as string };
     };
@@ -32,24 +42,49 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
     const alice = await token('alice', 'investor');
     const bob = await token('bob', 'staff', alice.key);
     const offering = await api.post('/issuance/offerings', bob.access, { name: 'Seed', currency: 'USD' });
-    const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, bob.access, { name: 'Common', pricePerUnit: '10.00' });
+    const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, bob.access, {
+      name: 'Common',
+      pricePerUnit: '10.00',
+    });
 
     // 2. KYC: alice starts a session; the provider (you, with the documented dev secret) reports it.
     const session = await api.post('/identity/kyc', alice.access);
     expect(session.status).toBe(201);
     for (const action of ['pii_submitted', 'approve']) {
-      const res = await providerNotify(svc.baseUrl, DEV_PROVIDER_SECRET, { kind: 'kyc', id: session.body.data.session_id, action });
+      const res = await providerNotify(svc.baseUrl, DEV_PROVIDER_SECRET, {
+        kind: 'kyc',
+        id: session.body.data.session_id,
+        action,
+      });
       expect([action, res.status]).toEqual([action, 200]);
     }
     const kycAlice = await token('alice', 'investor', alice.key); // a fresh token carries kyc_completed
 
     // 3. The subscription: create, sign, pay on the sandbox checkout page, approval, shares.
-    const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, kycAlice.access, { securityClassId: cls.body.data.id, unitsSubscribed: 3 });
+    const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, kycAlice.access, {
+      securityClassId: cls.body.data.id,
+      unitsSubscribed: 3,
+    });
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
-    expect((await api.post(`/issuance/subscriptions/${id}/sign-agreement`, kycAlice.access, { signature: 'Alice', signedAt: new Date().toISOString() })).status).toBe(200);
-    const checkout = await api.post(`/issuance/subscriptions/${id}/create-checkout-session`, kycAlice.access, { paymentMethod: 'card', successUrl: 'http://localhost:9/ok', cancelUrl: 'http://localhost:9/no' });
-    const paid = await fetch(`${checkout.body.data.session_url}/complete`, { method: 'POST', redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+    expect(
+      (
+        await api.post(`/issuance/subscriptions/${id}/sign-agreement`, kycAlice.access, {
+          signature: 'Alice',
+          signedAt: new Date().toISOString(),
+        })
+      ).status,
+    ).toBe(200);
+    const checkout = await api.post(`/issuance/subscriptions/${id}/create-checkout-session`, kycAlice.access, {
+      paymentMethod: 'card',
+      successUrl: 'http://localhost:9/ok',
+      cancelUrl: 'http://localhost:9/no',
+    });
+    const paid = await fetch(`${checkout.body.data.session_url}/complete`, {
+      method: 'POST',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     expect(paid.status).toBe(303);
     const deadline = Date.now() + 30_000;
     let status = '';

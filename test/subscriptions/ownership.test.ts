@@ -28,16 +28,27 @@ describe.each(['A', 'B'] as const)('Set %s: a user holding investor and staff', 
     const pay =
       set === 'A'
         ? await w.post(signed.id, 'submit-for-review', dual, { paymentMethod: 'wire' })
-        : await w.post(signed.id, 'create-checkout-session', dual, { paymentMethod: 'card', successUrl: 'https://i.example/ok', cancelUrl: 'https://i.example/no' });
+        : await w.post(signed.id, 'create-checkout-session', dual, {
+            paymentMethod: 'card',
+            successUrl: 'https://i.example/ok',
+            cancelUrl: 'https://i.example/no',
+          });
     const setup =
       set === 'A'
-        ? await w.post(signed.id, 'create-setup-session', dual, { paymentMethod: 'card', successUrl: 'https://i.example/ok', cancelUrl: 'https://i.example/no' })
+        ? await w.post(signed.id, 'create-setup-session', dual, {
+            paymentMethod: 'card',
+            successUrl: 'https://i.example/ok',
+            cancelUrl: 'https://i.example/no',
+          })
         : await w.post(draft.id, 'request-signature', dual);
     for (const res of [sign, cancel, pay, setup]) {
       expect([res.status, res.body?.error?.code]).toEqual([403, 'NOT_SUBSCRIPTION_OWNER']);
     }
     expect((await w.api.get(`/issuance/subscriptions/${draft.id}`, w.investor.token)).body.data.status).toBe('draft');
-    expect((await w.api.get(`/issuance/subscriptions/${signed.id}`, w.investor.token)).body.data).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
+    expect((await w.api.get(`/issuance/subscriptions/${signed.id}`, w.investor.token)).body.data).toMatchObject({
+      status: 'pending_payment',
+      payment_status: 'pending',
+    });
   });
 
   it('still reads the organisation as staff and acts on their own subscription as investor', async () => {

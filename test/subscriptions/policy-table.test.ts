@@ -6,22 +6,58 @@ const ORG = '00000000-0000-4000-8000-0000000000aa';
 const OTHER_ORG = '00000000-0000-4000-8000-0000000000bb';
 const ME = 'user-me';
 
-const ROLE_SETS: Role[][] = [[], ['investor'], ['staff'], ['admin'], ['investor', 'staff'], ['investor', 'admin'], ['staff', 'admin']];
+const ROLE_SETS: Role[][] = [
+  [],
+  ['investor'],
+  ['staff'],
+  ['admin'],
+  ['investor', 'staff'],
+  ['investor', 'admin'],
+  ['staff', 'admin'],
+];
 const OWNERSHIP = {
   own: { orgId: ORG, investorId: ME },
   colleague: { orgId: ORG, investorId: 'user-someone-else' },
   'other org': { orgId: OTHER_ORG, investorId: ME },
 } as const;
 
-const OWNER: SubscriptionAction[] = ['cancel', 'request_signature', 'sign', 'create_setup_session', 'finalize_setup', 'submit_for_review', 'create_checkout_session'];
-const STAFF: SubscriptionAction[] = ['approve', 'reject', 'request_info', 'issue_shares', 'retry_collection', 'reconcile', 'operate_payments'];
+const OWNER: SubscriptionAction[] = [
+  'cancel',
+  'request_signature',
+  'sign',
+  'create_setup_session',
+  'finalize_setup',
+  'submit_for_review',
+  'create_checkout_session',
+];
+const STAFF: SubscriptionAction[] = [
+  'approve',
+  'reject',
+  'request_info',
+  'issue_shares',
+  'retry_collection',
+  'reconcile',
+  'operate_payments',
+];
 
 /** The table written out as the decisions say it (docs/decisions.md, Trust), not derived from the module. */
-function expected(roles: Role[], action: SubscriptionAction, whose: keyof typeof OWNERSHIP): 'allow' | [number, string] {
+function expected(
+  roles: Role[],
+  action: SubscriptionAction,
+  whose: keyof typeof OWNERSHIP,
+): 'allow' | [number, string] {
   const isStaff = roles.includes('staff') || roles.includes('admin');
   const visible = whose === 'own' || (whose === 'colleague' && isStaff);
-  const needs: Role[] = action === 'read' ? [] : action === 'create' || OWNER.includes(action) ? ['investor'] : STAFF.includes(action) ? ['staff', 'admin'] : ['admin'];
-  if (needs.length && !needs.some((r) => roles.includes(r))) return visible ? [403, 'ROLE_REQUIRED'] : [404, 'NOT_FOUND'];
+  const needs: Role[] =
+    action === 'read'
+      ? []
+      : action === 'create' || OWNER.includes(action)
+        ? ['investor']
+        : STAFF.includes(action)
+          ? ['staff', 'admin']
+          : ['admin'];
+  if (needs.length && !needs.some((r) => roles.includes(r)))
+    return visible ? [403, 'ROLE_REQUIRED'] : [404, 'NOT_FOUND'];
   if (!visible) return [404, 'NOT_FOUND'];
   if (OWNER.includes(action) && whose !== 'own') return [403, 'NOT_SUBSCRIPTION_OWNER'];
   if ((STAFF.includes(action) || action === 'void') && whose === 'own') return [403, 'OWN_SUBSCRIPTION'];
@@ -30,7 +66,9 @@ function expected(roles: Role[], action: SubscriptionAction, whose: keyof typeof
 
 const rows = ROLE_SETS.flatMap((roles) =>
   SUBSCRIPTION_ACTIONS.filter((a) => a !== 'create').flatMap((action) =>
-    (Object.keys(OWNERSHIP) as (keyof typeof OWNERSHIP)[]).map((whose) => [roles.join('+') || 'no role', action, whose, roles] as const),
+    (Object.keys(OWNERSHIP) as (keyof typeof OWNERSHIP)[]).map(
+      (whose) => [roles.join('+') || 'no role', action, whose, roles] as const,
+    ),
   ),
 );
 
@@ -46,8 +84,11 @@ describe('subscription policy', () => {
     expect(got === 'allow' ? 'allow' : [got.status, got.code]).toEqual(want);
   });
 
-  it.each(ROLE_SETS.map((r) => [r.join('+') || 'no role', r] as const))('%s: create needs the investor role', (_label, roles) => {
-    const got = decide({ userId: ME, orgId: ORG, roles: [...roles], kycCompleted: true }, 'create');
-    expect(got === 'allow').toBe(roles.includes('investor'));
-  });
+  it.each(ROLE_SETS.map((r) => [r.join('+') || 'no role', r] as const))(
+    '%s: create needs the investor role',
+    (_label, roles) => {
+      const got = decide({ userId: ME, orgId: ORG, roles: [...roles], kycCompleted: true }, 'create');
+      expect(got === 'allow').toBe(roles.includes('investor'));
+    },
+  );
 });

@@ -18,8 +18,14 @@ describe('Set A wire and check subscriptions', () => {
     const s = await w.signed();
     const res = await w.post(s.id, 'submit-for-review', w.investor, { paymentMethod: 'wire' });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 'pending_review', payment_method: 'wire', payment_status: 'pending' });
-    expect(res.body.data.reference_code).toMatch(/^TRN-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{3}$/);
+    expect(res.body.data).toMatchObject({
+      status: 'pending_review',
+      payment_method: 'wire',
+      payment_status: 'pending',
+    });
+    expect(res.body.data.reference_code).toMatch(
+      /^TRN-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{3}$/,
+    );
   });
 
   it('gives every wire or check subscription its own reference code', async () => {
@@ -78,21 +84,37 @@ describe('Set A wire and check subscriptions', () => {
     const approved = await w.post(s.id, 'approve', w.staff);
     expect(approved.body.data).toMatchObject({ status: 'approved' });
 
-    const wrong = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: s.reference_code, amount: '499.99' });
+    const wrong = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: s.reference_code,
+      amount: '499.99',
+    });
     expect(wrong.status).toBe(422);
-    expect(wrong.body.error).toMatchObject({ code: 'AMOUNT_MISMATCH', details: { expected: '500.00', received: '499.99' } });
+    expect(wrong.body.error).toMatchObject({
+      code: 'AMOUNT_MISMATCH',
+      details: { expected: '500.00', received: '499.99' },
+    });
 
-    const done = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: s.reference_code, amount: '500.00' });
+    const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: s.reference_code,
+      amount: '500.00',
+    });
     expect(done.status).toBe(200);
     expect(done.body.data).toMatchObject({ id: s.id, status: 'completed', payment_status: 'in_escrow' });
     expect((await w.events(s.id)).map((e) => e.type)).toEqual([
-      'subscription.created', 'subscription.signed', 'subscription.approved', 'subscription.funded', 'subscription.completed',
+      'subscription.created',
+      'subscription.signed',
+      'subscription.approved',
+      'subscription.funded',
+      'subscription.completed',
     ]);
     const after = (await w.api.get(`/issuance/offerings/${w.offering.offeringId}`, w.staff.token)).body.data;
     expect(after.raised_amount).toBe(formatMoney(parseMoney(before.raised_amount) + 50_000n));
     expect(after.investor_count).toBe(before.investor_count + 1);
 
-    const again = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: s.reference_code, amount: '500.00' });
+    const again = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: s.reference_code,
+      amount: '500.00',
+    });
     expect(again.status).toBe(409);
   });
 
@@ -103,7 +125,10 @@ describe('Set A wire and check subscriptions', () => {
     for (let i = 0; i < 2; i++) {
       const s = await w.inReviewByWire(newcomer);
       await w.post(s.id, 'approve', w.staff);
-      await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: s.reference_code, amount: '500.00' });
+      await w.api.post('/issuance/reconciliations', w.staff.token, {
+        referenceCode: s.reference_code,
+        amount: '500.00',
+      });
     }
     const after = (await w.api.get(`/issuance/offerings/${w.offering.offeringId}`, w.staff.token)).body.data;
     expect(after.investor_count).toBe(before.investor_count + 1);
@@ -111,7 +136,10 @@ describe('Set A wire and check subscriptions', () => {
   });
 
   it('answers an unknown reference code with 404', async () => {
-    const res = await w.api.post('/issuance/reconciliations', w.staff.token, { referenceCode: 'TRN-0000-0000-000', amount: '1.00' });
+    const res = await w.api.post('/issuance/reconciliations', w.staff.token, {
+      referenceCode: 'TRN-0000-0000-000',
+      amount: '1.00',
+    });
     expect(res.status).toBe(404);
   });
 });

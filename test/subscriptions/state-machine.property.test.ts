@@ -17,9 +17,22 @@ import type { PaymentNotification } from '../../workflows/subscription-messages'
 
 type Actor = 'owner' | 'other investor' | 'staff' | 'admin' | 'investor+staff (not owner)' | 'owner+staff';
 type Command =
-  | 'request-signature' | 'sign' | 'cancel' | 'link-card' | 'submit-card' | 'submit-wire' | 'checkout'
-  | 'approve' | 'reject' | 'request-info' | 'void' | 'issue-shares' | 'reconcile'
-  | 'processor: succeeded' | 'processor: failed' | 'processor: in_escrow';
+  | 'request-signature'
+  | 'sign'
+  | 'cancel'
+  | 'link-card'
+  | 'submit-card'
+  | 'submit-wire'
+  | 'checkout'
+  | 'approve'
+  | 'reject'
+  | 'request-info'
+  | 'void'
+  | 'issue-shares'
+  | 'reconcile'
+  | 'processor: succeeded'
+  | 'processor: failed'
+  | 'processor: in_escrow';
 
 interface Model {
   set: 'A' | 'B';
@@ -30,7 +43,15 @@ interface Model {
 }
 type Outcome = { refused: 'access' | 'state' } | { refused: false; next: Model };
 
-const OWNER_COMMANDS: Command[] = ['request-signature', 'sign', 'cancel', 'link-card', 'submit-card', 'submit-wire', 'checkout'];
+const OWNER_COMMANDS: Command[] = [
+  'request-signature',
+  'sign',
+  'cancel',
+  'link-card',
+  'submit-card',
+  'submit-wire',
+  'checkout',
+];
 const STAFF_COMMANDS: Command[] = ['approve', 'reject', 'request-info', 'issue-shares', 'reconcile'];
 const ROLES: Record<Actor, { roles: Role[]; owns: boolean }> = {
   owner: { roles: ['investor'], owns: true },
@@ -58,22 +79,40 @@ function model(m: Model, cmd: Command, actor: Actor): Outcome {
   const state: Outcome = { refused: 'state' };
   const is = (...s: SubscriptionStatus[]) => s.includes(m.status);
   switch (cmd) {
-    case 'request-signature': return is('draft') ? to({ status: 'pending_signature' }) : state;
-    case 'sign': return is('draft', 'pending_signature') ? to({ status: 'pending_payment' }) : state;
-    case 'cancel': return is('draft', 'pending_signature', 'pending_payment') ? to({ status: 'cancelled' }) : state;
-    case 'link-card': return m.set === 'A' && is('pending_payment') ? to({ linked: true }) : state;
-    case 'submit-card': return m.set === 'A' && is('pending_payment') && m.linked ? to({ status: 'pending_review' }) : state;
+    case 'request-signature':
+      return is('draft') ? to({ status: 'pending_signature' }) : state;
+    case 'sign':
+      return is('draft', 'pending_signature') ? to({ status: 'pending_payment' }) : state;
+    case 'cancel':
+      return is('draft', 'pending_signature', 'pending_payment') ? to({ status: 'cancelled' }) : state;
+    case 'link-card':
+      return m.set === 'A' && is('pending_payment') ? to({ linked: true }) : state;
+    case 'submit-card':
+      return m.set === 'A' && is('pending_payment') && m.linked ? to({ status: 'pending_review' }) : state;
     // Wire releases a linked card (issue 10): approval then collects nothing.
-    case 'submit-wire': return m.set === 'A' && is('pending_payment') ? to({ status: 'pending_review', linked: false, method: 'wire' }) : state;
-    case 'checkout': return m.set === 'B' && is('pending_payment') && !['processing', 'received'].includes(m.payment) ? to({}) : state;
-    case 'approve': return is('pending_review') ? to({ status: 'approved' }) : state;
-    case 'reject': return is('pending_review') ? to({ status: 'rejected' }) : state;
-    case 'request-info': return is('pending_review') ? to({}) : state;
-    case 'void': return is('pending_payment', 'pending_review', 'approved') ? to({ status: 'voided' }) : state;
-    case 'issue-shares': return m.set === 'B' && is('approved') ? to({ status: 'completed' }) : state;
-    case 'reconcile': return m.set === 'A' && is('approved') && m.method === 'wire' ? to({ status: 'completed', payment: 'in_escrow' }) : state;
+    case 'submit-wire':
+      return m.set === 'A' && is('pending_payment')
+        ? to({ status: 'pending_review', linked: false, method: 'wire' })
+        : state;
+    case 'checkout':
+      return m.set === 'B' && is('pending_payment') && !['processing', 'received'].includes(m.payment) ? to({}) : state;
+    case 'approve':
+      return is('pending_review') ? to({ status: 'approved' }) : state;
+    case 'reject':
+      return is('pending_review') ? to({ status: 'rejected' }) : state;
+    case 'request-info':
+      return is('pending_review') ? to({}) : state;
+    case 'void':
+      return is('pending_payment', 'pending_review', 'approved') ? to({ status: 'voided' }) : state;
+    case 'issue-shares':
+      return m.set === 'B' && is('approved') ? to({ status: 'completed' }) : state;
+    case 'reconcile':
+      return m.set === 'A' && is('approved') && m.method === 'wire'
+        ? to({ status: 'completed', payment: 'in_escrow' })
+        : state;
     case 'processor: succeeded':
-      if (ENDED_UNFULFILLED.includes(m.status)) return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' }); // held
+      if (ENDED_UNFULFILLED.includes(m.status))
+        return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' }); // held
       if (m.set === 'B' && is('pending_payment')) return to({ status: 'pending_review', payment: 'received' });
       if (m.set === 'B' && is('draft', 'pending_signature')) return to({}); // kept for later
       if (m.set === 'A' && !is('approved')) return to({});
@@ -82,7 +121,8 @@ function model(m: Model, cmd: Command, actor: Actor): Outcome {
       return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'failed' });
     case 'processor: in_escrow':
       if (m.set === 'B' || m.payment === 'refunded' || m.payment === 'disputed') return to({});
-      if (ENDED_UNFULFILLED.includes(m.status)) return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' });
+      if (ENDED_UNFULFILLED.includes(m.status))
+        return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' });
       return is('approved') ? to({ status: 'completed', payment: 'in_escrow' }) : to({});
   }
 }
@@ -90,9 +130,19 @@ function model(m: Model, cmd: Command, actor: Actor): Outcome {
 // ---- The implementation: the policy, then the workflow's guard and transition ---------------
 
 const ACTION: Record<Exclude<Command, `processor: ${string}`>, SubscriptionAction> = {
-  'request-signature': 'request_signature', sign: 'sign', cancel: 'cancel', 'link-card': 'create_setup_session',
-  'submit-card': 'submit_for_review', 'submit-wire': 'submit_for_review', checkout: 'create_checkout_session', approve: 'approve',
-  reject: 'reject', 'request-info': 'request_info', void: 'void', 'issue-shares': 'issue_shares', reconcile: 'reconcile',
+  'request-signature': 'request_signature',
+  sign: 'sign',
+  cancel: 'cancel',
+  'link-card': 'create_setup_session',
+  'submit-card': 'submit_for_review',
+  'submit-wire': 'submit_for_review',
+  checkout: 'create_checkout_session',
+  approve: 'approve',
+  reject: 'reject',
+  'request-info': 'request_info',
+  void: 'void',
+  'issue-shares': 'issue_shares',
+  reconcile: 'reconcile',
 };
 const OWNER_ID = 'owner-1';
 const ORG = '00000000-0000-4000-8000-000000000001';
@@ -104,9 +154,18 @@ function principal(actor: Actor): Principal {
 }
 
 let eventSeq = 0;
-const notification = (kind: PaymentNotification['kind']): PaymentNotification => ({ kind, processorEventId: `evt-${eventSeq++}`, reference: 'ref', amount: '20.00' });
+const notification = (kind: PaymentNotification['kind']): PaymentNotification => ({
+  kind,
+  processorEventId: `evt-${eventSeq++}`,
+  reference: 'ref',
+  amount: '20.00',
+});
 
-function implementation(s: SubscriptionState, cmd: Command, actor: Actor): { refused: 'access' | 'state' } | { refused: false; next: SubscriptionState } {
+function implementation(
+  s: SubscriptionState,
+  cmd: Command,
+  actor: Actor,
+): { refused: 'access' | 'state' } | { refused: false; next: SubscriptionState } {
   if (cmd.startsWith('processor:')) {
     const kind = cmd.slice('processor: '.length) as PaymentNotification['kind'];
     const ch = applyPayment(s, notification(kind));
@@ -128,54 +187,124 @@ function implementation(s: SubscriptionState, cmd: Command, actor: Actor): { ref
 
 function run(s: SubscriptionState, cmd: Command): SubscriptionState {
   switch (cmd) {
-    case 'request-signature': guards.requestSignature(s); return transitions.requestSignature(s).state;
-    case 'sign': guards.sign(s); return transitions.sign(s, { signature: 'A', signedAt: '2026-11-23T00:00:00Z', ipAddress: null }).state;
-    case 'cancel': guards.cancel(s); return transitions.cancel(s).state;
+    case 'request-signature':
+      guards.requestSignature(s);
+      return transitions.requestSignature(s).state;
+    case 'sign':
+      guards.sign(s);
+      return transitions.sign(s, { signature: 'A', signedAt: '2026-11-23T00:00:00Z', ipAddress: null }).state;
+    case 'cancel':
+      guards.cancel(s);
+      return transitions.cancel(s).state;
     case 'link-card': {
       guards.setupSession(s);
       const opened = { ...s, setupSessionId: 'seti_1', paymentMethodLinked: false };
       guards.finalizeSetup(opened);
       return transitions.linkPaymentMethod(opened).state;
     }
-    case 'submit-card': guards.submitForReview(s, {}); return transitions.submitForReview(s, {}, 'TRN-AAAA-BBBB-CCC').state;
-    case 'submit-wire': guards.submitForReview(s, { paymentMethod: 'wire' }); return transitions.submitForReview(s, { paymentMethod: 'wire' }, 'TRN-AAAA-BBBB-CCC').state;
-    case 'checkout': guards.checkoutSession(s); return { ...s, checkoutSessionId: 'cs_1' };
-    case 'approve': guards.approve(s); return transitions.approve(s).state;
-    case 'reject': guards.reject(s); return transitions.reject(s, reason).state;
-    case 'request-info': guards.requestInfo(s); return transitions.requestInfo(s, reason).state;
-    case 'void': guards.void(s); return transitions.void(s, reason).state;
-    case 'issue-shares': guards.issueShares(s); return transitions.issueShares(s, 'shares-1', '2026-11-23T00:00:00Z').state;
-    case 'reconcile': guards.reconcile(s, s.totalAmount); return transitions.fundsInEscrow(s).state;
-    default: throw new Error(`not a command: ${cmd}`);
+    case 'submit-card':
+      guards.submitForReview(s, {});
+      return transitions.submitForReview(s, {}, 'TRN-AAAA-BBBB-CCC').state;
+    case 'submit-wire':
+      guards.submitForReview(s, { paymentMethod: 'wire' });
+      return transitions.submitForReview(s, { paymentMethod: 'wire' }, 'TRN-AAAA-BBBB-CCC').state;
+    case 'checkout':
+      guards.checkoutSession(s);
+      return { ...s, checkoutSessionId: 'cs_1' };
+    case 'approve':
+      guards.approve(s);
+      return transitions.approve(s).state;
+    case 'reject':
+      guards.reject(s);
+      return transitions.reject(s, reason).state;
+    case 'request-info':
+      guards.requestInfo(s);
+      return transitions.requestInfo(s, reason).state;
+    case 'void':
+      guards.void(s);
+      return transitions.void(s, reason).state;
+    case 'issue-shares':
+      guards.issueShares(s);
+      return transitions.issueShares(s, 'shares-1', '2026-11-23T00:00:00Z').state;
+    case 'reconcile':
+      guards.reconcile(s, s.totalAmount);
+      return transitions.fundsInEscrow(s).state;
+    default:
+      throw new Error(`not a command: ${cmd}`);
   }
 }
 
 function initial(set: 'A' | 'B'): SubscriptionState {
   return {
-    id: 'sub-1', set, orgId: ORG, offeringId: 'off-1', securityClassId: 'cls-1', trancheId: null, investorId: OWNER_ID,
-    unitsSubscribed: 2, pricePerUnit: '10.00', totalAmount: '20.00', currency: 'USD', paymentMethod: null, paymentStatus: 'pending',
-    status: 'draft', accreditationStatus: null, suitabilityConfirmed: null, riskAcknowledgmentSigned: null, agreementSigned: false,
-    signature: null, signedAt: null, signerIp: null, setupSessionId: null, paymentMethodLinked: false, collectionAttempts: 0,
-    checkoutSessionId: null, referenceCode: null, sharesId: null, sharesIssuedAt: null, statusReason: null, infoRequested: null,
-    createdAt: '2026-11-23T00:00:00Z', updatedAt: '2026-11-23T00:00:00Z', requestHash: null, version: 0,
+    id: 'sub-1',
+    set,
+    orgId: ORG,
+    offeringId: 'off-1',
+    securityClassId: 'cls-1',
+    trancheId: null,
+    investorId: OWNER_ID,
+    unitsSubscribed: 2,
+    pricePerUnit: '10.00',
+    totalAmount: '20.00',
+    currency: 'USD',
+    paymentMethod: null,
+    paymentStatus: 'pending',
+    status: 'draft',
+    accreditationStatus: null,
+    suitabilityConfirmed: null,
+    riskAcknowledgmentSigned: null,
+    agreementSigned: false,
+    signature: null,
+    signedAt: null,
+    signerIp: null,
+    setupSessionId: null,
+    paymentMethodLinked: false,
+    collectionAttempts: 0,
+    checkoutSessionId: null,
+    referenceCode: null,
+    sharesId: null,
+    sharesIssuedAt: null,
+    statusReason: null,
+    infoRequested: null,
+    createdAt: '2026-11-23T00:00:00Z',
+    updatedAt: '2026-11-23T00:00:00Z',
+    requestHash: null,
+    version: 0,
   };
 }
 
-const COMMANDS: Command[] = [...OWNER_COMMANDS, ...STAFF_COMMANDS, 'void', 'processor: succeeded', 'processor: failed', 'processor: in_escrow'];
+const COMMANDS: Command[] = [
+  ...OWNER_COMMANDS,
+  ...STAFF_COMMANDS,
+  'void',
+  'processor: succeeded',
+  'processor: failed',
+  'processor: in_escrow',
+];
 const ACTORS = Object.keys(ROLES) as Actor[];
 // Biased toward the happy path so long sequences reach approval and completion, not only refusals.
 type Step = { cmd: Command; actor: Actor };
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ cmd: fc.constantFrom(...COMMANDS), actor: fc.constantFrom(...ACTORS) }) },
   { weight: 2, arbitrary: fc.record({ cmd: fc.constantFrom(...OWNER_COMMANDS), actor: fc.constant<Actor>('owner') }) },
-  { weight: 2, arbitrary: fc.record({ cmd: fc.constantFrom<Command>(...STAFF_COMMANDS, 'void'), actor: fc.constantFrom<Actor>('staff', 'admin') }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      cmd: fc.constantFrom<Command>(...STAFF_COMMANDS, 'void'),
+      actor: fc.constantFrom<Actor>('staff', 'admin'),
+    }),
+  },
 );
 
 const by = (actor: Actor, ...cmds: Command[]): Step[] => cmds.map((cmd) => ({ cmd, actor }));
 /** The paths of spec §3 to completion; a run follows a prefix of one, with random steps around it. */
 const HAPPY: Record<'A' | 'B', Step[][]> = {
   A: [
-    [...by('owner', 'request-signature', 'sign', 'link-card', 'submit-card'), ...by('staff', 'approve'), ...by('owner', 'processor: succeeded', 'processor: in_escrow')],
+    [
+      ...by('owner', 'request-signature', 'sign', 'link-card', 'submit-card'),
+      ...by('staff', 'approve'),
+      ...by('owner', 'processor: succeeded', 'processor: in_escrow'),
+    ],
     [...by('owner', 'sign', 'submit-wire'), ...by('admin', 'approve', 'reconcile')],
   ],
   B: [[...by('owner', 'sign', 'checkout', 'processor: succeeded'), ...by('staff', 'approve', 'issue-shares')]],
@@ -184,7 +313,12 @@ const runs = fc
   .constantFrom<'A' | 'B'>('A', 'B')
   .chain((set) =>
     fc
-      .tuple(fc.array(step, { maxLength: 4 }), fc.constantFrom(...HAPPY[set]), fc.nat({ max: 8 }), fc.array(step, { maxLength: 20 }))
+      .tuple(
+        fc.array(step, { maxLength: 4 }),
+        fc.constantFrom(...HAPPY[set]),
+        fc.nat({ max: 8 }),
+        fc.array(step, { maxLength: 20 }),
+      )
       .map(([before, path, n, after]) => ({ set, steps: [...before, ...path.slice(0, n), ...after] })),
   );
 
@@ -197,11 +331,21 @@ describe('the subscription state machine against the spec §3 model', () => {
         for (const { cmd, actor } of steps) {
           const want = model(m, cmd, actor);
           const got = implementation(s, cmd, actor);
-          expect({ cmd, actor, from: m.status, refused: got.refused }).toEqual({ cmd, actor, from: m.status, refused: want.refused });
+          expect({ cmd, actor, from: m.status, refused: got.refused }).toEqual({
+            cmd,
+            actor,
+            from: m.status,
+            refused: want.refused,
+          });
           if (want.refused === false && got.refused === false) {
             m = want.next;
             s = got.next;
-            expect({ cmd, status: s.status, payment: s.paymentStatus, linked: s.paymentMethodLinked }).toEqual({ cmd, status: m.status, payment: m.payment, linked: m.linked });
+            expect({ cmd, status: s.status, payment: s.paymentStatus, linked: s.paymentMethodLinked }).toEqual({
+              cmd,
+              status: m.status,
+              payment: m.payment,
+              linked: m.linked,
+            });
           }
         }
       }),
@@ -222,6 +366,16 @@ describe('the subscription state machine against the spec §3 model', () => {
       }),
       { numRuns: 500 },
     );
-    expect([...reached].sort()).toEqual(['approved', 'cancelled', 'completed', 'draft', 'pending_payment', 'pending_review', 'pending_signature', 'rejected', 'voided']);
+    expect([...reached].sort()).toEqual([
+      'approved',
+      'cancelled',
+      'completed',
+      'draft',
+      'pending_payment',
+      'pending_review',
+      'pending_signature',
+      'rejected',
+      'voided',
+    ]);
   });
 });

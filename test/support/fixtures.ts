@@ -10,7 +10,12 @@ export interface Actor {
 }
 
 /** An access token for a user of the organisation, signed by the service's own key. */
-export async function actor(svc: TestService, orgId: string, roles: Role[], opts: { kycCompleted?: boolean; userId?: string } = {}): Promise<Actor> {
+export async function actor(
+  svc: TestService,
+  orgId: string,
+  roles: Role[],
+  opts: { kycCompleted?: boolean; userId?: string } = {},
+): Promise<Actor> {
   const userId = opts.userId ?? `user-${randomUUID()}`;
   const token = await svc.tokens.sign({ userId, orgId, roles, kycCompleted: opts.kycCompleted ?? false });
   return { userId, orgId, token };
@@ -18,13 +23,11 @@ export async function actor(svc: TestService, orgId: string, roles: Role[], opts
 
 /** Records an approved organisation-scoped KYC verification for the user. */
 export async function approveKyc(svc: TestService, a: Actor): Promise<void> {
-  await svc.orm.em
-    .getConnection()
-    .execute(
-      `insert into kyc_verifications (org_id, user_id, status) values (?, ?, 'approved')
+  await svc.orm.em.getConnection().execute(
+    `insert into kyc_verifications (org_id, user_id, status) values (?, ?, 'approved')
        on conflict (org_id, user_id) do update set status = 'approved', updated_at = now()`,
-      [a.orgId, a.userId],
-    );
+    [a.orgId, a.userId],
+  );
 }
 
 /** An open offering with one security class, created through the API by staff. */
@@ -32,7 +35,10 @@ export async function openOffering(svc: TestService, staff: Actor, price = '12.5
   const api = http(svc.baseUrl);
   const offering = await api.post('/issuance/offerings', staff.token, { name: 'Series A', currency });
   if (offering.status !== 201) throw new Error(`offering: ${JSON.stringify(offering.body)}`);
-  const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff.token, { name: 'Preferred', pricePerUnit: price });
+  const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff.token, {
+    name: 'Preferred',
+    pricePerUnit: price,
+  });
   if (cls.status !== 201) throw new Error(`class: ${JSON.stringify(cls.body)}`);
   return { offeringId: offering.body.data.id as string, securityClassId: cls.body.data.id as string };
 }

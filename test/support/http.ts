@@ -6,7 +6,11 @@ export interface Reply<T = any> {
 }
 
 export function http(baseUrl: string) {
-  async function call<T = any>(method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Reply<T>> {
+  async function call<T = any>(
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  ): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     let payload: string | undefined = opts.raw;
@@ -20,7 +24,8 @@ export function http(baseUrl: string) {
   }
   return {
     get: <T = any>(path: string, token?: string) => call<T>('GET', path, { token }),
-    post: <T = any>(path: string, token?: string, body?: unknown, headers?: Record<string, string>) => call<T>('POST', path, { token, body, headers }),
+    post: <T = any>(path: string, token?: string, body?: unknown, headers?: Record<string, string>) =>
+      call<T>('POST', path, { token, body, headers }),
     put: <T = any>(path: string, token?: string, body?: unknown) => call<T>('PUT', path, { token, body }),
     patch: <T = any>(path: string, token?: string, body?: unknown) => call<T>('PATCH', path, { token, body }),
     delete: <T = any>(path: string, token?: string) => call<T>('DELETE', path, { token }),

@@ -81,7 +81,13 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
     });
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
-  const relay = startOutboxRelay({ orm, dispatcher, graceMs: config.OUTBOX_RELAY_GRACE_MS, intervalMs: config.OUTBOX_RELAY_INTERVAL_MS, stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS });
+  const relay = startOutboxRelay({
+    orm,
+    dispatcher,
+    graceMs: config.OUTBOX_RELAY_GRACE_MS,
+    intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
+    stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS,
+  });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
   const server: Server = await new Promise((resolve) => {

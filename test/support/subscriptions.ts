@@ -28,9 +28,14 @@ export async function lifecycleWorld(svc: TestService) {
       if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data as Record<string, any>;
     },
-    post: (id: string, op: string, by: Actor, body?: unknown) => api.post(`/issuance/subscriptions/${id}/${op}`, by.token, body ?? {}),
+    post: (id: string, op: string, by: Actor, body?: unknown) =>
+      api.post(`/issuance/subscriptions/${id}/${op}`, by.token, body ?? {}),
     sign: (id: string, by: Actor = investor) =>
-      api.post(`/issuance/subscriptions/${id}/sign-agreement`, by.token, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z', ipAddress: '203.0.113.7' }),
+      api.post(`/issuance/subscriptions/${id}/sign-agreement`, by.token, {
+        signature: 'Ada Lovelace',
+        signedAt: '2026-11-21T10:00:00Z',
+        ipAddress: '203.0.113.7',
+      }),
     /** draft -> pending_signature -> pending_payment */
     async signed(by: Actor = investor) {
       const s = await world.create(by);
@@ -49,7 +54,10 @@ export async function lifecycleWorld(svc: TestService) {
     async events(subscriptionId: string): Promise<{ id: string; type: string; data: any; source: string }[]> {
       return svc.orm.em
         .getConnection()
-        .execute(`select id, type, data, source from events where data->>'id' = ? or data->>'subscription_id' = ? order by seq`, [subscriptionId, subscriptionId]);
+        .execute(
+          `select id, type, data, source from events where data->>'id' = ? or data->>'subscription_id' = ? order by seq`,
+          [subscriptionId, subscriptionId],
+        );
     },
   };
   return world;

@@ -6,7 +6,12 @@ import { freePort } from '../../scripts/lib/free-port';
 /** A cold JVM on a loaded machine takes far longer than the SDK's fixed 5 s start window. */
 const START_TIMEOUT_MS = 120_000;
 
-type Create = (opts: { server: { type: 'existing' }; address: string; supportsTimeSkipping: true; namespace: string }) => Promise<TestWorkflowEnvironment>;
+type Create = (opts: {
+  server: { type: 'existing' };
+  address: string;
+  supportsTimeSkipping: true;
+  namespace: string;
+}) => Promise<TestWorkflowEnvironment>;
 
 /**
  * Temporal's Java time-skipping test server (scripts/tools.sh test-server). Started here and waited
@@ -22,7 +27,12 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
     await listening(port, START_TIMEOUT_MS);
     // The SDK's own factory, as createTimeSkipping calls it, minus the start: it is private in the typings only.
     const create = (TestWorkflowEnvironment as unknown as { create: Create }).create.bind(TestWorkflowEnvironment);
-    const env = await create({ server: { type: 'existing' }, address: `127.0.0.1:${port}`, supportsTimeSkipping: true, namespace: 'default' });
+    const env = await create({
+      server: { type: 'existing' },
+      address: `127.0.0.1:${port}`,
+      supportsTimeSkipping: true,
+      namespace: 'default',
+    });
     const teardown = env.teardown.bind(env);
     env.teardown = async () => {
       await teardown();
@@ -46,7 +56,8 @@ async function listening(port: number, timeoutMs: number): Promise<void> {
       socket.once('error', () => resolve(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`time-skipping test server not listening on ${port} after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`time-skipping test server not listening on ${port} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -25,7 +25,10 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
 
   beforeAll(async () => {
     [svc, receiver] = await Promise.all([
-      startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_RECOVERY_BATCH_SIZE: String(BATCH) } }),
+      startService({
+        set: 'A',
+        env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_RECOVERY_BATCH_SIZE: String(BATCH) },
+      }),
       Receiver.start(),
     ]);
     api = http(svc.baseUrl);
@@ -42,14 +45,28 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const hook = await registerHook(svc, receiver, staff, name, ['*']);
     return { staff, hook, path: `${base}/${hook.id}/recoveries` };
   };
-  const outage = (endpoint: { orgId: string; endpointId: string }, n: number, from: Date, status: 'failed' | 'exhausted' | 'success' = 'exhausted') =>
-    failedDeliveries(knex(), endpoint, Array.from({ length: n }, (_, i) => ({ createdAt: new Date(from.getTime() + i * 1000), status })));
+  const outage = (
+    endpoint: { orgId: string; endpointId: string },
+    n: number,
+    from: Date,
+    status: 'failed' | 'exhausted' | 'success' = 'exhausted',
+  ) =>
+    failedDeliveries(
+      knex(),
+      endpoint,
+      Array.from({ length: n }, (_, i) => ({ createdAt: new Date(from.getTime() + i * 1000), status })),
+    );
   const finished = (who: Actor, path: string, id: string, timeoutMs = 120_000) =>
-    eventually(async () => {
-      const r = (await api.get(`${path}/${id}`, who.token)).body.data;
-      return r.status === 'completed' || r.status === 'cancelled' ? r : undefined;
-    }, timeoutMs, `recovery ${id} to finish`);
-  const deliveries = (ids: string[]) => knex()('webhook_deliveries').whereIn('id', ids).select('id', 'status', 'attempt_count');
+    eventually(
+      async () => {
+        const r = (await api.get(`${path}/${id}`, who.token)).body.data;
+        return r.status === 'completed' || r.status === 'cancelled' ? r : undefined;
+      },
+      timeoutMs,
+      `recovery ${id} to finish`,
+    );
+  const deliveries = (ids: string[]) =>
+    knex()('webhook_deliveries').whereIn('id', ids).select('id', 'status', 'attempt_count');
 
   it('retries exactly the window’s failed and exhausted deliveries and reports its progress', async () => {
     const { staff, hook, path } = await setup('recover-all');
@@ -62,13 +79,29 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
 
     const started = await api.post(path, staff.token, { since: since.toISOString() });
     expect(started.status).toBe(202);
-    expect(started.body.data).toMatchObject({ endpoint_id: hook.id, status: 'running', total: 45, done: 0, skipped: 0 });
+    expect(started.body.data).toMatchObject({
+      endpoint_id: hook.id,
+      status: 'running',
+      total: 45,
+      done: 0,
+      skipped: 0,
+    });
     const result = await finished(staff, path, started.body.data.id);
-    expect(result).toMatchObject({ status: 'completed', total: 45, done: 45, skipped: 0, finished_at: expect.any(String) });
+    expect(result).toMatchObject({
+      status: 'completed',
+      total: 45,
+      done: 45,
+      skipped: 0,
+      finished_at: expect.any(String),
+    });
 
     const byId = new Map((await deliveries([...before, ...exhausted, ...failed, ...succeeded])).map((d) => [d.id, d]));
-    await eventually(async () => ((await deliveries([...exhausted, ...failed])).every((d) => d.status === 'success') ? true : undefined));
-    expect(before.map((id) => byId.get(id))).toEqual(before.map((id) => ({ id, status: 'exhausted', attempt_count: 8 })));
+    await eventually(async () =>
+      (await deliveries([...exhausted, ...failed])).every((d) => d.status === 'success') ? true : undefined,
+    );
+    expect(before.map((id) => byId.get(id))).toEqual(
+      before.map((id) => ({ id, status: 'exhausted', attempt_count: 8 })),
+    );
     expect(succeeded.map((id) => byId.get(id)!.attempt_count)).toEqual([1, 1]);
     const after = new Map((await deliveries([...exhausted, ...failed])).map((d) => [d.id, d.attempt_count]));
     expect(exhausted.map((id) => after.get(id))).toEqual(exhausted.map(() => 9)); // attempt 9: one more, numbered on
@@ -83,7 +116,8 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     // Its history replays on this code; RECORD_HISTORIES=1 keeps it for test/replay.
     const history = await svc.temporal.workflow.getHandle(recoveryWorkflowId(started.body.data.id)).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history);
-    if (process.env.RECORD_HISTORIES) writeFileSync(join(__dirname, '../replay/histories/webhook-recovery.json'), historyToJSON(history));
+    if (process.env.RECORD_HISTORIES)
+      writeFileSync(join(__dirname, '../replay/histories/webhook-recovery.json'), historyToJSON(history));
   }, 180_000);
 
   it('retries each delivery once when a whole outage shares one microsecond timestamp, the endpoint still down', async () => {
@@ -91,9 +125,17 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const hook = await registerHook(svc, receiver, staff, 'recover-same-instant', ['*'], { defaultStatus: 503 });
     const path = `${base}/${hook.id}/recoveries`;
     const since = new Date(Date.now() - 48 * HOUR);
-    const ids = await outage({ orgId: staff.orgId, endpointId: hook.id }, 2 * BATCH + 3, new Date(since.getTime() + HOUR));
+    const ids = await outage(
+      { orgId: staff.orgId, endpointId: hook.id },
+      2 * BATCH + 3,
+      new Date(since.getTime() + HOUR),
+    );
     // As one planning round writes them: one now(), finer than a millisecond.
-    await knex()('webhook_deliveries').whereIn('id', ids).update({ created_at: knex().raw(`?::timestamptz + interval '456 microseconds'`, [new Date(since.getTime() + HOUR)]) });
+    await knex()('webhook_deliveries')
+      .whereIn('id', ids)
+      .update({
+        created_at: knex().raw(`?::timestamptz + interval '456 microseconds'`, [new Date(since.getTime() + HOUR)]),
+      });
     const started = await api.post(path, staff.token, { since: since.toISOString() });
     const result = await finished(staff, path, started.body.data.id);
     expect(result).toMatchObject({ status: 'completed', total: ids.length, done: ids.length, skipped: 0 });
@@ -119,7 +161,9 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     expect(result).toMatchObject({ status: 'cancelled', total: 500 });
     expect(result.done).toBeLessThan(500);
     const retried = (await deliveries(ids)).filter((d) => d.attempt_count > 8 || d.status !== 'exhausted');
-    await eventually(async () => ((await deliveries(ids)).filter((d) => d.attempt_count > 8).length >= result.done ? true : undefined));
+    await eventually(async () =>
+      (await deliveries(ids)).filter((d) => d.attempt_count > 8).length >= result.done ? true : undefined,
+    );
     expect(retried.length).toBeLessThanOrEqual(result.done);
     // Once it has stopped a new one may start.
     expect((await api.post(path, staff.token, { since: new Date(0).toISOString() })).status).toBe(202);
@@ -145,9 +189,15 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const started = await api.post(path, staff.token, { since: new Date(Date.now() - 24 * HOUR).toISOString() });
     const id = started.body.data.id;
 
-    await eventually(async () => ((await api.get(`${path}/${id}`, staff.token)).body.data.done >= BATCH ? true : undefined));
+    await eventually(async () =>
+      (await api.get(`${path}/${id}`, staff.token)).body.data.done >= BATCH ? true : undefined,
+    );
     svc.worker.shutdown();
-    await eventually(async () => (svc.worker.getState() === 'STOPPED' ? true : undefined), 60_000, 'the worker to stop');
+    await eventually(
+      async () => (svc.worker.getState() === 'STOPPED' ? true : undefined),
+      60_000,
+      'the worker to stop',
+    );
     const paused = (await api.get(`${path}/${id}`, staff.token)).body.data;
     expect(paused.status).toBe('running');
     expect(paused.done).toBeLessThan(400);
@@ -167,10 +217,14 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const result = await finished(staff, path, id, 240_000);
     expect(result).toMatchObject({ status: 'completed', total: 400 });
     expect(result.done + result.skipped).toBeGreaterThanOrEqual(400);
-    const rows = await eventually(async () => {
-      const r = await deliveries(ids);
-      return r.every((d) => d.status === 'success') ? r : undefined;
-    }, 180_000, 'every delivery to succeed');
+    const rows = await eventually(
+      async () => {
+        const r = await deliveries(ids);
+        return r.every((d) => d.status === 'success') ? r : undefined;
+      },
+      180_000,
+      'every delivery to succeed',
+    );
     // Each got its retry; a chunk cut off by the stop may have been sent again (at most one chunk).
     expect(rows.filter((d) => d.attempt_count < 9)).toEqual([]);
     expect(rows.filter((d) => d.attempt_count > 9).length).toBeLessThanOrEqual(20);

@@ -34,7 +34,11 @@ async function startKit(lang: Lang, env: Record<string, string>): Promise<{ chil
     go: [GO_BINARY, []],
   };
   const [cmd, args] = command[lang];
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${lang} kit exited (${code})`)));
@@ -44,8 +48,16 @@ async function startKit(lang: Lang, env: Record<string, string>): Promise<{ chil
 }
 
 /** Sends one request to a kit exactly as given (the raw body bytes, the headers). */
-async function send(port: number, req: { headers: Record<string, string>; body: string }): Promise<{ status: number; outcome: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) });
+async function send(
+  port: number,
+  req: { headers: Record<string, string>; body: string },
+): Promise<{ status: number; outcome: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/webhooks`, {
+    method: 'POST',
+    headers: req.headers,
+    body: req.body,
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: res.status, outcome: ((await res.json()) as { outcome: string }).outcome };
 }
 
@@ -62,7 +74,8 @@ function recordingProxy() {
     req.on('end', async () => {
       const name = (req.url ?? '').slice(1);
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
       const body = Buffer.concat(chunks).toString('utf8');
       const port = routes.get(name);
       const answer = port ? await send(port, { headers, body }) : { status: 404, outcome: 'no_kit' };
@@ -74,7 +87,12 @@ function recordingProxy() {
   return {
     server,
     route: (name: string, port: number) => routes.set(name, port),
-    exchanges: (name: string, n: number) => eventually(async () => ((seen.get(name) ?? []).length >= n ? seen.get(name)! : undefined), 60_000, `${n} deliveries to ${name}`),
+    exchanges: (name: string, n: number) =>
+      eventually(
+        async () => ((seen.get(name) ?? []).length >= n ? seen.get(name)! : undefined),
+        60_000,
+        `${n} deliveries to ${name}`,
+      ),
   };
 }
 
@@ -88,11 +106,17 @@ describe('consumer kits verify real deliveries (docs/consumers, issue 12)', () =
   const base = PATHS.A.endpoints;
 
   beforeAll(async () => {
-    const build = promisify(execFile)('go', ['build', '-o', GO_BINARY, '.'], { cwd: join(KITS, 'go'), env: { ...process.env, CGO_ENABLED: '0' }, timeout: 240_000 });
+    const build = promisify(execFile)('go', ['build', '-o', GO_BINARY, '.'], {
+      cwd: join(KITS, 'go'),
+      env: { ...process.env, CGO_ENABLED: '0' },
+      timeout: 240_000,
+    });
     svc = await startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } });
     api = http(svc.baseUrl);
     staff = await actor(svc, newOrg(), ['staff']);
-    proxyPort = await new Promise((resolve) => proxy.server.listen(0, '127.0.0.1', () => resolve((proxy.server.address() as AddressInfo).port)));
+    proxyPort = await new Promise((resolve) =>
+      proxy.server.listen(0, '127.0.0.1', () => resolve((proxy.server.address() as AddressInfo).port)),
+    );
     await build;
   }, 300_000);
   afterAll(async () => {
@@ -119,7 +143,11 @@ describe('consumer kits verify real deliveries (docs/consumers, issue 12)', () =
     const ping = async () => expect((await api.post(`${base}/${endpointId}/test`, staff.token)).status).toBe(202);
 
     beforeAll(async () => {
-      const res = await api.post(base, staff.token, { url: `http://127.0.0.1:${proxyPort}/${name}`, description: name, eventTypes: ['test.ping'] });
+      const res = await api.post(base, staff.token, {
+        url: `http://127.0.0.1:${proxyPort}/${name}`,
+        description: name,
+        eventTypes: ['test.ping'],
+      });
       ({ id: endpointId, signing_secret: secret } = res.body.data);
       const kit = await startKit(lang, { WEBHOOK_SECRET: secret, SCHEME: scheme });
       kits.push(kit.child);
@@ -132,15 +160,25 @@ describe('consumer kits verify real deliveries (docs/consumers, issue 12)', () =
       good = (await proxy.exchanges(name, 1))[0]!;
       expect(good).toMatchObject({ status: 200, outcome: 'accepted' });
       const deliveryId = good.headers['x-service-delivery-id'];
-      await eventually(async () => ((await api.get(`${PATHS.A.deliveries}/${deliveryId}`, staff.token)).body.data?.status === 'success' ? true : undefined));
+      await eventually(async () =>
+        (await api.get(`${PATHS.A.deliveries}/${deliveryId}`, staff.token)).body.data?.status === 'success'
+          ? true
+          : undefined,
+      );
     });
 
     it('rejects the delivery with its body or signature tampered', async () => {
       const body = good.body.replace('"version":"1"', '"version":"2"');
       expect(await send(port, { headers: good.headers, body })).toEqual({ status: 401, outcome: 'bad_signature' });
       // Well-formed, but not the signature of this body under this secret.
-      const forged: Record<string, string> = scheme === 'spec' ? { 'x-service-signature': `sha256=${'0'.repeat(64)}` } : { 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` };
-      expect(await send(port, { headers: { ...good.headers, ...forged }, body: good.body })).toEqual({ status: 401, outcome: 'bad_signature' });
+      const forged: Record<string, string> =
+        scheme === 'spec'
+          ? { 'x-service-signature': `sha256=${'0'.repeat(64)}` }
+          : { 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` };
+      expect(await send(port, { headers: { ...good.headers, ...forged }, body: good.body })).toEqual({
+        status: 401,
+        outcome: 'bad_signature',
+      });
     });
 
     it('does not process a replayed delivery twice', async () => {
@@ -152,17 +190,29 @@ describe('consumer kits verify real deliveries (docs/consumers, issue 12)', () =
         const signer = new Webhook(secret); // the maintained library signs, not our code
         const old = new Date(Date.now() - 10 * 60_000);
         const id = `msg_${name}_stale`;
-        const headers = { ...good.headers, 'webhook-id': id, 'webhook-timestamp': String(Math.floor(old.getTime() / 1000)), 'webhook-signature': signer.sign(id, old, good.body) };
+        const headers = {
+          ...good.headers,
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(old.getTime() / 1000)),
+          'webhook-signature': signer.sign(id, old, good.body),
+        };
         expect(await send(port, { headers, body: good.body })).toEqual({ status: 401, outcome: 'stale' });
       });
     }
 
-    it(scheme === 'standard' ? 'keeps accepting during the rotation overlap' : 'rejects a delivery signed after rotation until it has the new secret', async () => {
-      expect((await api.post(`${base}/${endpointId}/rotate-secret`, staff.token)).status).toBe(200);
-      await ping();
-      const [, after] = await proxy.exchanges(name, 2);
-      // §6.4 signs with the new secret at once; Standard Webhooks also signs with the old one for 24 h.
-      expect(after).toMatchObject(scheme === 'standard' ? { status: 200, outcome: 'accepted' } : { status: 401, outcome: 'bad_signature' });
-    });
+    it(
+      scheme === 'standard'
+        ? 'keeps accepting during the rotation overlap'
+        : 'rejects a delivery signed after rotation until it has the new secret',
+      async () => {
+        expect((await api.post(`${base}/${endpointId}/rotate-secret`, staff.token)).status).toBe(200);
+        await ping();
+        const [, after] = await proxy.exchanges(name, 2);
+        // §6.4 signs with the new secret at once; Standard Webhooks also signs with the old one for 24 h.
+        expect(after).toMatchObject(
+          scheme === 'standard' ? { status: 200, outcome: 'accepted' } : { status: 401, outcome: 'bad_signature' },
+        );
+      },
+    );
   });
 });

@@ -18,11 +18,20 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   let staff: Actor;
   const hook = () => `h-${randomUUID().slice(0, 8)}`;
   const delivery = (id: string) => api.get(`${PATHS[set].deliveries}/${id}`, staff.token).then((r) => r.body.data);
-  const statusIs = (id: string, status: string) => eventually(async () => ((await delivery(id))?.status === status ? delivery(id) : undefined), 30_000, `delivery ${status}`);
-  const ping = async (endpointId: string) => (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
+  const statusIs = (id: string, status: string) =>
+    eventually(
+      async () => ((await delivery(id))?.status === status ? delivery(id) : undefined),
+      30_000,
+      `delivery ${status}`,
+    );
+  const ping = async (endpointId: string) =>
+    (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     api = http(svc.baseUrl);
     staff = await actor(svc, newOrg(), ['staff']);
   });
@@ -44,7 +53,13 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect(got!.verified).toBe(true);
     const body = JSON.parse(got!.body);
     expect(Object.keys(body)).toEqual(['event_id', 'event_type', 'source', 'org_id', 'version', 'timestamp', 'data']);
-    expect(body).toMatchObject({ event_id, event_type: 'test.ping', source: 'service.notifications', org_id: staff.orgId, version: '1' });
+    expect(body).toMatchObject({
+      event_id,
+      event_type: 'test.ping',
+      source: 'service.notifications',
+      org_id: staff.orgId,
+      version: '1',
+    });
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
     expect(got!.headers).toMatchObject({
       'content-type': 'application/json',
@@ -56,7 +71,16 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       'user-agent': 'Service-Webhooks/1.0',
     });
     const done = await statusIs(delivery_id, 'success');
-    expect(done.attempts).toEqual([{ number: 1, attempted_at: expect.any(String), duration_ms: expect.any(Number), response_status: 200, response_body: '{"received":true}', error: null }]);
+    expect(done.attempts).toEqual([
+      {
+        number: 1,
+        attempted_at: expect.any(String),
+        duration_ms: expect.any(Number),
+        response_status: 200,
+        response_body: '{"received":true}',
+        error: null,
+      },
+    ]);
     await new Promise((r) => setTimeout(r, 1000));
     expect(await receiver.received(b)).toEqual([]);
   });
@@ -72,13 +96,21 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     await registerHook(svc, receiver, orgStaff, other, ['subscription.approved']);
     await registerHook(svc, receiver, await actor(svc, newOrg(), ['staff']), foreign, ['*']);
     const offering = await openOffering(svc, orgStaff);
-    const created = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, investor.token, { securityClassId: offering.securityClassId, unitsSubscribed: 2 });
+    const created = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, investor.token, {
+      securityClassId: offering.securityClassId,
+      unitsSubscribed: 2,
+    });
     expect(created.status).toBe(201);
 
     for (const h of [exact, star]) {
       const [got] = await receiver.waitFor(h, 1);
       expect(got!.verified).toBe(true);
-      expect(JSON.parse(got!.body)).toMatchObject({ event_type: 'subscription.created', source: 'service.issuance', org_id: org, data: { id: created.body.data.id } });
+      expect(JSON.parse(got!.body)).toMatchObject({
+        event_type: 'subscription.created',
+        source: 'service.issuance',
+        org_id: org,
+        data: { id: created.body.data.id },
+      });
     }
     const [fromExact, fromStar] = [(await receiver.received(exact))[0]!, (await receiver.received(star))[0]!];
     expect(fromExact.headers['x-service-event-id']).toBe(fromStar.headers['x-service-event-id']);
@@ -92,10 +124,21 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const h = hook();
     await registerHook(svc, receiver, staff, h, ['*']);
     const internal = set === 'A' ? 'shares.issued' : 'subscription.internal_audit';
-    const event = { id: randomUUID(), type: internal, source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: {} };
+    const event = {
+      id: randomUUID(),
+      type: internal,
+      source: 'service.issuance',
+      orgId: staff.orgId,
+      occurredAt: new Date().toISOString(),
+      data: {},
+    };
     await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
     const knex = svc.orm.em.getConnection().getKnex();
-    await eventually(async () => ((await knex('events').where({ id: event.id }).first()).dispatched_at ? true : undefined), 15_000, 'dispatched');
+    await eventually(
+      async () => ((await knex('events').where({ id: event.id }).first()).dispatched_at ? true : undefined),
+      15_000,
+      'dispatched',
+    );
     expect(await knex('webhook_deliveries').where({ event_id: event.id })).toEqual([]);
     expect(await receiver.received(h)).toEqual([]);
   });
@@ -120,7 +163,12 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       [true, both[0]!.headers['x-service-event-id'], delivery_id],
     ]);
     const done = await statusIs(delivery_id, 'success');
-    expect(done.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 500], [2, 200]]);
+    expect(
+      done.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status]),
+    ).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
     const again = await api.post(`${PATHS[set].deliveries}/${delivery_id}/retry`, staff.token);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('DELIVERY_SUCCEEDED');
@@ -129,8 +177,19 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   /** Recorded and marked handed over, yet no batcher holds it: what a terminated batcher run leaves behind. */
   async function stuckPendingDelivery(h: string): Promise<string> {
     const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
-    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
-    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
+    const event = {
+      id: randomUUID(),
+      type: 'subscription.approved',
+      source: 'service.issuance',
+      orgId: staff.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { id: randomUUID() },
+    };
+    await publishEvents(
+      { orm: svc.orm, dispatcher: relayOnlyDispatcher },
+      [event],
+      [{ eventId: event.id, endpointId: endpoint.id }],
+    );
     const planner = deliveryPlanner(svc.orm, set);
     const deliveryId = uuidFromName(event.id, endpoint.id);
     expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId], ordered: [] }]);
@@ -146,7 +205,9 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect((await api.post(`${PATHS[set].deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
     const done = await statusIs(deliveryId, 'success');
     expect(done).toMatchObject({ attempt_count: 1 });
-    expect(done.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 200]]);
+    expect(
+      done.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status]),
+    ).toEqual([[1, 200]]);
     const [got] = await receiver.waitFor(h, 1);
     expect(got!.headers['x-service-delivery-id']).toBe(deliveryId);
   });
@@ -154,13 +215,20 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   it('numbers a manual retry after an attempt whose batch died before its result', async () => {
     const deliveryId = await stuckPendingDelivery(hook());
     // Attempt 1 claimed by a batch whose worker died before the result: the row has no outcome yet.
-    await claimAttempts(svc.orm.em.getConnection().getKnex(), [{ deliveryId, number: 1, attemptedAt: new Date().toISOString(), nextDelayMs: 30_000, owner: 'lost-batch/1' }]);
+    await claimAttempts(svc.orm.em.getConnection().getKnex(), [
+      { deliveryId, number: 1, attemptedAt: new Date().toISOString(), nextDelayMs: 30_000, owner: 'lost-batch/1' },
+    ]);
     expect(await delivery(deliveryId)).toMatchObject({ status: 'pending', attempt_count: 0 });
 
     expect((await api.post(`${PATHS[set].deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
     const done = await statusIs(deliveryId, 'success');
     expect(done).toMatchObject({ attempt_count: 2 });
-    expect(done.attempts.map((a: { number: number; response_status: number | null }) => [a.number, a.response_status])).toEqual([[1, null], [2, 200]]);
+    expect(
+      done.attempts.map((a: { number: number; response_status: number | null }) => [a.number, a.response_status]),
+    ).toEqual([
+      [1, null],
+      [2, 200],
+    ]);
   });
 
   it('signs the attempt after a rotation with the new secret', async () => {
@@ -177,18 +245,28 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     await statusIs(delivery_id, 'success');
   });
 
-  it('ends a deleted endpoint\'s pending delivery without further attempts', async () => {
+  it("ends a deleted endpoint's pending delivery without further attempts", async () => {
     const h = hook();
     const endpoint = await registerHook(svc, receiver, staff, h, ['*'], { defaultStatus: 503 });
     const { delivery_id } = await ping(endpoint.id);
     await statusIs(delivery_id, 'failed');
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id));
-    await eventually(() => handle.describe().then(() => true, () => undefined), 10_000, 'delivery workflow started');
+    await eventually(
+      () =>
+        handle.describe().then(
+          () => true,
+          () => undefined,
+        ),
+      10_000,
+      'delivery workflow started',
+    );
     expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     expect(await handle.result()).toBe('endpoint_deleted');
     const after = await delivery(delivery_id);
     expect(after).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null });
-    expect((await api.post(`${PATHS[set].deliveries}/${delivery_id}/retry`, staff.token)).body.error.code).toBe('ENDPOINT_DELETED');
+    expect((await api.post(`${PATHS[set].deliveries}/${delivery_id}/retry`, staff.token)).body.error.code).toBe(
+      'ENDPOINT_DELETED',
+    );
     expect(await receiver.received(h)).toHaveLength(1);
   });
 
@@ -198,15 +276,25 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const e1 = await registerHook(svc, receiver, own, h1, ['*']);
     const e2 = await registerHook(svc, receiver, own, h2, ['*'], { defaultStatus: 500 });
     const pings = [];
-    for (const e of [e1, e1, e1, e2]) pings.push((await api.post(`${PATHS[set].endpoints}/${e.id}/test`, own.token)).body.data.delivery_id);
+    for (const e of [e1, e1, e1, e2])
+      pings.push((await api.post(`${PATHS[set].endpoints}/${e.id}/test`, own.token)).body.data.delivery_id);
     await receiver.waitFor(h1, 3);
     await receiver.waitFor(h2, 1);
     const list = (q: string) => api.get(`${PATHS[set].deliveries}?${q}`, own.token).then((r) => r.body.data);
-    await eventually(async () => ((await list(`status=failed`)).items.length === 1 ? true : undefined), 15_000, 'failed listed');
+    await eventually(
+      async () => ((await list(`status=failed`)).items.length === 1 ? true : undefined),
+      15_000,
+      'failed listed',
+    );
 
     const byEndpoint = await list(`endpoint_id=${e1.id}&event_type=test.ping&status=success&limit=2`);
     expect(byEndpoint.items.map((d: { id: string }) => d.id)).toEqual([pings[2], pings[1]]);
-    expect(byEndpoint.items[0]).toMatchObject({ endpoint_id: e1.id, event_type: 'test.ping', status: 'success', attempt_count: 1 });
+    expect(byEndpoint.items[0]).toMatchObject({
+      endpoint_id: e1.id,
+      event_type: 'test.ping',
+      status: 'success',
+      attempt_count: 1,
+    });
     const rest = await list(`endpoint_id=${e1.id}&limit=2&cursor=${byEndpoint.next_cursor}`);
     expect(rest).toEqual({ items: [expect.objectContaining({ id: pings[0] })], next_cursor: null });
     expect((await list(`status=failed`)).items.map((d: { id: string }) => d.id)).toEqual([pings[3]]);
@@ -219,17 +307,31 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const own = await actor(svc, newOrg(), ['admin']);
     const hooks = Array.from({ length: 5 }, hook);
     for (const h of hooks) await registerHook(svc, receiver, own, h, ['*']);
-    const event = { id: randomUUID(), type: 'subscription.created', source: 'service.issuance', orgId: own.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    const event = {
+      id: randomUUID(),
+      type: 'subscription.created',
+      source: 'service.issuance',
+      orgId: own.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { id: randomUUID() },
+    };
     await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
     const knex = svc.orm.em.getConnection().getKnex();
-    const made = await eventually(async () => {
-      const rows: { id: string }[] = await knex('webhook_deliveries').where({ event_id: event.id }).select('id');
-      return rows.length === hooks.length ? rows.map((r) => r.id).sort() : undefined;
-    }, 15_000, 'fanned out');
+    const made = await eventually(
+      async () => {
+        const rows: { id: string }[] = await knex('webhook_deliveries').where({ event_id: event.id }).select('id');
+        return rows.length === hooks.length ? rows.map((r) => r.id).sort() : undefined;
+      },
+      15_000,
+      'fanned out',
+    );
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const res: { body: any } = await api.get(`${PATHS[set].deliveries}?limit=2${cursor ? `&cursor=${cursor}` : ''}`, own.token);
+      const res: { body: any } = await api.get(
+        `${PATHS[set].deliveries}?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        own.token,
+      );
       seen.push(...res.body.data.items.map((d: { id: string }) => d.id));
       cursor = res.body.data.next_cursor;
     } while (cursor && seen.length < 20);

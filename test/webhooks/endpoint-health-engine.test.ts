@@ -33,7 +33,10 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
   const deliveries = PATHS[set].deliveries;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     api = http(svc.baseUrl);
   });
   // Each test its own organisation: webhook.endpoint.disabled goes to every other endpoint of it.
@@ -43,11 +46,19 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
     await receiver.stop();
   });
 
-  const hook = (name: string, plan: Omit<HookPlan, 'secret'> = {}, types = ['subscription.approved']) => registerHook(svc, receiver, staff, `eh-${name}-${staff.orgId.slice(0, 8)}`, types, plan);
+  const hook = (name: string, plan: Omit<HookPlan, 'secret'> = {}, types = ['subscription.approved']) =>
+    registerHook(svc, receiver, staff, `eh-${name}-${staff.orgId.slice(0, 8)}`, types, plan);
   const hookName = (name: string) => `eh-${name}-${staff.orgId.slice(0, 8)}`;
   /** One subscription.approved event through the engine's fast path (dispatcher → batcher). */
   const publish = async () => {
-    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    const event = {
+      id: randomUUID(),
+      type: 'subscription.approved',
+      source: 'service.issuance',
+      orgId: staff.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { id: randomUUID() },
+    };
     await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
     return event.id;
   };
@@ -66,7 +77,9 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
     expect(await endpoint(gone.id)).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
     expect(await delivery(deliveryId)).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null });
     // The batch's answer said the endpoint is disabled, so the batcher started no schedule for it.
-    await expect(svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
     expect(await receiver.received(hookName('gone-first'))).toHaveLength(1);
   });
 
@@ -75,7 +88,15 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
     const eventId = await publish();
     const deliveryId = uuidFromName(eventId, gone.id);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
-    await eventually(() => handle.describe().then(() => true, () => undefined), 30_000, 'delivery workflow started');
+    await eventually(
+      () =>
+        handle.describe().then(
+          () => true,
+          () => undefined,
+        ),
+      30_000,
+      'delivery workflow started',
+    );
 
     // Attempt 2 now, instead of after the 30 s of the schedule.
     expect((await api.post(`${deliveries}/${deliveryId}/retry`, staff.token)).status).toBe(202);
@@ -90,7 +111,15 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
     const eventId = await publish();
     const deliveryId = uuidFromName(eventId, busy.id);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
-    await eventually(() => handle.describe().then(() => timerPending(handle).then((p) => p || undefined), () => undefined), 30_000, 'delivery workflow waiting');
+    await eventually(
+      () =>
+        handle.describe().then(
+          () => timerPending(handle).then((p) => p || undefined),
+          () => undefined,
+        ),
+      30_000,
+      'delivery workflow waiting',
+    );
 
     const events = (await handle.fetchHistory()).events ?? [];
     const timer = events.find((e) => e.timerStartedEventAttributes)!.timerStartedEventAttributes!;
@@ -104,12 +133,35 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
 
   it('keeps an attempt’s Retry-After when the attempt runs again after its worker died', async () => {
     const busy = await hook('busy-replay', { responses: [{ status: 503, headers: { 'retry-after': '7200' } }] });
-    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
-    await publishEvents({ orm: svc.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId: busy.id }]);
+    const event = {
+      id: randomUUID(),
+      type: 'subscription.approved',
+      source: 'service.issuance',
+      orgId: staff.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { id: randomUUID() },
+    };
+    await publishEvents(
+      { orm: svc.orm, dispatcher: relayOnlyDispatcher },
+      [event],
+      [{ eventId: event.id, endpointId: busy.id }],
+    );
     const deliveryId = uuidFromName(event.id, busy.id);
     await deliveryPlanner(svc.orm, set).plan([event.id]);
-    const worker = () => createAttemptActivities({ orm: svc.orm, secrets: () => secretBoxFrom(svc.config), ssrf: () => policyFromConfig(svc.config), health: () => healthSettings(svc.config) });
-    const input = { deliveryId, number: 2, attemptedAt: new Date().toISOString(), nextDelayMs: 120_000, owner: `run-${randomUUID()}` };
+    const worker = () =>
+      createAttemptActivities({
+        orm: svc.orm,
+        secrets: () => secretBoxFrom(svc.config),
+        ssrf: () => policyFromConfig(svc.config),
+        health: () => healthSettings(svc.config),
+      });
+    const input = {
+      deliveryId,
+      number: 2,
+      attemptedAt: new Date().toISOString(),
+      nextDelayMs: 120_000,
+      owner: `run-${randomUUID()}`,
+    };
     const expected = { outcome: 'failed', responseStatus: 503, retryAfterMs: 7_200_000 };
     expect(await worker().attemptDelivery(input)).toMatchObject(expected);
     // The result is recorded, but its worker died before the workflow saw it: a new worker runs

@@ -18,7 +18,17 @@ describe('Retry-After (issue 12: honoured when longer than the schedule, capped)
   });
 
   it('ignores what is not a Retry-After value', () => {
-    for (const bad of [undefined, null, '', '-5', '1.5', '+30', 'soon', '2026-11-23T13:00:00Z', 'Mon, 99 Nov 2026 99:00:00 GMT']) {
+    for (const bad of [
+      undefined,
+      null,
+      '',
+      '-5',
+      '1.5',
+      '+30',
+      'soon',
+      '2026-11-23T13:00:00Z',
+      'Mon, 99 Nov 2026 99:00:00 GMT',
+    ]) {
       expect({ bad, got: parseRetryAfter(bad, now, DAY) }).toEqual({ bad, got: null });
     }
   });

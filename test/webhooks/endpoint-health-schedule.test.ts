@@ -36,7 +36,8 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
   const strictQueue = `ts-health-strict-${randomUUID()}`;
   const hook = () => `th-${randomUUID().slice(0, 8)}`;
   let stretched: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> } | undefined;
-  const endpointRow = (id: string) => ops.knex()('webhook_endpoints').where({ id }).first('status', 'disabled_reason', 'failing_since');
+  const endpointRow = (id: string) =>
+    ops.knex()('webhook_endpoints').where({ id }).first('status', 'disabled_reason', 'failing_since');
 
   beforeAll(async () => {
     [env, { config, orm }, receiver] = await Promise.all([
@@ -73,7 +74,10 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
 
   it('waits as long as a 503’s Retry-After asks when that is longer than the schedule, and next_attempt_at shows it', async () => {
     const h = hook();
-    const endpoint = await ops.endpoint(h, { responses: [{ status: 503, headers: { 'retry-after': '600' } }], defaultStatus: 200 });
+    const endpoint = await ops.endpoint(h, {
+      responses: [{ status: 503, headers: { 'retry-after': '600' } }],
+      defaultStatus: 200,
+    });
     const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
     const [first] = await ops.attemptsReach(deliveryId, 1);
     const waiting = await ops.delivery(deliveryId);
@@ -91,7 +95,10 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
   it('honours an HTTP-date Retry-After on a 429', async () => {
     const h = hook();
     const at = new Date(Date.now() + 20 * 60_000).toUTCString();
-    const endpoint = await ops.endpoint(h, { responses: [{ status: 429, headers: { 'retry-after': at } }], defaultStatus: 200 });
+    const endpoint = await ops.endpoint(h, {
+      responses: [{ status: 429, headers: { 'retry-after': at } }],
+      defaultStatus: 200,
+    });
     const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
     expect(await handle.result()).toBe('success');
     const [gap] = gaps(await ops.attempts(deliveryId));
@@ -120,7 +127,9 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
 
   it('caps a long Retry-After at WEBHOOK_RETRY_AFTER_CAP_SECONDS and still makes exactly 8 attempts', async () => {
     const h = hook();
-    const endpoint = await ops.endpoint(h, { defaultStatus: { status: 429, headers: { 'retry-after': String(30 * 86_400) } } });
+    const endpoint = await ops.endpoint(h, {
+      defaultStatus: { status: 429, headers: { 'retry-after': String(30 * 86_400) } },
+    });
     const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
     expect(await handle.result()).toBe('exhausted');
     const attempts = await ops.attempts(deliveryId);
@@ -130,7 +139,11 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
       expect(gap).toBeGreaterThanOrEqual(expected);
       expect(gap).toBeLessThan(within(expected));
     });
-    expect(await ops.delivery(deliveryId)).toMatchObject({ status: 'exhausted', attempt_count: 8, next_attempt_at: null });
+    expect(await ops.delivery(deliveryId)).toMatchObject({
+      status: 'exhausted',
+      attempt_count: 8,
+      next_attempt_at: null,
+    });
     expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'enabled' }); // 44 h of failures, under the 5 days
   });
 
@@ -157,16 +170,27 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
     expect(attempts).toHaveLength(7);
     const failingFor = new Date(attempts[6]!.attempted_at).getTime() - new Date(attempts[0]!.attempted_at).getTime();
     expect(failingFor).toBeGreaterThanOrEqual(FAILING_PERIOD_S * 1000);
-    expect(new Date(attempts[5]!.attempted_at).getTime() - new Date(attempts[0]!.attempted_at).getTime()).toBeLessThan(FAILING_PERIOD_S * 1000);
+    expect(new Date(attempts[5]!.attempted_at).getTime() - new Date(attempts[0]!.attempted_at).getTime()).toBeLessThan(
+      FAILING_PERIOD_S * 1000,
+    );
     expect(await receiver.received(h)).toHaveLength(7);
-    expect(await strict.knex()('webhook_endpoints').where({ id: endpoint.id }).first('status', 'disabled_reason')).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+    expect(
+      await strict.knex()('webhook_endpoints').where({ id: endpoint.id }).first('status', 'disabled_reason'),
+    ).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
     expect(await strict.delivery(deliveryId)).toMatchObject({ status: 'failed', next_attempt_at: null });
-    const [event] = await strict.knex()('events').where({ org_id: strict.orgId, type: ENDPOINT_DISABLED }).select('data');
+    const [event] = await strict
+      .knex()('events')
+      .where({ org_id: strict.orgId, type: ENDPOINT_DISABLED })
+      .select('data');
     expect(event.data).toMatchObject({ endpoint_id: endpoint.id, reason: 'failing' });
   });
 
   it('replays the recorded history of a stretched schedule with the current workflow code (determinism guard)', async () => {
     expect(stretched).toBeDefined();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, stretched!.history, stretched!.workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } },
+      stretched!.history,
+      stretched!.workflowId,
+    );
   });
 });

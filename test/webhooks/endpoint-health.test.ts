@@ -21,7 +21,10 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
   const knex = () => svc.orm.em.getConnection().getKnex();
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     api = http(svc.baseUrl);
   });
   // Each test its own organisation: an endpoint.disabled event goes to every other endpoint of it.
@@ -32,20 +35,32 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
     await receiver.stop();
   });
 
-  const hook = (name: string, plan: { responses?: number[] } = {}) => registerHook(svc, receiver, staff, `${set}-${name}`, ['*'], plan);
+  const hook = (name: string, plan: { responses?: number[] } = {}) =>
+    registerHook(svc, receiver, staff, `${set}-${name}`, ['*'], plan);
   const received = (name: string) => receiver.received(`${set}-${name}`);
   const publish = async () => {
-    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+    const event = {
+      id: randomUUID(),
+      type: 'subscription.approved',
+      source: 'service.issuance',
+      orgId: staff.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { id: randomUUID() },
+    };
     await publishEvents(publisher(), [event]);
     return event.id;
   };
   /** The endpoints the fan-out recorded a delivery for: decided in one transaction, so no waiting for absence. */
   const deliveredTo = (eventId: string) =>
-    eventually(async () => {
-      const [ev] = await knex()('events').where({ id: eventId }).whereNotNull('dispatched_at').select('id');
-      if (!ev) return undefined;
-      return (await knex()('webhook_deliveries').where({ event_id: eventId }).pluck('endpoint_id')).sort();
-    }, 30_000, `fan-out of ${eventId}`);
+    eventually(
+      async () => {
+        const [ev] = await knex()('events').where({ id: eventId }).whereNotNull('dispatched_at').select('id');
+        if (!ev) return undefined;
+        return (await knex()('webhook_deliveries').where({ event_id: eventId }).pluck('endpoint_id')).sort();
+      },
+      30_000,
+      `fan-out of ${eventId}`,
+    );
 
   it('shows the recent success rate of the endpoint’s attempts', async () => {
     const h = await hook('rate', { responses: [500] });
@@ -75,7 +90,12 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
 
     const [notice] = await receiver.waitFor(`${set}-other`, 1);
     const body = JSON.parse(notice!.body);
-    expect(body).toMatchObject({ event_type: ENDPOINT_DISABLED, org_id: staff.orgId, version: '1', data: { endpoint_id: gone.id, reason: 'gone' } });
+    expect(body).toMatchObject({
+      event_type: ENDPOINT_DISABLED,
+      org_id: staff.orgId,
+      version: '1',
+      data: { endpoint_id: gone.id, reason: 'gone' },
+    });
     expect(notice!.verified).toBe(true);
     expect(await deliveredTo(body.event_id)).toEqual([other.id]);
     expect(await knex()('events').where({ org_id: staff.orgId, type: ENDPOINT_DISABLED }).pluck('id')).toHaveLength(1);
@@ -108,7 +128,9 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
   it('refuses a manual retry of a delivery whose endpoint is disabled', async () => {
     const h = await hook('retry-disabled', { responses: [500] });
     const { delivery_id } = (await api.post(`${base}/${h.id}/test`, staff.token)).body.data;
-    await eventually(async () => ((await api.get(`${deliveries}/${delivery_id}`, staff.token)).body.data?.status === 'failed' ? true : undefined)); // 404 until the fan-out records it
+    await eventually(async () =>
+      (await api.get(`${deliveries}/${delivery_id}`, staff.token)).body.data?.status === 'failed' ? true : undefined,
+    ); // 404 until the fan-out records it
     await disableEndpoint(svc, h.id, 'manual');
     const res = await api.post(`${deliveries}/${delivery_id}/retry`, staff.token);
     expect(res.status).toBe(409);
@@ -129,6 +151,9 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
     expect(await noteAttemptOutcome(deps, f.id, { status: 500, at: at(5 * DAY) })).toBeNull();
     expect(await noteAttemptOutcome(deps, f.id, { status: 503, at: at(10 * DAY - 1) })).toBeNull();
     expect(await noteAttemptOutcome(deps, f.id, { status: 500, at: at(10 * DAY) })).toBe('failing');
-    expect((await api.get(`${base}/${f.id}`, staff.token)).body.data).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+    expect((await api.get(`${base}/${f.id}`, staff.token)).body.data).toMatchObject({
+      status: 'disabled',
+      disabled_reason: 'failing',
+    });
   });
 });

@@ -3,7 +3,10 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
-const PATHS = { A: { endpoints: 'webhook-endpoints', deliveries: 'webhook-deliveries' }, B: { endpoints: 'webhooks', deliveries: 'deliveries' } } as const;
+const PATHS = {
+  A: { endpoints: 'webhook-endpoints', deliveries: 'webhook-deliveries' },
+  B: { endpoints: 'webhooks', deliveries: 'deliveries' },
+} as const;
 
 describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §4.3)', (set) => {
   let svc: TestService;
@@ -20,7 +23,11 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
   afterAll(() => svc.stop());
 
   it('registers an endpoint with 201 and returns its signing secret once', async () => {
-    const res = await register({ url: 'https://hooks.example.com/tranche', description: 'ops', eventTypes: ['subscription.created'] });
+    const res = await register({
+      url: 'https://hooks.example.com/tranche',
+      description: 'ops',
+      eventTypes: ['subscription.created'],
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -47,7 +54,11 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
 
   it('stores the secret sealed with AES-256-GCM, never in the clear', async () => {
     const res = await register({ url: 'https://hooks.example.com/sealed', description: '', eventTypes: ['*'] });
-    const [row] = await svc.orm.em.getConnection().execute<{ secret_ciphertext: string }[]>('select secret_ciphertext from webhook_endpoints where id = ?', [res.body.data.id]);
+    const [row] = await svc.orm.em
+      .getConnection()
+      .execute<{ secret_ciphertext: string }[]>('select secret_ciphertext from webhook_endpoints where id = ?', [
+        res.body.data.id,
+      ]);
     expect(row!.secret_ciphertext).toMatch(/^v2:dev:/); // sealed value names its key (keyring)
     expect(row!.secret_ciphertext).not.toContain(res.body.data.signing_secret);
     expect(row!.secret_ciphertext).not.toContain(res.body.data.signing_secret.slice(6, 20));
@@ -60,7 +71,11 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
   });
 
   it('refuses an unknown event type with 400 listing the valid ones', async () => {
-    const res = await register({ url: 'https://hooks.example.com/x', description: '', eventTypes: ['subscription.created', 'nope.nothing'] });
+    const res = await register({
+      url: 'https://hooks.example.com/x',
+      description: '',
+      eventTypes: ['subscription.created', 'nope.nothing'],
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('UNKNOWN_EVENT_TYPE');
     expect(res.body.error.details.unknown).toEqual(['nope.nothing']);
@@ -73,9 +88,17 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
   });
 
   it('refuses plain http to a public host and credentials in the url', async () => {
-    for (const url of ['http://hooks.example.com/x', 'ftp://hooks.example.com/x', 'https://user:pw@hooks.example.com/x']) {
+    for (const url of [
+      'http://hooks.example.com/x',
+      'ftp://hooks.example.com/x',
+      'https://user:pw@hooks.example.com/x',
+    ]) {
       const res = await register({ url, description: '', eventTypes: ['*'] });
-      expect({ url, status: res.status, code: res.body.error.code }).toEqual({ url, status: 400, code: 'INVALID_WEBHOOK_URL' });
+      expect({ url, status: res.status, code: res.body.error.code }).toEqual({
+        url,
+        status: 400,
+        code: 'INVALID_WEBHOOK_URL',
+      });
     }
   });
 
@@ -85,22 +108,42 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
   });
 
   it('updates url and description with PATCH and keeps the rest', async () => {
-    const { body } = await register({ url: 'https://a.example.com/', description: 'before', eventTypes: ['subscription.signed'] });
-    const res = await api.patch(`${base}/${body.data.id}`, staff.token, { description: 'after', url: 'https://b.example.com/hook' });
+    const { body } = await register({
+      url: 'https://a.example.com/',
+      description: 'before',
+      eventTypes: ['subscription.signed'],
+    });
+    const res = await api.patch(`${base}/${body.data.id}`, staff.token, {
+      description: 'after',
+      url: 'https://b.example.com/hook',
+    });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: body.data.id, url: 'https://b.example.com/hook', description: 'after', eventTypes: ['subscription.signed'] });
+    expect(res.body.data).toMatchObject({
+      id: body.data.id,
+      url: 'https://b.example.com/hook',
+      description: 'after',
+      eventTypes: ['subscription.signed'],
+    });
     expect((await api.patch(`${base}/${body.data.id}`, staff.token, { url: 'http://example.com/' })).status).toBe(400);
     expect((await api.patch(`${base}/${body.data.id}`, staff.token, {})).status).toBe(422);
   });
 
   it('reads and replaces the subscribed event types', async () => {
-    const { body } = await register({ url: 'https://a.example.com/', description: '', eventTypes: ['subscription.signed'] });
+    const { body } = await register({
+      url: 'https://a.example.com/',
+      description: '',
+      eventTypes: ['subscription.signed'],
+    });
     const path = `${base}/${body.data.id}/subscriptions`;
     expect((await api.get(path, staff.token)).body.data).toEqual({ eventTypes: ['subscription.signed'] });
-    const put = await api.put(path, staff.token, { eventTypes: ['subscription.approved', 'test.ping', 'subscription.approved'] });
+    const put = await api.put(path, staff.token, {
+      eventTypes: ['subscription.approved', 'test.ping', 'subscription.approved'],
+    });
     expect(put.status).toBe(200);
     expect(put.body.data).toEqual({ eventTypes: ['subscription.approved', 'test.ping'] });
-    expect((await api.put(path, staff.token, { eventTypes: ['*', 'subscription.signed'] })).body.data).toEqual({ eventTypes: ['*'] });
+    expect((await api.put(path, staff.token, { eventTypes: ['*', 'subscription.signed'] })).body.data).toEqual({
+      eventTypes: ['*'],
+    });
     expect((await api.put(path, staff.token, { eventTypes: ['bogus'] })).status).toBe(400);
   });
 
@@ -123,7 +166,11 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
   it('pages the list with a cursor, newest first', async () => {
     const own = await actor(svc, newOrg(), ['admin']);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await register({ url: `https://p${i}.example.com/`, description: '', eventTypes: ['*'] }, own.token)).body.data.id);
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await register({ url: `https://p${i}.example.com/`, description: '', eventTypes: ['*'] }, own.token)).body.data
+          .id,
+      );
     const first = await api.get(`${base}?limit=2`, own.token);
     expect(first.body.data.items.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
     const second = await api.get(`${base}?limit=2&cursor=${first.body.data.next_cursor}`, own.token);
@@ -141,6 +188,9 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
 
   it('lists the supported event types of the set', async () => {
     const res = await api.get('/notifications/event-types', staff.token);
-    expect(res).toMatchObject({ status: 200, body: { success: true, data: { eventTypes: [...supportedEventTypes(set)] } } });
+    expect(res).toMatchObject({
+      status: 200,
+      body: { success: true, data: { eventTypes: [...supportedEventTypes(set)] } },
+    });
   });
 });

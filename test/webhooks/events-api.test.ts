@@ -15,7 +15,10 @@ describe('GET /notifications/events (issue 12)', () => {
   let api: ReturnType<typeof http>;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set: 'B', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set: 'B', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     api = http(svc.baseUrl);
   });
   const publisher = () => ({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) });
@@ -64,15 +67,24 @@ describe('GET /notifications/events (issue 12)', () => {
 
   it('filters by event_type and pages forward with the after cursor', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const events = [event(staff, 'subscription.created'), event(staff, 'subscription.signed'), event(staff, 'subscription.created'), event(staff, 'subscription.created')];
+    const events = [
+      event(staff, 'subscription.created'),
+      event(staff, 'subscription.signed'),
+      event(staff, 'subscription.created'),
+      event(staff, 'subscription.created'),
+    ];
     for (const e of events) await publishEvents(publisher(), [e]);
     const created = events.filter((e) => e.type === 'subscription.created').map((e) => e.id);
 
     // Events are listed once every older transaction has ended (another suite's may still be open).
-    const first = await eventually(async () => {
-      const res = await list(staff, '?event_type=subscription.created&limit=2');
-      return res.body.data.items.length === 2 ? res : undefined;
-    }, 30_000, 'the published events to be listable');
+    const first = await eventually(
+      async () => {
+        const res = await list(staff, '?event_type=subscription.created&limit=2');
+        return res.body.data.items.length === 2 ? res : undefined;
+      },
+      30_000,
+      'the published events to be listable',
+    );
     expect(first.body.data.items.map((e: { event_id: string }) => e.event_id)).toEqual(created.slice(0, 2));
     expect(first.body.data.has_more).toBe(true);
     const second = await list(staff, `?event_type=subscription.created&limit=2&after=${first.body.data.next_cursor}`);
@@ -100,11 +112,16 @@ describe('GET /notifications/events (issue 12)', () => {
       throw err;
     }
     // Visible once no older transaction is open anywhere on the server (other suites share it).
-    const ids = (r: Awaited<ReturnType<typeof list>>) => r.body.data.items.map((e: { event_id: string }) => e.event_id) as string[];
-    const after = await eventually(async () => {
-      const r = await list(staff);
-      return ids(r).length ? r : undefined;
-    }, 30_000, 'the events once both transactions committed');
+    const ids = (r: Awaited<ReturnType<typeof list>>) =>
+      r.body.data.items.map((e: { event_id: string }) => e.event_id) as string[];
+    const after = await eventually(
+      async () => {
+        const r = await list(staff);
+        return ids(r).length ? r : undefined;
+      },
+      30_000,
+      'the events once both transactions committed',
+    );
     expect(ids(after)).toEqual([slow.id, quick.id]);
   });
 

@@ -27,7 +27,10 @@ describe('ordered delivery per subscription (issue 12)', () => {
   const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     api = http(svc.baseUrl);
     staff = await actor(svc, newOrg(), ['staff']);
   });
@@ -38,14 +41,26 @@ describe('ordered delivery per subscription (issue 12)', () => {
 
   /** One subscription event through the engine's fast path; `mark` lets the receiver tell it apart. */
   const publish = async (subscriptionId: string, mark: string) => {
-    const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId: staff.orgId, occurredAt: new Date().toISOString(), data: { id: subscriptionId, mark } };
+    const event = {
+      id: randomUUID(),
+      type: 'subscription.approved',
+      source: 'service.issuance',
+      orgId: staff.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { id: subscriptionId, mark },
+    };
     await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
     return event.id;
   };
-  const marks = async (hook: string) => (await receiver.received(hook)).filter((d) => d.status === 200).map((d) => JSON.parse(d.body).data.mark as string);
+  const marks = async (hook: string) =>
+    (await receiver.received(hook)).filter((d) => d.status === 200).map((d) => JSON.parse(d.body).data.mark as string);
 
   it('stores the ordering asked for, and refuses one it does not know', async () => {
-    const created = await api.post(base, staff.token, { url: receiver.url('ord-shape'), eventTypes: ['*'], ordering: 'per_subscription' });
+    const created = await api.post(base, staff.token, {
+      url: receiver.url('ord-shape'),
+      eventTypes: ['*'],
+      ordering: 'per_subscription',
+    });
     expect(created.status).toBe(201);
     expect(created.body.data.ordering).toBe('per_subscription');
     const patched = await api.patch(`${base}/${created.body.data.id}`, staff.token, { ordering: 'none' });
@@ -56,7 +71,11 @@ describe('ordered delivery per subscription (issue 12)', () => {
 
   it('holds back only the failing subscription’s later events, then delivers them in order', async () => {
     const hook = `ord-${randomUUID().slice(0, 8)}`;
-    const res = await api.post(base, staff.token, { url: receiver.url(hook), eventTypes: ['subscription.approved'], ordering: 'per_subscription' });
+    const res = await api.post(base, staff.token, {
+      url: receiver.url(hook),
+      eventTypes: ['subscription.approved'],
+      ordering: 'per_subscription',
+    });
     expect(res.status).toBe(201);
     const endpointId: string = res.body.data.id;
     const secret: string = res.body.data.signing_secret;
@@ -77,7 +96,12 @@ describe('ordered delivery per subscription (issue 12)', () => {
     });
     expect(flowing.filter((m) => m.startsWith('healthy'))).toEqual(['healthy-1', 'healthy-2', 'healthy-3']);
     const firstDelivery = uuidFromName(first, endpointId);
-    const rows = () => svc.orm.em.getConnection().getKnex()('webhook_deliveries').whereIn('id', [firstDelivery, ...later]).select('id', 'status', 'attempt_count');
+    const rows = () =>
+      svc.orm.em
+        .getConnection()
+        .getKnex()('webhook_deliveries')
+        .whereIn('id', [firstDelivery, ...later])
+        .select('id', 'status', 'attempt_count');
     const held = await rows();
     // Its later events were not attempted: only the first has an attempt, and it has not succeeded.
     expect(held.find((d) => d.id === firstDelivery)).toMatchObject({ status: 'failed' });
@@ -97,10 +121,17 @@ describe('ordered delivery per subscription (issue 12)', () => {
     expect(all.filter((m) => m.startsWith('stuck'))).toEqual(['stuck-1', 'stuck-2', 'stuck-3']);
     // One ordered workflow per (endpoint, subscription); its history replays on today's code.
     const handle = svc.temporal.workflow.getHandle(orderedWorkflowId(endpointId, stuck));
-    await expect(svc.temporal.workflow.getHandle(orderedWorkflowId(endpointId, healthy)).describe()).resolves.toBeDefined();
+    await expect(
+      svc.temporal.workflow.getHandle(orderedWorkflowId(endpointId, healthy)).describe(),
+    ).resolves.toBeDefined();
     const history = await handle.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history, handle.workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } },
+      history,
+      handle.workflowId,
+    );
     // RECORD_HISTORY_DIR=test/replay/histories records this shape for the replay suite.
-    if (process.env.RECORD_HISTORY_DIR) writeFileSync(join(process.env.RECORD_HISTORY_DIR, 'webhook-ordered.json'), historyToJSON(history));
+    if (process.env.RECORD_HISTORY_DIR)
+      writeFileSync(join(process.env.RECORD_HISTORY_DIR, 'webhook-ordered.json'), historyToJSON(history));
   });
 });

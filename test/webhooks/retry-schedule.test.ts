@@ -27,8 +27,10 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   let ops: ReturnType<typeof webhookOps>;
   const taskQueue = `ts-webhooks-${randomUUID()}`;
   const hook = () => `ts-${randomUUID().slice(0, 8)}`;
-  let exhaustedHistory: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> } | undefined;
-  const retry = (deliveryId: string) => ops.delivery(deliveryId).then((d) => retryDelivery({ temporal: env.client, taskQueue, reads: ops.reads }, d));
+  let exhaustedHistory:
+    { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> } | undefined;
+  const retry = (deliveryId: string) =>
+    ops.delivery(deliveryId).then((d) => retryDelivery({ temporal: env.client, taskQueue, reads: ops.reads }, d));
 
   beforeAll(async () => {
     [env, { config, orm }, receiver] = await Promise.all([timeSkippingEnv(), webhookHarness(), Receiver.start()]);
@@ -66,10 +68,17 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
       expect(gap).toBeLessThan(within(ATTEMPT_DELAYS_MS[i + 1]!));
     });
     expect(ATTEMPT_DELAYS_MS).toEqual([0, 30_000, 120_000, 900_000, 3_600_000, 14_400_000, 43_200_000, 86_400_000]);
-    expect(await ops.delivery(deliveryId)).toMatchObject({ status: 'exhausted', attempt_count: 8, next_attempt_at: null });
+    expect(await ops.delivery(deliveryId)).toMatchObject({
+      status: 'exhausted',
+      attempt_count: 8,
+      next_attempt_at: null,
+    });
     const got = await receiver.received(h);
     expect(got).toHaveLength(8);
-    expect(new Set(got.map((d) => `${d.verified} ${d.headers['x-service-event-id']} ${d.headers['x-service-delivery-id']}`)).size).toBe(1);
+    expect(
+      new Set(got.map((d) => `${d.verified} ${d.headers['x-service-event-id']} ${d.headers['x-service-delivery-id']}`))
+        .size,
+    ).toBe(1);
     expect(got[0]!.verified).toBe(true);
   });
 
@@ -88,7 +97,10 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
     await retry(deliveryId);
     expect(await handle.result()).toBe('success');
     const attempts = await ops.attempts(deliveryId);
-    expect(attempts.map((a) => [a.number, a.response_status])).toEqual([...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => [n, 500]), [10, 200]]);
+    expect(attempts.map((a) => [a.number, a.response_status])).toEqual([
+      ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => [n, 500]),
+      [10, 200],
+    ]);
     const got = await receiver.received(h);
     expect(got).toHaveLength(10);
     expect(new Set(got.map((d) => d.headers['x-service-event-id'])).size).toBe(1);
@@ -105,7 +117,11 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
     expect(await handle.result()).toBe('success');
 
     const attempts = await ops.attempts(deliveryId);
-    expect(attempts.map((a) => [a.number, a.response_status])).toEqual([[1, 500], [2, 500], [3, 200]]);
+    expect(attempts.map((a) => [a.number, a.response_status])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 200],
+    ]);
     const [manual, next] = gaps(attempts);
     expect(manual).toBeLessThan(ATTEMPT_DELAYS_MS[1]!); // not the 30 s wait
     expect(next).toBeGreaterThanOrEqual(ATTEMPT_DELAYS_MS[2]!); // attempt 3 keeps its 2 min delay
@@ -140,6 +156,10 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
 
   it('replays the recorded history of a full schedule with the current workflow code (determinism guard)', async () => {
     expect(exhaustedHistory).toBeDefined();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, exhaustedHistory!.history, exhaustedHistory!.workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } },
+      exhaustedHistory!.history,
+      exhaustedHistory!.workflowId,
+    );
   });
 });

@@ -7,7 +7,12 @@ import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { Receiver, type ReceivedDelivery } from './support/receiver';
 
-type EndpointSecrets = { endpoint_id: string; secret_ciphertext: string; previous_secret_ciphertext: string | null; previous_secret_expires_at: Date | null };
+type EndpointSecrets = {
+  endpoint_id: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
+};
 
 /** Verifies with the maintained Standard Webhooks library; answers what it parsed, or throws. */
 const standardVerify = (secret: string, d: ReceivedDelivery) => new Webhook(secret).verify(d.body, d.headers);
@@ -20,7 +25,10 @@ describe('Standard Webhooks headers beside the spec’s (issue 12)', () => {
   const base = PATHS.A.endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }), Receiver.start()]);
+    [svc, receiver] = await Promise.all([
+      startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
     api = http(svc.baseUrl);
     staff = await actor(svc, newOrg(), ['staff']);
   });
@@ -44,9 +52,17 @@ describe('Standard Webhooks headers beside the spec’s (issue 12)', () => {
     expect(got!.headers['webhook-id']).toBe(sent.delivery_id);
     expect(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
     expect(got!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
-    expect(standardVerify(hook.secret, got!)).toMatchObject({ event_id: sent.event_id, event_type: 'test.ping', version: '1' });
+    expect(standardVerify(hook.secret, got!)).toMatchObject({
+      event_id: sent.event_id,
+      event_type: 'test.ping',
+      version: '1',
+    });
     // The §6.3 headers are all still there, unchanged.
-    expect(got!.headers).toMatchObject({ 'x-service-event-id': sent.event_id, 'x-service-delivery-id': sent.delivery_id, 'user-agent': 'Service-Webhooks/1.0' });
+    expect(got!.headers).toMatchObject({
+      'x-service-event-id': sent.event_id,
+      'x-service-delivery-id': sent.delivery_id,
+      'user-agent': 'Service-Webhooks/1.0',
+    });
   });
 
   it('is refused by the library when the body, the id or the timestamp was changed', async () => {
@@ -95,7 +111,12 @@ describe('Standard Webhooks headers beside the spec’s (issue 12)', () => {
   it('drops the previous secret once the overlap has passed', async () => {
     const hook = await registerHook(svc, receiver, staff, 'std-expiry', ['*']);
     const fresh = (await api.post(`${base}/${hook.id}/rotate-secret`, staff.token)).body.data.signing_secret as string;
-    const [row] = await svc.orm.em.getConnection().execute<EndpointSecrets[]>('select id as endpoint_id, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at from webhook_endpoints where id = ?', [hook.id]);
+    const [row] = await svc.orm.em
+      .getConnection()
+      .execute<EndpointSecrets[]>(
+        'select id as endpoint_id, secret_ciphertext, previous_secret_ciphertext, previous_secret_expires_at from webhook_endpoints where id = ?',
+        [hook.id],
+      );
     const box = secretBoxFrom(svc.config);
     const ids = { eventId: 'e', eventType: 'test.ping', deliveryId: 'msg_1', timestamp: new Date().toISOString() };
     const within = endpointKeys(box, row!, new Date());
@@ -107,7 +128,12 @@ describe('Standard Webhooks headers beside the spec’s (issue 12)', () => {
 
   it('keys Standard Webhooks with the base64-decoded secret, so a base64url secret from before still verifies', () => {
     const legacy = 'whsec_' + Buffer.alloc(32, 0xfb).toString('base64url'); // has "-" and "_"
-    const req = signedRequest(legacy, '{"a":1}', { eventId: 'e', eventType: 't', deliveryId: 'msg_2', timestamp: new Date().toISOString() });
+    const req = signedRequest(legacy, '{"a":1}', {
+      eventId: 'e',
+      eventType: 't',
+      deliveryId: 'msg_2',
+      timestamp: new Date().toISOString(),
+    });
     const asStandard = 'whsec_' + Buffer.alloc(32, 0xfb).toString('base64');
     expect(new Webhook(asStandard).verify(req.body, req.headers)).toEqual({ a: 1 });
   });

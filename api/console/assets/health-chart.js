@@ -13,9 +13,32 @@ document.addEventListener('DOMContentLoaded', () => {
       data: {
         labels: points.map((p) => label(p.t)),
         datasets: [
-          { type: 'line', label: 'Success rate (%)', data: points.map((p) => p.rate), yAxisID: 'rate', borderColor: '#1f5fbf', backgroundColor: '#1f5fbf', spanGaps: false, pointRadius: 3 },
-          { type: 'bar', label: 'Answered 2xx', data: points.map((p) => p.succeeded), yAxisID: 'count', backgroundColor: '#5aa469', stack: 'attempts' },
-          { type: 'bar', label: 'Failed', data: points.map((p) => p.attempts - p.succeeded), yAxisID: 'count', backgroundColor: '#c8553d', stack: 'attempts' },
+          {
+            type: 'line',
+            label: 'Success rate (%)',
+            data: points.map((p) => p.rate),
+            yAxisID: 'rate',
+            borderColor: '#1f5fbf',
+            backgroundColor: '#1f5fbf',
+            spanGaps: false,
+            pointRadius: 3,
+          },
+          {
+            type: 'bar',
+            label: 'Answered 2xx',
+            data: points.map((p) => p.succeeded),
+            yAxisID: 'count',
+            backgroundColor: '#5aa469',
+            stack: 'attempts',
+          },
+          {
+            type: 'bar',
+            label: 'Failed',
+            data: points.map((p) => p.attempts - p.succeeded),
+            yAxisID: 'count',
+            backgroundColor: '#c8553d',
+            stack: 'attempts',
+          },
         ],
       },
       options: {
@@ -24,8 +47,22 @@ document.addEventListener('DOMContentLoaded', () => {
         interaction: { mode: 'index', intersect: false },
         scales: {
           x: { stacked: true, title: { display: true, text: 'Interval start (UTC)' } },
-          count: { type: 'linear', position: 'left', stacked: true, beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: 'Attempts' } },
-          rate: { type: 'linear', position: 'right', min: 0, max: 100, grid: { drawOnChartArea: false }, title: { display: true, text: 'Success rate (%)' } },
+          count: {
+            type: 'linear',
+            position: 'left',
+            stacked: true,
+            beginAtZero: true,
+            ticks: { precision: 0 },
+            title: { display: true, text: 'Attempts' },
+          },
+          rate: {
+            type: 'linear',
+            position: 'right',
+            min: 0,
+            max: 100,
+            grid: { drawOnChartArea: false },
+            title: { display: true, text: 'Success rate (%)' },
+          },
         },
       },
     });

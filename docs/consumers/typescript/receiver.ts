@@ -24,7 +24,11 @@ const server = createServer((req, res) => {
       outcome = verifyServiceSignature(secret, body, header('x-service-signature')) ? 'ok' : 'bad_signature';
       if (outcome === 'ok') dedupeKey = (JSON.parse(body.toString('utf8')) as { event_id: string }).event_id; // spec §6.1
     } else {
-      outcome = verifyStandardWebhook(secret, body, { id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature') });
+      outcome = verifyStandardWebhook(secret, body, {
+        id: header('webhook-id'),
+        timestamp: header('webhook-timestamp'),
+        signature: header('webhook-signature'),
+      });
       dedupeKey = header('webhook-id');
     }
     if (outcome === 'ok' && dedupeKey !== undefined) {

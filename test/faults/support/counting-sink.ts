@@ -17,7 +17,11 @@ export async function startCountingSink() {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const hook = (req.url ?? '').split('/')[2] ?? '';
-      const want = Buffer.from(`sha256=${createHmac('sha256', secrets.get(hook) ?? '').update(body).digest('hex')}`);
+      const want = Buffer.from(
+        `sha256=${createHmac('sha256', secrets.get(hook) ?? '')
+          .update(body)
+          .digest('hex')}`,
+      );
       const got = Buffer.from(String(req.headers['x-service-signature'] ?? ''));
       if (got.length !== want.length || !timingSafeEqual(got, want)) {
         bad++;

@@ -10,7 +10,9 @@ export interface PostgresProcess {
 
 /** Starts postgres-server.ts on `dir` (created on first start, kept after) and waits until it serves. */
 export async function spawnPostgres(dir: string, port: number): Promise<PostgresProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'postgres-server.ts'), dir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'postgres-server.ts'), dir, String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`postgres did not start within 60 s:\n${output}`)), 60_000);

@@ -12,7 +12,10 @@ async function main(): Promise<void> {
   await pg.createDatabase('faults');
   process.stdout.write('ready\n');
   process.once('SIGTERM', () => {
-    pg.stop().then(() => process.exit(0), () => process.exit(1));
+    pg.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   });
 }
 

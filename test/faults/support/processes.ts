@@ -22,22 +22,36 @@ export interface ServiceProcess {
  * `since` characters of its log: the commands have left for Temporal. Fault tests strike at this
  * observed state, not after a sleep.
  */
-export async function commandsSent(api: ServiceProcess, since: number, count: number, timeoutMs = 60_000): Promise<void> {
+export async function commandsSent(
+  api: ServiceProcess,
+  since: number,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const sent = () => api.logs().slice(since).split('"msg":"workflow command"').length - 1;
   while (sent() < count) {
-    if (Date.now() > deadline) throw new Error(`${api.name}: ${sent()} of ${count} workflow commands sent within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`${api.name}: ${sent()} of ${count} workflow commands sent within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 2));
   }
 }
 
 /** An ES256 key in PKCS#8 PEM, so every process (and the test) signs and verifies one key. */
 export function accessTokenKey(): string {
-  return generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
 }
 
 /** The environment a worker/API pair shares, as deployed; `extra` overrides. */
-export function serviceEnv(opts: { databaseUrl: string; temporalAddress?: string; port: number; pem: string; extra?: Record<string, string> }): Record<string, string> {
+export function serviceEnv(opts: {
+  databaseUrl: string;
+  temporalAddress?: string;
+  port: number;
+  pem: string;
+  extra?: Record<string, string>;
+}): Record<string, string> {
   return {
     ...(process.env as Record<string, string>),
     NODE_ENV: 'development',
@@ -56,8 +70,15 @@ export function serviceEnv(opts: { databaseUrl: string; temporalAddress?: string
 }
 
 /** worker/main.ts or api/main.ts as its own process, as deployed. */
-export function spawnService(file: 'worker/main.ts' | 'api/main.ts', env: Record<string, string>, name: string = file): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnService(
+  file: 'worker/main.ts' | 'api/main.ts',
+  env: Record<string, string>,
+  name: string = file,
+): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   const waiters = new Set<() => void>();
   const append = (d: Buffer) => {
@@ -82,7 +103,11 @@ export function spawnService(file: 'worker/main.ts' | 'api/main.ts', env: Record
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`${name}: no log line matching ${pattern} within ${timeoutMs} ms; last lines:\n${text.slice(-2000)}`));
+          reject(
+            new Error(
+              `${name}: no log line matching ${pattern} within ${timeoutMs} ms; last lines:\n${text.slice(-2000)}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();
@@ -100,7 +125,10 @@ export function spawnService(file: 'worker/main.ts' | 'api/main.ts', env: Record
 export async function waitReady(baseUrl: string, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const ok = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((r) => setTimeout(r, 300));
   }

@@ -20,14 +20,26 @@ export async function finishAndExpectRecovered(
   receiver: Receiver,
 ): Promise<void> {
   for (const s of subs) {
-    await eventually('approve', async () => ((await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined));
-    await eventually('reconcile', async () => ((await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined));
+    await eventually('approve', async () =>
+      (await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined,
+    );
+    await eventually('reconcile', async () =>
+      (await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined,
+    );
   }
   const verdicts = await Promise.all(subs.map((s) => verdict(stack, s.id)));
   for (const v of verdicts) {
-    expect(v).toEqual({ status: 'completed', projectionEqualsWorkflow: true, eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])) });
+    expect(v).toEqual({
+      status: 'completed',
+      projectionEqualsWorkflow: true,
+      eventCounts: Object.fromEntries(WIRE_FLOW_EVENTS.map((t) => [t, 1])),
+    });
   }
-  const deliveries = await settledDeliveries(stack.databaseUrl, receiver.received, subs.map((s) => s.id));
+  const deliveries = await settledDeliveries(
+    stack.databaseUrl,
+    receiver.received,
+    subs.map((s) => s.id),
+  );
   await receiver.close();
   expect(deliveries).toEqual(subs.map(() => ({ undelivered: [], attemptGaps: [] })));
 }
@@ -52,9 +64,16 @@ export async function expectDeliveriesSurviveBackoffFault(
   try {
     const client = new Client({ connection });
     await eventually('both deliveries waiting on their timer', async () => {
-      const failed = await sql(databaseUrl, `select d.id from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1 and d.status = 'failed'`, [sub.id]);
-      const waiting = await Promise.all(failed.map((d) => timerPending(client.workflow.getHandle(deliveryWorkflowId(String(d.id))))));
-      if (waiting.length < 2 || !waiting.every(Boolean)) throw new Error(`${waiting.filter(Boolean).length} of 2 waiting`);
+      const failed = await sql(
+        databaseUrl,
+        `select d.id from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1 and d.status = 'failed'`,
+        [sub.id],
+      );
+      const waiting = await Promise.all(
+        failed.map((d) => timerPending(client.workflow.getHandle(deliveryWorkflowId(String(d.id))))),
+      );
+      if (waiting.length < 2 || !waiting.every(Boolean))
+        throw new Error(`${waiting.filter(Boolean).length} of 2 waiting`);
     });
   } finally {
     await connection.close();

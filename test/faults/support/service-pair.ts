@@ -5,10 +5,21 @@ import { accessTokenKey, serviceEnv, spawnService, waitReady, type ServiceProces
  * A service as deployed, for fault tests: worker processes and one API process on one task queue,
  * against the PostgreSQL and Temporal named. Workers can be added and killed one by one.
  */
-export async function startServicePair(opts: { databaseUrl: string; temporalAddress: string; workers?: number; extra?: Record<string, string> }) {
+export async function startServicePair(opts: {
+  databaseUrl: string;
+  temporalAddress: string;
+  workers?: number;
+  extra?: Record<string, string>;
+}) {
   const pem = accessTokenKey();
   const port = await freePort();
-  const env = serviceEnv({ databaseUrl: opts.databaseUrl, temporalAddress: opts.temporalAddress, port, pem, extra: opts.extra });
+  const env = serviceEnv({
+    databaseUrl: opts.databaseUrl,
+    temporalAddress: opts.temporalAddress,
+    port,
+    pem,
+    extra: opts.extra,
+  });
   const workers: ServiceProcess[] = [];
   let api: ServiceProcess | undefined;
   const baseUrl = `http://127.0.0.1:${port}`;

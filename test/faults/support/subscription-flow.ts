@@ -7,7 +7,13 @@ import { getSubscription } from '../../../workflows/subscription-messages';
 import { http } from '../../support/http';
 
 /** The events a Set A wire subscription publishes from creation to completion, in order. */
-export const WIRE_FLOW_EVENTS = ['subscription.created', 'subscription.signed', 'subscription.approved', 'subscription.funded', 'subscription.completed'];
+export const WIRE_FLOW_EVENTS = [
+  'subscription.created',
+  'subscription.signed',
+  'subscription.approved',
+  'subscription.funded',
+  'subscription.completed',
+];
 
 /**
  * A Set A world driven over HTTP against a service run as processes: staff, a KYC-approved investor
@@ -18,23 +24,40 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
   const org = randomUUID();
   const staff = await tokens.sign({ userId: 'staff-1', orgId: org, roles: ['staff'], kycCompleted: false });
   const investor = await tokens.sign({ userId: 'investor-1', orgId: org, roles: ['investor'], kycCompleted: true });
-  await sql(opts.databaseUrl, `insert into kyc_verifications (org_id, user_id, status) values ($1, 'investor-1', 'approved')`, [org]);
+  await sql(
+    opts.databaseUrl,
+    `insert into kyc_verifications (org_id, user_id, status) values ($1, 'investor-1', 'approved')`,
+    [org],
+  );
   const api = http(opts.baseUrl);
   const offering = await expectOk(api.post('/issuance/offerings', staff, { name: 'Faults', currency: 'USD' }), 201);
-  const cls = await expectOk(api.post(`/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '100.00' }), 201);
-  const sub = (id: string, op: string, token: string, body: unknown = {}) => api.post(`/issuance/subscriptions/${id}/${op}`, token, body);
+  const cls = await expectOk(
+    api.post(`/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '100.00' }),
+    201,
+  );
+  const sub = (id: string, op: string, token: string, body: unknown = {}) =>
+    api.post(`/issuance/subscriptions/${id}/${op}`, token, body);
 
   return {
     tokens: { staff, investor },
     /** draft -> pending_signature -> pending_payment -> pending_review (wire). */
     async toReview(): Promise<{ id: string; reference_code: string }> {
-      const s = await expectOk(api.post(`/issuance/offerings/${offering.id}/subscriptions`, investor, { securityClassId: cls.id, unitsSubscribed: 5 }), 201);
+      const s = await expectOk(
+        api.post(`/issuance/offerings/${offering.id}/subscriptions`, investor, {
+          securityClassId: cls.id,
+          unitsSubscribed: 5,
+        }),
+        201,
+      );
       await expectOk(sub(s.id, 'request-signature', investor));
-      await expectOk(sub(s.id, 'sign-agreement', investor, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' }));
+      await expectOk(
+        sub(s.id, 'sign-agreement', investor, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' }),
+      );
       return expectOk(sub(s.id, 'submit-for-review', investor, { paymentMethod: 'wire' }));
     },
     approve: (id: string) => expectOk(sub(id, 'approve', staff)),
-    reconcile: (referenceCode: string) => expectOk(api.post('/issuance/reconciliations', staff, { referenceCode, amount: '500.00' })),
+    reconcile: (referenceCode: string) =>
+      expectOk(api.post('/issuance/reconciliations', staff, { referenceCode, amount: '500.00' })),
     get: (id: string) => expectOk(api.get(`/issuance/subscriptions/${id}`, investor)),
   };
 }
@@ -67,7 +90,11 @@ export interface Verdict {
  * (subscriptions.state) equals the workflow's own getSubscription, and how often each event is in
  * the outbox. The projection is written by an activity after each transition, so it is given time.
  */
-export async function verdict(opts: { databaseUrl: string; temporalAddress: string }, id: string, timeoutMs = 60_000): Promise<Verdict> {
+export async function verdict(
+  opts: { databaseUrl: string; temporalAddress: string },
+  id: string,
+  timeoutMs = 60_000,
+): Promise<Verdict> {
   const connection = await Connection.connect({ address: opts.temporalAddress, connectTimeout: '10s' });
   try {
     const client = new Client({ connection });
@@ -80,7 +107,11 @@ export async function verdict(opts: { databaseUrl: string; temporalAddress: stri
       if (JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection))) break;
       await new Promise((r) => setTimeout(r, 500));
     } while (Date.now() < deadline);
-    const rows = await sql(opts.databaseUrl, `select type, count(*)::int as n from events where data->>'id' = $1 or data->>'subscription_id' = $1 group by type`, [id]);
+    const rows = await sql(
+      opts.databaseUrl,
+      `select type, count(*)::int as n from events where data->>'id' = $1 or data->>'subscription_id' = $1 group by type`,
+      [id],
+    );
     const equal = JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection));
     return {
       status: (workflow as { status: string }).status,
@@ -93,23 +124,37 @@ export async function verdict(opts: { databaseUrl: string; temporalAddress: stri
   }
 }
 
-function differences(workflow: unknown, projection: unknown): Record<string, { workflow: unknown; projection: unknown }> {
+function differences(
+  workflow: unknown,
+  projection: unknown,
+): Record<string, { workflow: unknown; projection: unknown }> {
   const w = (workflow ?? {}) as Record<string, unknown>;
   const p = (projection ?? {}) as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(w), ...Object.keys(p)])];
   return Object.fromEntries(
-    keys.filter((k) => JSON.stringify(normalise(w[k])) !== JSON.stringify(normalise(p[k]))).map((k) => [k, { workflow: w[k], projection: p[k] }]),
+    keys
+      .filter((k) => JSON.stringify(normalise(w[k])) !== JSON.stringify(normalise(p[k])))
+      .map((k) => [k, { workflow: w[k], projection: p[k] }]),
   );
 }
 
 /** Key order differs between a JS object and jsonb; compare as sorted JSON. */
 function normalise(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(normalise);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, normalise(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, normalise(v)]),
+    );
   return value;
 }
 
-export async function sql(databaseUrl: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+export async function sql(
+  databaseUrl: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<Record<string, unknown>[]> {
   const client = new PgClient({ connectionString: databaseUrl, connectionTimeoutMillis: 5000, query_timeout: 10_000 });
   await client.connect();
   try {

@@ -35,8 +35,16 @@ export interface DeliveryVerdict {
 }
 
 /** Every event of the subscription reached the receiver at least once, and no attempt is missing from any record. */
-export async function deliveryVerdict(databaseUrl: string, received: Map<string, number>, subscriptionId: string): Promise<DeliveryVerdict> {
-  const events = await sql(databaseUrl, `select id, type from events where data->>'id' = $1 or data->>'subscription_id' = $1`, [subscriptionId]);
+export async function deliveryVerdict(
+  databaseUrl: string,
+  received: Map<string, number>,
+  subscriptionId: string,
+): Promise<DeliveryVerdict> {
+  const events = await sql(
+    databaseUrl,
+    `select id, type from events where data->>'id' = $1 or data->>'subscription_id' = $1`,
+    [subscriptionId],
+  );
   const undelivered = events.filter((e) => !received.has(e.id as string)).map((e) => e.type as string);
   const deliveries = await sql(
     databaseUrl,
@@ -46,7 +54,11 @@ export async function deliveryVerdict(databaseUrl: string, received: Map<string,
     [events.map((e) => e.id)],
   );
   const attemptGaps = deliveries
-    .filter((d) => JSON.stringify(d.numbers) !== JSON.stringify(Array.from({ length: d.attempt_count as number }, (_, i) => i + 1)))
+    .filter(
+      (d) =>
+        JSON.stringify(d.numbers) !==
+        JSON.stringify(Array.from({ length: d.attempt_count as number }, (_, i) => i + 1)),
+    )
     .map((d) => `${d.id}: attempt_count ${d.attempt_count}, attempts ${JSON.stringify(d.numbers)}`);
   return { undelivered, attemptGaps };
 }
@@ -57,11 +69,17 @@ export async function deliveryVerdict(databaseUrl: string, received: Map<string,
  * its result is written, just after the POST the receiver saw: judged at that instant it shows
  * attempt 1 with a count of 0, which is in flight, not lost.
  */
-export async function settledDeliveries(databaseUrl: string, received: Map<string, number>, subscriptionIds: string[], timeoutMs = 120_000): Promise<DeliveryVerdict[]> {
+export async function settledDeliveries(
+  databaseUrl: string,
+  received: Map<string, number>,
+  subscriptionIds: string[],
+  timeoutMs = 120_000,
+): Promise<DeliveryVerdict[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const verdicts = await Promise.all(subscriptionIds.map((id) => deliveryVerdict(databaseUrl, received, id)));
-    if (verdicts.every((v) => v.undelivered.length === 0 && v.attemptGaps.length === 0) || Date.now() > deadline) return verdicts;
+    if (verdicts.every((v) => v.undelivered.length === 0 && v.attemptGaps.length === 0) || Date.now() > deadline)
+      return verdicts;
     await new Promise((r) => setTimeout(r, 1000));
   }
 }

@@ -40,7 +40,10 @@ export class TestIssuer {
   private keys: Key[] = [];
   private foreign!: Key;
 
-  private constructor(private readonly server: Server, readonly url: string) {}
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
 
   static async start(): Promise<TestIssuer> {
     let issuer: TestIssuer | undefined;
@@ -48,7 +51,9 @@ export class TestIssuer {
       if (req.url !== '/jwks.json' || !issuer) return void res.writeHead(404).end();
       issuer.jwksRequests += 1;
       if (issuer.hang) return; // never answers: the service must give up on its own
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: issuer.keys.map((k) => k.publicJwk) }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ keys: issuer.keys.map((k) => k.publicJwk) }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     issuer = new TestIssuer(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -97,8 +102,14 @@ export class TestIssuer {
 
   /** A token signed with a shared secret (HS256), which an OIDC provider's JWKS can never verify. */
   async symmetric(): Promise<string> {
-    return new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setIssuer(this.url).setAudience(this.audience)
-      .setSubject('user-hs').setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode('a-shared-secret-of-32-bytes-long!'));
+    return new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(this.url)
+      .setAudience(this.audience)
+      .setSubject('user-hs')
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('a-shared-secret-of-32-bytes-long!'));
   }
 
   async stop(): Promise<void> {

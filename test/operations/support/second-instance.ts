@@ -10,10 +10,20 @@ import type { TestService } from '../../support/service';
  * Another API instance of the same deployment: its own Koa app (and so its own limiters) on its
  * own port, over the same database, Temporal and signing key, as a second replica would be.
  */
-export async function secondInstance(svc: TestService, overrides: Partial<Config> = {}): Promise<{ baseUrl: string; stop(): Promise<void> }> {
+export async function secondInstance(
+  svc: TestService,
+  overrides: Partial<Config> = {},
+): Promise<{ baseUrl: string; stop(): Promise<void> }> {
   const config = { ...svc.config, ...overrides };
   const dispatcher = engineDispatcher(svc.temporal, svc.orm, config);
-  const app = createApp({ config, orm: svc.orm, temporal: svc.temporal, tokens: svc.tokens, kyc: kycEligibility(svc.orm), dispatcher });
+  const app = createApp({
+    config,
+    orm: svc.orm,
+    temporal: svc.temporal,
+    tokens: svc.tokens,
+    kyc: kycEligibility(svc.orm),
+    dispatcher,
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });

@@ -32,7 +32,13 @@ const server = createServer(async (req, res) => {
       // A planned answer is a status, or { status, headers } (a Retry-After, for instance).
       // `refuse`: a body containing one of these strings is answered 500, whatever its turn.
       const refused = verified && hook.refuse.some((r) => body.includes(r));
-      const planned = !verified ? 401 : refused ? 500 : hook.responses.length ? hook.responses.shift() : hook.defaultStatus;
+      const planned = !verified
+        ? 401
+        : refused
+          ? 500
+          : hook.responses.length
+            ? hook.responses.shift()
+            : hook.defaultStatus;
       const status = typeof planned === 'number' ? planned : planned.status;
       const extra = typeof planned === 'number' ? {} : (planned.headers ?? {});
       const list = received.get(name) ?? [];
@@ -44,7 +50,13 @@ const server = createServer(async (req, res) => {
     }
     if (area === '_control' && req.method === 'PUT') {
       const plan = JSON.parse(await rawBody(req));
-      hooks.set(name, { secret: plan.secret, responses: plan.responses ?? [], defaultStatus: plan.defaultStatus ?? 200, delayMs: plan.delayMs ?? 0, refuse: plan.refuse ?? [] });
+      hooks.set(name, {
+        secret: plan.secret,
+        responses: plan.responses ?? [],
+        defaultStatus: plan.defaultStatus ?? 200,
+        delayMs: plan.delayMs ?? 0,
+        refuse: plan.refuse ?? [],
+      });
       return json(res, 200, { ok: true });
     }
     if (area === '_control' && req.method === 'GET') return json(res, 200, received.get(name) ?? []);

@@ -16,13 +16,24 @@ export async function failedDeliveries(
   const ids: string[] = [];
   for (let i = 0; i < specs.length; i += 500) {
     const chunk = specs.slice(i, i + 500).map((s) => {
-      const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', org_id: target.orgId, occurred_at: s.createdAt, data: { n: i } };
+      const event = {
+        id: randomUUID(),
+        type: 'subscription.approved',
+        source: 'service.issuance',
+        org_id: target.orgId,
+        occurred_at: s.createdAt,
+        data: { n: i },
+      };
       const attempts = s.status === 'exhausted' ? 8 : 1;
       return { s, event, deliveryId: uuidFromName(event.id, target.endpointId), attempts };
     });
     await knex.transaction(async (trx) => {
-      await trx('events').insert(chunk.map((c) => ({ ...c.event, data: JSON.stringify(c.event.data), dispatched_at: c.s.createdAt })));
-      await trx('webhook_event_bodies').insert(chunk.map((c) => ({ event_id: c.event.id, body: renderEventBody(c.event) })));
+      await trx('events').insert(
+        chunk.map((c) => ({ ...c.event, data: JSON.stringify(c.event.data), dispatched_at: c.s.createdAt })),
+      );
+      await trx('webhook_event_bodies').insert(
+        chunk.map((c) => ({ event_id: c.event.id, body: renderEventBody(c.event) })),
+      );
       await trx('webhook_deliveries').insert(
         chunk.map((c) => ({
           id: c.deliveryId,

@@ -17,7 +17,11 @@ export async function registerHook(
   eventTypes: string[],
   plan: Omit<HookPlan, 'secret'> = {},
 ): Promise<{ id: string; secret: string }> {
-  const res = await http(svc.baseUrl).post(PATHS[svc.set].endpoints, who.token, { url: receiver.url(hook), description: hook, eventTypes });
+  const res = await http(svc.baseUrl).post(PATHS[svc.set].endpoints, who.token, {
+    url: receiver.url(hook),
+    description: hook,
+    eventTypes,
+  });
   if (res.status !== 201) throw new Error(`register ${hook}: ${res.status} ${JSON.stringify(res.body)}`);
   await receiver.plan(hook, { ...plan, secret: res.body.data.signing_secret });
   return { id: res.body.data.id, secret: res.body.data.signing_secret };

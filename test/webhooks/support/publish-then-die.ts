@@ -11,7 +11,9 @@ import type { ServiceEvent } from '../../../domain/events';
 async function main(): Promise<void> {
   const orm = await openOrm(loadConfig());
   const event = JSON.parse(process.env.EVENT!) as ServiceEvent;
-  await publishEvents({ orm, dispatcher: { dispatch: async () => void process.kill(process.pid, 'SIGKILL') } }, [event]);
+  await publishEvents({ orm, dispatcher: { dispatch: async () => void process.kill(process.pid, 'SIGKILL') } }, [
+    event,
+  ]);
   process.exit(3); // not reached: the dispatcher killed the process
 }
 

@@ -30,7 +30,9 @@ export class Receiver {
   ) {}
 
   static async start(): Promise<Receiver> {
-    const child = spawn(process.execPath, [join(__dirname, 'consumer-process.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(__dirname, 'consumer-process.mjs')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`receiver exited (${code})`)));
@@ -44,7 +46,11 @@ export class Receiver {
   }
 
   async plan(hook: string, plan: HookPlan): Promise<void> {
-    const res = await fetch(`${this.base}/_control/${hook}`, { method: 'PUT', body: JSON.stringify(plan), signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`${this.base}/_control/${hook}`, {
+      method: 'PUT',
+      body: JSON.stringify(plan),
+      signal: AbortSignal.timeout(5000),
+    });
     if (!res.ok) throw new Error(`receiver plan: ${res.status}`);
   }
 
@@ -59,7 +65,8 @@ export class Receiver {
     for (;;) {
       const got = await this.received(hook);
       if (got.length >= count) return got;
-      if (Date.now() > deadline) throw new Error(`hook ${hook}: ${got.length} of ${count} deliveries after ${timeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new Error(`hook ${hook}: ${got.length} of ${count} deliveries after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -74,7 +81,11 @@ export class Receiver {
 }
 
 /** Polls until the check returns a value other than undefined. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

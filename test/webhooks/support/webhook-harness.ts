@@ -23,7 +23,14 @@ import type { PlannedAnswer, Receiver } from './receiver';
  * activities, the real store and publish path.
  */
 export async function webhookHarness(env: Record<string, string> = {}): Promise<{ config: Config; orm: Orm }> {
-  const config = loadConfig({ ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: await freshDatabase(), WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', ...env });
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: await freshDatabase(),
+    WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+    ...env,
+  });
   const orm = await openOrm(config);
   await migrate(orm);
   return { config, orm };
@@ -31,7 +38,12 @@ export async function webhookHarness(env: Record<string, string> = {}): Promise<
 
 /** Only the activities the webhook workflows call. */
 export const webhookActivities = (config: Config, orm: Orm) => ({
-  ...createAttemptActivities({ orm, secrets: () => secretBoxFrom(config), ssrf: () => policyFromConfig(config), health: () => healthSettings(config) }),
+  ...createAttemptActivities({
+    orm,
+    secrets: () => secretBoxFrom(config),
+    ssrf: () => policyFromConfig(config),
+    health: () => healthSettings(config),
+  }),
 });
 
 export function webhookOps(deps: { config: Config; orm: Orm; client: Client; taskQueue: string; receiver: Receiver }) {
@@ -45,14 +57,22 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
     orgId,
     store,
     reads,
-    async endpoint(hook: string, plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number } = {}) {
-      const { row, secret } = await store.create(orgId, { url: deps.receiver.url(hook), description: hook, eventTypes: ['*'] });
+    async endpoint(
+      hook: string,
+      plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number } = {},
+    ) {
+      const { row, secret } = await store.create(orgId, {
+        url: deps.receiver.url(hook),
+        description: hook,
+        eventTypes: ['*'],
+      });
       secrets.set(hook, secret);
       await deps.receiver.plan(hook, { ...plan, secret });
       return row;
     },
     /** Changes how the receiver answers the hook from now on. */
-    replan: (hook: string, plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number }) => deps.receiver.plan(hook, { ...plan, secret: secrets.get(hook)! }),
+    replan: (hook: string, plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number }) =>
+      deps.receiver.plan(hook, { ...plan, secret: secrets.get(hook)! }),
     /**
      * Publishes one event aimed at the endpoint. `viaBatcher: true` hands it to the delivery
      * engine (a batcher makes attempt 1; a delivery workflow exists only if that failed);
@@ -61,20 +81,37 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
      * its parent's close, and the batcher never closes.
      */
     async publish(endpointId: string, opts: { viaBatcher: boolean } = { viaBatcher: true }) {
-      const event = { id: randomUUID(), type: 'subscription.approved', source: 'service.issuance', orgId, occurredAt: new Date().toISOString(), data: { id: randomUUID() } };
+      const event = {
+        id: randomUUID(),
+        type: 'subscription.approved',
+        source: 'service.issuance',
+        orgId,
+        occurredAt: new Date().toISOString(),
+        data: { id: randomUUID() },
+      };
       const deliveryId = uuidFromName(event.id, endpointId);
       if (opts.viaBatcher) {
         await publishEvents({ orm: deps.orm, dispatcher }, [event], [{ eventId: event.id, endpointId }]);
       } else {
-        await publishEvents({ orm: deps.orm, dispatcher: relayOnlyDispatcher }, [event], [{ eventId: event.id, endpointId }]);
-        expect(await deliveryPlanner(deps.orm, deps.config.BEHAVIOUR_SET).plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId], ordered: [] }]);
+        await publishEvents(
+          { orm: deps.orm, dispatcher: relayOnlyDispatcher },
+          [event],
+          [{ eventId: event.id, endpointId }],
+        );
+        expect(await deliveryPlanner(deps.orm, deps.config.BEHAVIOUR_SET).plan([event.id])).toEqual([
+          { eventId: event.id, deliveryIds: [deliveryId], ordered: [] },
+        ]);
         await deps.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
           taskQueue: deps.taskQueue,
           workflowId: deliveryWorkflowId(deliveryId),
           args: [{ deliveryId }],
         });
       }
-      return { deliveryId, eventId: event.id, handle: deps.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(deliveryWorkflowId(deliveryId)) };
+      return {
+        deliveryId,
+        eventId: event.id,
+        handle: deps.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(deliveryWorkflowId(deliveryId)),
+      };
     },
     attempts: (deliveryId: string) => reads.attempts(deliveryId),
     delivery: (deliveryId: string) => reads.get(orgId, deliveryId),
@@ -97,7 +134,19 @@ export const gaps = (attempts: { attempted_at: Date }[]) =>
   attempts.slice(1).map((a, i) => new Date(a.attempted_at).getTime() - new Date(attempts[i]!.attempted_at).getTime());
 
 /** True while the workflow holds a durable timer that has neither fired nor been cancelled. */
-export async function timerPending(handle: { fetchHistory(): Promise<{ events?: { eventType?: unknown; timerStartedEventAttributes?: unknown; timerFiredEventAttributes?: { startedEventId?: unknown } | null; timerCanceledEventAttributes?: { startedEventId?: unknown } | null; eventId?: unknown }[] | null }> }): Promise<boolean> {
+export async function timerPending(handle: {
+  fetchHistory(): Promise<{
+    events?:
+      | {
+          eventType?: unknown;
+          timerStartedEventAttributes?: unknown;
+          timerFiredEventAttributes?: { startedEventId?: unknown } | null;
+          timerCanceledEventAttributes?: { startedEventId?: unknown } | null;
+          eventId?: unknown;
+        }[]
+      | null;
+  }>;
+}): Promise<boolean> {
   const events = (await handle.fetchHistory()).events ?? [];
   const started = new Set(events.filter((e) => e.timerStartedEventAttributes).map((e) => String(e.eventId)));
   for (const e of events) {
