@@ -37,33 +37,21 @@ export function commandForms(
   ctx: { from: string; target: string },
 ): Html {
   const allowed = names.filter((n) => COMMANDS[n].roles.some((r) => p.roles.includes(r)));
-  const form = (n: CommandName, inner: Html) =>
-    html`<form
-      method="post"
-      action="/console/subscriptions/${id}/${n}"
-      hx-post="/console/subscriptions/${id}/${n}"
-      hx-target="${ctx.target}"
-      hx-select="${ctx.target}"
-      hx-swap="outerHTML"
-    >
-      <input type="hidden" name="from" value="${ctx.from}" />${inner}
-    </form>`;
-  return html`<div class="actions">
-    ${allowed.map((n) => {
-      const c = COMMANDS[n];
-      if (!c.reason) return form(n, html`<button type="submit" data-testid="${n}-${id}">${c.label}</button>`);
-      const field = `${n}-reason-${id}`;
-      return html`<details class="command">
-        <summary role="button" class="secondary outline" data-testid="${n}-open-${id}">${c.label}…</summary>
-        ${form(
-          n,
-          html`<label for="${field}">${c.reason}</label>
-            <textarea id="${field}" name="reason" required minlength="1" maxlength="2000" rows="2"></textarea>
-            <button type="submit" class="${n === 'void' ? 'contrast' : ''}" data-testid="${n}-submit-${id}">
-              ${c.label}
-            </button>`,
-        )}
-      </details>`;
-    })}
-  </div>`;
+  const form = (n: CommandName, inner: Html) => html`<form method="post" action="/console/subscriptions/${id}/${n}"
+      hx-post="/console/subscriptions/${id}/${n}" hx-target="${ctx.target}" hx-select="${ctx.target}" hx-swap="outerHTML">
+      <input type="hidden" name="from" value="${ctx.from}">${inner}</form>`;
+  return html`<div class="actions">${allowed.map((n) => {
+    const c = COMMANDS[n];
+    if (!c.reason) return form(n, html`<button type="submit" data-testid="${n}-${id}">${c.label}</button>`);
+    const field = `${n}-reason-${id}`;
+    return html`<details class="command">
+      <summary role="button" class="secondary outline" data-testid="${n}-open-${id}">${c.label}…</summary>
+      ${form(
+        n,
+        html`<label for="${field}">${c.reason}</label>
+        <textarea id="${field}" name="reason" required minlength="1" maxlength="2000" rows="2"></textarea>
+        <button type="submit" class="${n === 'void' ? 'contrast' : ''}" data-testid="${n}-submit-${id}">${c.label}</button>`,
+      )}
+    </details>`;
+  })}</div>`;
 }

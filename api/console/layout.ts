@@ -20,48 +20,38 @@ export function layout(opts: {
 }): string {
   const p = opts.principal;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false}' />
-        <title>${opts.title} · Tranche console</title>
-        <link rel="stylesheet" href="/console/assets/pico.min.css" />
-        <link rel="stylesheet" href="/console/assets/console.css" />
-        <script src="/console/assets/htmx.min.js" defer></script>
-        ${(opts.scripts ?? []).map((s) => html`<script src="/console/assets/${s}" defer></script>`)}
-      </head>
-      <body>
-        <a class="skip-link" href="#main">Skip to content</a>
-        <header class="container-fluid site-header">
-          <nav aria-label="Console">
-            <ul>
-              <li><strong>Tranche console</strong> <small class="muted">Set ${opts.set}</small></li>
-            </ul>
-            ${
-              p
-                ? html`<ul>
-                      ${NAV.map((n) => html`<li><a href="${n.href}" ${n.section === opts.section ? html`aria-current="page"` : ''}>${n.label}</a></li>`)}
-                    </ul>
-                    <ul>
-                      <li>
-                        <small
-                          >${p.userId} · ${p.roles.join(', ')}<br /><span class="muted">org ${p.orgId}</span></small
-                        >
-                      </li>
-                      <li>
-                        <form method="post" action="/console/auth/sign-out" class="inline">
-                          <button type="submit" class="secondary outline">Sign out</button>
-                        </form>
-                      </li>
-                    </ul>`
-                : ''
-            }
-          </nav>
-        </header>
-        <main id="main" class="container-fluid" tabindex="-1">${opts.body}</main>
-      </body>
-    </html>`.text;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false}'>
+<title>${opts.title} · Tranche console</title>
+<link rel="stylesheet" href="/console/assets/pico.min.css">
+<link rel="stylesheet" href="/console/assets/console.css">
+<script src="/console/assets/htmx.min.js" defer></script>
+${(opts.scripts ?? []).map((s) => html`<script src="/console/assets/${s}" defer></script>`)}
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="container-fluid site-header">
+  <nav aria-label="Console">
+    <ul><li><strong>Tranche console</strong> <small class="muted">Set ${opts.set}</small></li></ul>
+    ${
+      p
+        ? html`<ul>${NAV.map((n) => html`<li><a href="${n.href}" ${n.section === opts.section ? html`aria-current="page"` : ''}>${n.label}</a></li>`)}</ul>
+    <ul>
+      <li><small>${p.userId} · ${p.roles.join(', ')}<br><span class="muted">org ${p.orgId}</span></small></li>
+      <li><form method="post" action="/console/auth/sign-out" class="inline"><button type="submit" class="secondary outline">Sign out</button></form></li>
+    </ul>`
+        : ''
+    }
+  </nav>
+</header>
+<main id="main" class="container-fluid" tabindex="-1">
+${opts.body}
+</main>
+</body>
+</html>`.text;
 }
 
 /**
@@ -73,9 +63,7 @@ export function banner(b: Notice | null): Html {
   if (!b) return html``;
   return b.kind === 'ok'
     ? html`<div class="notice ok" role="status" data-testid="notice" tabindex="-1" autofocus>${b.text}</div>`
-    : html`<div class="notice refused" role="alert" data-testid="refusal" tabindex="-1" autofocus>
-        <strong>Refused:</strong> ${b.text}
-      </div>`;
+    : html`<div class="notice refused" role="alert" data-testid="refusal" tabindex="-1" autofocus><strong>Refused:</strong> ${b.text}</div>`;
 }
 export interface Notice {
   kind: 'ok' | 'refused';

@@ -105,9 +105,7 @@ export function consoleRouter(deps: ApiDeps): Router {
         known ? err.status : 500,
         'Error',
         'none',
-        html`<h1>Cannot show this page</h1>
-          <p role="alert">${message}</p>
-          <p><a href="/console/">Back to the console</a></p>`,
+        html`<h1>Cannot show this page</h1><p role="alert">${message}</p><p><a href="/console/">Back to the console</a></p>`,
       );
     }
   });
@@ -206,10 +204,8 @@ export function consoleRouter(deps: ApiDeps): Router {
     const now = await ctx.state.api.get(`/issuance/subscriptions/${id}`);
     return fragment(
       ctx,
-      html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">
-        ${banner(notice)}
-        ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}
-      </article>`,
+      html`<article id="card-${id}" class="queue-card done" data-testid="queue-card-${id}">${banner(notice)}
+      ${now.ok ? html`<p>The subscription is now ${chip(now.data.status)}. <a href="/console/subscriptions/${id}">Open subscription</a></p>` : ''}</article>`,
     );
   });
 
@@ -301,8 +297,7 @@ export function consoleRouter(deps: ApiDeps): Router {
         answer.ok ? 200 : answer.status,
         'Webhook health',
         'webhooks',
-        html`${banner(notice)}
-          <p><a href="/console/webhooks">Webhook health</a></p>`,
+        html`${banner(notice)}<p><a href="/console/webhooks">Webhook health</a></p>`,
       );
     page(
       ctx,

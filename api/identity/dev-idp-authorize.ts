@@ -143,39 +143,28 @@ function page(ctx: Context, status: number, main: ReturnType<typeof html>): void
     "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
   );
   ctx.body = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>Sign in · Development identity provider</title>
-        <link rel="stylesheet" href="/console/assets/pico.min.css" />
-        <link rel="stylesheet" href="/console/assets/console.css" />
-      </head>
-      <body>
-        <main class="container narrow">${main}</main>
-      </body>
-    </html>`.text;
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · Development identity provider</title>
+<link rel="stylesheet" href="/console/assets/pico.min.css"><link rel="stylesheet" href="/console/assets/console.css"></head>
+<body><main class="container narrow">${main}</main></body></html>`.text;
 }
 
-const refusal = (message: string) =>
-  html`<h1>Cannot sign in</h1>
-    <p role="alert">${message}</p>`;
+const refusal = (message: string) => html`<h1>Cannot sign in</h1><p role="alert">${message}</p>`;
 
 function signInForm(q: AuthorizeQuery) {
-  const hidden = Object.entries(q).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`);
+  const hidden = Object.entries(q).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
   return html`<h1>Development identity provider</h1>
-    <p>Not for production: whoever you say you are is who you are.</p>
-    <form method="post" action="/dev-idp/authorize">
-      ${hidden}
-      <label for="user_id">User id</label>
-      <input id="user_id" name="user_id" required autocomplete="username" autofocus />
-      <label for="org_id">Organisation id</label>
-      <input id="org_id" name="org_id" required pattern="[0-9a-fA-F-]{36}" aria-describedby="org_hint" />
-      <small id="org_hint">The organisation’s UUID.</small>
-      <fieldset>
-        <legend>Roles</legend>
-        ${ROLES.map((r) => html`<label><input type="checkbox" name="roles" value="${r}" ${r === 'staff' ? html`checked` : ''} /> ${r}</label>`)}
-      </fieldset>
-      <button type="submit">Sign in</button>
-    </form>`;
+<p>Not for production: whoever you say you are is who you are.</p>
+<form method="post" action="/dev-idp/authorize">
+  ${hidden}
+  <label for="user_id">User id</label>
+  <input id="user_id" name="user_id" required autocomplete="username" autofocus>
+  <label for="org_id">Organisation id</label>
+  <input id="org_id" name="org_id" required pattern="[0-9a-fA-F-]{36}" aria-describedby="org_hint">
+  <small id="org_hint">The organisation’s UUID.</small>
+  <fieldset><legend>Roles</legend>
+    ${ROLES.map((r) => html`<label><input type="checkbox" name="roles" value="${r}" ${r === 'staff' ? html`checked` : ''}> ${r}</label>`)}
+  </fieldset>
+  <button type="submit">Sign in</button>
+</form>`;
 }
