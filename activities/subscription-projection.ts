@@ -1,33 +1,30 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Orm } from '../db/orm';
-import { appendEvents } from '../db/outbox';
+import type { BehaviourSet } from '../domain/behaviour-set';
 import type { ServiceEvent } from '../domain/events';
 import type { SubscriptionState } from '../domain/subscription';
-import type { EventDispatcher } from './event-dispatcher';
+import { publishEvents } from '../webhooks';
 
 /**
- * Writes a subscription transition: the projection row, its events in the outbox and (Set A,
- * funds in escrow) the offering's counters, in one transaction. Idempotent: the row is written
+ * Writes a subscription transition: the projection row, its events (published: outbox, deliveries,
+ * queue) and (Set A, funds in escrow) the offering's counters, in one transaction. Idempotent: the row is written
  * only when its version is not older, events are keyed by id and counters by subscription.
  * The same version is written again on purpose: when a workflow task is lost after this ran (a
  * worker or server died), its retry runs at a new workflow time, so the same version carries a
  * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart).
  */
-export function createProjectionActivities(deps: { orm: Orm; dispatcher: EventDispatcher }) {
+export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet }) {
   return {
     async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<void> {
       const knex = deps.orm.em.getConnection().getKnex();
-      const fresh = await knex.transaction(async (trx) => {
+      await knex.transaction(async (trx) => {
         await upsertProjection(trx, state).catch(referenceCodeTaken);
         if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
           await creditOffering(trx, state);
         }
-        return appendEvents(trx, events);
+        await publishEvents(trx, events, { set: deps.set });
       });
-      // Not awaited: the transition is committed and the outbox relay hands over whatever this misses,
-      // so the subscription's workflow task does not wait on the delivery engine.
-      if (fresh.length) void deps.dispatcher.dispatch(fresh);
     },
   };
 }

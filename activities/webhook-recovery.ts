@@ -1,137 +1,23 @@
 import { Context } from '@temporalio/activity';
-import type { Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
-import type { WebhookDeliveryRow, WebhookRecoveryRow } from '../db/entities/webhook-rows';
-import { AppError } from '../lib/errors';
-import { retryDelivery, type DeliveryLookup } from './delivery-retry';
-import { lastAttemptNumber } from './webhook-attempt-store';
+import { recoverPage, type RecoveryStep } from '../webhooks';
 
-/** Retries sent side by side; the cursor is stored after each such chunk. */
-const CHUNK = 20;
-/** Answers of retryDelivery that mean "nothing to retry any more", not a failure of the recovery. */
-const SETTLED = new Set(['DELIVERY_SUCCEEDED', 'DELIVERY_PENDING']);
-
-export interface RecoveryStep {
-  finished: boolean;
-}
-
-/**
- * Bulk recovery's I/O (issue 12): one page of the endpoint's failed and exhausted deliveries per
- * call, oldest first, each retried through the manual retry's own function. Progress and the
- * cursor live in the recovery's row, written after every chunk, so a retried call (a worker that
- * died, a timeout) resumes where the last one stopped: at most one chunk is retried twice, which
- * consumers absorb by deduplicating (spec §6.1).
- */
-export function createRecoveryActivities(deps: { orm: Orm; batchSize: () => number }) {
-  const knex = () => deps.orm.em.getConnection().getKnex();
+/** Bulk recovery's activity (workflows/webhook-recovery.ts): one page, with this activity's client and heartbeat. */
+export function createRecoveryActivities(deps: { orm: Orm; batchSize: number }) {
   return {
-    async recoverBatch(recoveryId: string): Promise<RecoveryStep> {
+    recoverBatch(recoveryId: string): Promise<RecoveryStep> {
       const ctx = Context.current();
-      const rec: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries').where({ id: recoveryId }).first();
-      if (!rec || rec.status !== 'running') return { finished: true };
-      const page: WebhookDeliveryRow[] = await pageAfter(knex(), rec, deps.batchSize());
-      const reads = batchLookup(knex(), rec.endpoint_id);
-      for (let i = 0; i < page.length; i += CHUNK) {
-        if (await stopRequested(knex(), rec)) return { finished: true };
-        if (ctx.cancellationSignal.aborted)
-          throw new Error('recovery batch interrupted; the next call resumes from the stored cursor');
-        const chunk = page.slice(i, i + CHUNK);
-        const outcomes = await Promise.all(
-          chunk.map((d) =>
-            retryDelivery({ temporal: ctx.client, taskQueue: ctx.info.taskQueue, reads }, d).then(
-              () => 'done' as const,
-              (err: unknown) => {
-                if (err instanceof AppError && SETTLED.has(err.code)) return 'skipped' as const;
-                throw err;
-              },
-            ),
-          ),
-        );
-        const last = chunk[chunk.length - 1]!;
-        await knex()('webhook_recoveries')
-          .where({ id: recoveryId, status: 'running' })
-          .update({
-            done: knex().raw('done + ?', [outcomes.filter((o) => o === 'done').length]),
-            skipped: knex().raw('skipped + ?', [outcomes.filter((o) => o === 'skipped').length]),
-            // The row's own timestamp, in SQL: a JavaScript Date would cut its microseconds.
-            cursor_created_at: knex().raw('(select created_at from webhook_deliveries where id = ?)', [last.id]),
-            cursor_id: last.id,
-            updated_at: knex().fn.now(),
-          });
-        ctx.heartbeat();
-      }
-      if (page.length < deps.batchSize()) {
-        await finish(knex(), recoveryId, 'completed');
-        return { finished: true };
-      }
-      return { finished: false };
+      return recoverPage(
+        {
+          knex: deps.orm.em.getConnection().getKnex(),
+          temporal: ctx.client,
+          taskQueue: ctx.info.taskQueue,
+          batchSize: deps.batchSize,
+          heartbeat: () => ctx.heartbeat(),
+          cancelled: () => ctx.cancellationSignal.aborted,
+        },
+        recoveryId,
+      );
     },
-  };
-}
-
-/** The next page after the stored cursor: this endpoint's failed or exhausted deliveries created in [since, until]. */
-function pageAfter(knex: Knex, rec: WebhookRecoveryRow, limit: number): Promise<WebhookDeliveryRow[]> {
-  const q = knex<WebhookDeliveryRow>('webhook_deliveries')
-    .where({ endpoint_id: rec.endpoint_id })
-    .whereIn('status', ['failed', 'exhausted'])
-    // The window and the cursor are read in SQL, at the microsecond the rows hold.
-    .whereRaw(
-      'created_at between (select since from webhook_recoveries where id = ?) and (select until from webhook_recoveries where id = ?)',
-      [rec.id, rec.id],
-    )
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .limit(limit);
-  if (rec.cursor_id)
-    q.whereRaw('(created_at, id) > (select cursor_created_at, cursor_id from webhook_recoveries where id = ?)', [
-      rec.id,
-    ]);
-  return q.select('*') as unknown as Promise<WebhookDeliveryRow[]>;
-}
-
-/** A cancel from the API, or the endpoint deleted or disabled meanwhile, ends the recovery as cancelled. */
-async function stopRequested(knex: Knex, rec: WebhookRecoveryRow): Promise<boolean> {
-  const row:
-    { cancel_requested_at: Date | null; status: string; endpoint_status: string; deleted_at: Date | null } | undefined =
-    await knex('webhook_recoveries as r')
-      .join('webhook_endpoints as e', 'e.id', 'r.endpoint_id')
-      .where('r.id', rec.id)
-      .first('r.cancel_requested_at', 'r.status', 'e.status as endpoint_status', 'e.deleted_at');
-  if (
-    row &&
-    row.status === 'running' &&
-    !row.cancel_requested_at &&
-    row.endpoint_status === 'enabled' &&
-    !row.deleted_at
-  )
-    return false;
-  await finish(knex, rec.id, 'cancelled');
-  return true;
-}
-
-/**
- * A completed recovery counts as skipped whatever of its total it did not retry: deliveries that
- * succeeded on their own before their page was read never reach a chunk.
- */
-async function finish(knex: Knex, id: string, status: 'completed' | 'cancelled'): Promise<void> {
-  await knex('webhook_recoveries')
-    .where({ id, status: 'running' })
-    .update({
-      status,
-      ...(status === 'completed' && { skipped: knex.raw('greatest(skipped, total - done)') }),
-      finished_at: knex.fn.now(),
-      updated_at: knex.fn.now(),
-    });
-}
-
-/** The endpoint was checked enabled just before the chunk; the delivery itself is read fresh. */
-function batchLookup(knex: Knex, endpointId: string): DeliveryLookup {
-  return {
-    async get(orgId, id) {
-      const row: WebhookDeliveryRow | undefined = await knex('webhook_deliveries').where({ org_id: orgId, id }).first();
-      if (!row) throw new Error(`delivery ${id} vanished during recovery`);
-      return row;
-    },
-    endpointState: async (id) => (id === endpointId ? 'enabled' : 'deleted'),
-    lastAttemptNumber: (id) => lastAttemptNumber(knex, id),
   };
 }

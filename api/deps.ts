@@ -2,7 +2,6 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import type { Orm } from '../db/orm';
 import type { KycEligibility } from '../domain/kyc';
-import type { EventDispatcher } from '../activities/event-dispatcher';
 import type { AccessTokens } from './identity/access-tokens';
 
 /** What the API is built from; main.ts builds the real ones, tests build the same real ones. */
@@ -12,6 +11,4 @@ export interface ApiDeps {
   temporal: Client;
   tokens: AccessTokens;
   kyc: KycEligibility;
-  /** Fast path from a committed outbox event to its webhook fan-out. */
-  dispatcher: EventDispatcher;
 }

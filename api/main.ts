@@ -5,7 +5,6 @@ import { serveMetrics } from '../lib/metrics-server';
 import { migrate, openOrm } from '../db/orm';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
-import { engineDispatcher } from '../activities/event-dispatcher';
 import { createApp } from './app';
 
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
@@ -25,7 +24,6 @@ async function main(): Promise<void> {
     temporal,
     tokens,
     kyc: kycEligibility(orm),
-    dispatcher: engineDispatcher(temporal, orm, config),
   });
   const server = app.listen(config.PORT, config.HOST, () =>
     logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'),

@@ -18,7 +18,7 @@ import { openOrm } from '../db/orm';
 import { engineDispatcher } from '../activities/event-dispatcher';
 import { publishEvents } from '../activities/event-publisher';
 import { endpointStore } from '../api/notifications/endpoint-store';
-import { secretBoxFrom } from '../activities/webhook-secret-box';
+import { secretBoxFrom } from '../webhooks/secret-box';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
 import { engineCeiling } from './lib/engine-ceiling';

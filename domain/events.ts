@@ -61,6 +61,18 @@ export const TEST_PING = 'test.ping';
  */
 export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
 
+/**
+ * Types an endpoint gets only when it names them: `*` means every type of spec §6.2, and our
+ * additions are not in §6.2, so a consumer written from the spec never meets one it cannot know.
+ */
+export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [ENDPOINT_DISABLED];
+
+/** Whether an endpoint subscribed to `eventTypes` wants an event of `type`. */
+export function subscribedTo(eventTypes: readonly string[], type: string): boolean {
+  if (eventTypes.includes(type)) return true;
+  return eventTypes.includes('*') && !EXPLICIT_ONLY_EVENT_TYPES.includes(type);
+}
+
 /** spec §6.2: what a deployment of the given set delivers; anything else is dropped silently. */
 export function supportedEventTypes(set: BehaviourSet): readonly string[] {
   return [

@@ -11,17 +11,23 @@ export const AUTOMATIC_ATTEMPTS = ATTEMPT_DELAYS_MS.length;
 /** A delivery workflow per (event, endpoint); the delivery id is uuidFromName(event id, endpoint id). */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
 /**
- * The long-running first-attempt batchers, one per shard of a task queue (docs/decisions.md,
- * Delivery engine): the task queue is part of the id, so deployments sharing a namespace never
- * signal each other's batchers.
+ * The long-running retry schedulers, one per shard of a task queue (docs/decisions.md, Delivery
+ * engine, part two): each takes failed first attempts by signal and starts their delivery
+ * workflows as its children. The task queue is part of the id, so deployments sharing a namespace
+ * never signal each other's schedulers.
  */
-export const batcherWorkflowId = (taskQueue: string, shard: number) => `webhook-first-attempts-${taskQueue}-${shard}`;
+export const retrySchedulerWorkflowId = (taskQueue: string, shard: number) =>
+  `webhook-retry-scheduler-${taskQueue}-${shard}`;
 
-/** Deliveries whose first attempt is due, handed over by the dispatcher. */
-export interface FirstAttemptBatch {
-  deliveryIds: string[];
+/** A delivery whose first attempt failed (or was held by an open circuit): its schedule starts at attempt 2. */
+export interface RetryItem {
+  deliveryId: string;
+  endpointId: string;
+  eventType: string;
+  /** The wait before attempt 2 when attempt 1's Retry-After asked for longer than the schedule's. */
+  firstDelayMs?: number;
 }
-export const deliverBatch = defineSignal<[FirstAttemptBatch]>('deliverBatch');
+export const scheduleRetries = defineSignal<[{ items: RetryItem[] }]>('scheduleRetries');
 
 /** Manual retry of a `failed` delivery: attempt now, then the schedule goes on (spec §4.3). */
 export const retryNow = defineSignal('retryNow');
@@ -37,7 +43,7 @@ export interface DeliveryInput {
   /** Make the next attempt at once (a manual retry that found no run waiting), then follow the schedule. */
   attemptNow?: boolean;
   /**
-   * The wait before the first attempt this run makes, when the attempt before it (the batcher's
+   * The wait before the first attempt this run makes, when the attempt before it (the dispatcher's
    * attempt 1) was answered with a Retry-After longer than the schedule's (issue 12).
    */
   firstDelayMs?: number;
@@ -66,8 +72,10 @@ export interface AttemptResult {
    * `superseded`: another run or batch owns this attempt number (a manual retry raced the batch).
    * `endpoint_disabled`: the endpoint is disabled (before this attempt, or by its answer: a 410, or
    * failing too long); no attempt follows.
+   * `throttled`: the endpoint's rate limit has no token now; nothing was sent and no attempt number
+   * was used: try again after `retryAfterMs`.
    */
-  outcome: 'success' | 'failed' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded';
+  outcome: 'success' | 'failed' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded' | 'throttled';
   responseStatus: number | null;
   /**
    * Response headers the schedule may act on later (Retry-After on 429/503; a 410): kept small,
@@ -83,13 +91,6 @@ export interface AttemptResult {
   /** For the delivery workflow's search attributes (Web UI). */
   endpointId: string | null;
   eventType: string | null;
-}
-
-export interface FirstAttemptsInput {
-  deliveryIds: string[];
-  /** Unique per batch and stable across replays: the batcher's run id and the batch's sequence number. */
-  batchId: string;
-  attemptedAt: string;
 }
 
 /**

@@ -130,17 +130,22 @@ export const ConfigSchema = z.object({
     .string()
     .optional()
     .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
-  /** The outbox relay re-dispatches events still undispatched this long after commit, checking this often. */
+  /** The sweep plans events stored this long ago and never planned (docs/decisions.md, Delivery engine, part two). */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
-  OUTBOX_RELAY_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
-  /**
-   * First-attempt batcher workflows events are spread over (by event id): batches run side by side
-   * within each, so this bounds workflow-task parallelism, not delivery concurrency. Changing it is
-   * safe at any time (docs/decisions.md, Delivery engine).
-   */
-  WEBHOOK_BATCHER_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
-  /** A delivery still `pending`, with no attempt, this long after it was recorded is handed to a batcher again. */
-  WEBHOOK_STUCK_AFTER_MS: z.coerce.number().int().min(1000).max(86_400_000).default(300_000),
+  /** How often each worker's sweep runs: the safety net for a lost notification, a dead worker's attempts, a lost hand-over. */
+  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
+  /** Retry scheduler workflows failed first attempts are spread over; safe to change at any time. */
+  WEBHOOK_SCHEDULER_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
+  /** A first attempt whose dispatcher died (its liveness lock is gone) is closed as in doubt this long after it began. */
+  WEBHOOK_STUCK_AFTER_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
+  /** Attempts in flight to one endpoint at most, from every worker, unless the endpoint sets its own `max_in_flight`. */
+  WEBHOOK_DEFAULT_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(32),
+  /** First attempts one worker keeps in flight at most, across all endpoints, shared fairly by organisation. */
+  WEBHOOK_DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(1000),
+  /** Answers in a row that say an endpoint is down (no answer, 5xx, 408, 429) before its circuit opens. */
+  WEBHOOK_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(10),
+  /** An open circuit's first cool-down before a probe; each reopening doubles it, up to 16 times as long. */
+  WEBHOOK_CIRCUIT_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   /** After rotate-secret, webhook-signature also carries a signature with the previous secret for this long (docs/consumers). */
   WEBHOOK_SECRET_OVERLAP_SECONDS: z.coerce
     .number()

@@ -1,11 +1,10 @@
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { migrate, openOrm } from '../db/orm';
-import { engineDispatcher } from '../activities/event-dispatcher';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
 import { connectClient } from '../lib/temporal';
-import { startOutboxRelay } from './outbox-relay';
+import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './metrics-server';
 
 /**
@@ -18,22 +17,16 @@ async function main(): Promise<void> {
   const orm = await openOrm(config);
   await migrate(orm);
   const temporal = await connectClient(config);
-  const dispatcher = engineDispatcher(temporal, orm, config);
+  const engine = createDeliveryEngine({ orm, config });
   const worker = await createWorker({
     config,
-    deps: { orm, processor: createProcessor(config, { orm }), dispatcher, config },
+    deps: { orm, processor: createProcessor(config, { orm }), engine, config },
   });
-  // Events whose publisher died between commit and dispatch are handed over from here (spec §6.1).
-  const relay = startOutboxRelay({
-    orm,
-    dispatcher,
-    graceMs: config.OUTBOX_RELAY_GRACE_MS,
-    intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
-    stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS,
-  });
+  // First attempts straight from the queue, the sweep, the hand-overs to the retry schedulers.
+  const delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
-  await relay.stop();
+  await delivering.stop();
   await temporal.connection.close();
   await orm.close();
   metrics?.close();

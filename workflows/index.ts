@@ -1,6 +1,6 @@
 // Every workflow the worker runs. Workflow code is deterministic: no I/O, clock, random or env.
 export { subscriptionWorkflow } from './subscription';
-export { deliveryBatcherWorkflow } from './delivery-batcher';
+export { retrySchedulerWorkflow } from './retry-scheduler';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { webhookRecoveryWorkflow } from './webhook-recovery';
 export { orderedDeliveryWorkflow } from './ordered-delivery';

@@ -1,14 +1,17 @@
 /**
  * One delivery of one event to one endpoint, waiting on its retry schedule (spec §6.5): attempts
  * on durable timers, ending at the first 2xx, after the 8th failure (`exhausted`), or when the
- * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait (issue 12). The batcher starts one per failed first attempt (attemptsMade: 1); the API
- * starts one for a manual retry. Each attempt is a local activity: about 3 history writes.
+ * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait (issue 12). The retry
+ * scheduler starts one per failed first attempt (attemptsMade: 1); the API
+ * starts one for a manual retry. Each attempt is a local activity: about 3 history writes. An
+ * endpoint's rate limit may make an attempt wait for its turn; it never costs one of the 8.
  */
 import {
   condition,
   patched,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -36,15 +39,24 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   const owner = `run:${workflowInfo().runId}`;
   let made = input.attemptsMade ?? 0;
   const attempt = async (nextDelayMs: number | null) => {
-    const result = await attemptDelivery({
-      deliveryId: input.deliveryId,
-      number: ++made,
-      attemptedAt: new Date().toISOString(),
-      nextDelayMs,
-      owner,
-    });
-    showStatus(result.outcome === 'failed' && nextDelayMs === null ? 'exhausted' : result.outcome);
-    return result;
+    for (;;) {
+      const result = await attemptDelivery({
+        deliveryId: input.deliveryId,
+        number: made + 1,
+        attemptedAt: new Date().toISOString(),
+        nextDelayMs,
+        owner,
+      });
+      const { outcome } = result;
+      // The endpoint's rate limit had no token: nothing was sent and the number is still free.
+      if (outcome === 'throttled') {
+        await sleep(Math.max(1, result.retryAfterMs ?? 1000));
+        continue;
+      }
+      made++;
+      showStatus(outcome === 'failed' && nextDelayMs === null ? 'exhausted' : outcome);
+      return { ...result, outcome };
+    }
   };
 
   if (!input.once) {

@@ -1,9 +1,9 @@
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../../db/orm';
-import { appendEvents } from '../../db/outbox';
 import { EVENT_SOURCES, type ServiceEvent } from '../../domain/events';
-import type { EventDispatcher } from '../../activities/event-dispatcher';
+import type { Config } from '../../lib/config';
 import { newId } from '../../lib/ids';
+import { publishEvents } from '../../webhooks';
 
 /** What one identity command changed: its answer, its events, and the KYC gate's new status if it moved. */
 export interface IdentityChange<T> {
@@ -23,17 +23,16 @@ export const identityEvent = (type: string, orgId: string, data: Record<string, 
 });
 
 /**
- * Runs an identity command in one transaction: its records, the gate's row and its events in the
- * outbox commit together; then the new events go to the dispatcher. Commands for the same user
+ * Runs an identity command in one transaction: its records, the gate's row and its events
+ * (published: outbox, deliveries, queue) commit together. Commands for the same user
  * and organisation run one at a time (an advisory lock), so two starts cannot both succeed.
  */
 export async function commitIdentityChange<T>(
-  deps: { orm: Orm; dispatcher: EventDispatcher },
+  deps: { orm: Orm; config: Pick<Config, 'BEHAVIOUR_SET'> },
   subject: { orgId: string; userId: string } | null,
   work: (em: EntityManager) => Promise<IdentityChange<T>>,
 ): Promise<T> {
-  let fresh: string[] = [];
-  const result = await deps.orm.em.fork().transactional(async (em) => {
+  return deps.orm.em.fork().transactional(async (em) => {
     const trx = em.getTransactionContext<Knex.Transaction>()!;
     if (subject)
       await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
@@ -42,11 +41,9 @@ export async function commitIdentityChange<T>(
     const change = await work(em);
     await em.flush();
     if (change.verification) await upsertVerification(trx, change.verification);
-    fresh = await appendEvents(trx, change.events);
+    await publishEvents(trx, change.events, { set: deps.config.BEHAVIOUR_SET });
     return change.result;
   });
-  if (fresh.length) await deps.dispatcher.dispatch(fresh);
-  return result;
 }
 
 async function upsertVerification(

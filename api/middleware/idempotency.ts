@@ -5,7 +5,7 @@ import { conflict, validationFailed } from '../../lib/errors';
 import { withIdempotencyScope } from '../../lib/idempotency-scope';
 import { logger } from '../../lib/logger';
 import type { Orm } from '../../db/orm';
-import type { SecretBox } from '../../activities/webhook-secret-box';
+import type { SecretBox } from '../../webhooks/secret-box';
 import type { AccessTokens } from '../identity/access-tokens';
 import { errorBody, toAppError } from './errors';
 import { idempotencyStore, type IdempotencyScope } from './idempotency-store';

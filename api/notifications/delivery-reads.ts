@@ -1,7 +1,7 @@
 import type { Orm } from '../../db/orm';
 import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/entities/webhook-rows';
 import { notFound } from '../../lib/errors';
-import { lastAttemptNumber } from '../../activities/webhook-attempt-store';
+import { lastAttemptNumber } from '../../webhooks/attempt-store';
 import { applyCursor, byCreation, page } from '../cursor';
 import type { ListDeliveriesQuery } from './schema';
 

@@ -2,17 +2,16 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import type { SecretBox } from '../../activities/webhook-secret-box';
-import { publishEvents } from '../../activities/event-publisher';
+import type { SecretBox } from '../../webhooks/secret-box';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
-import { newId, uuidFromName } from '../../lib/ids';
+import { newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
 import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messages';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
 import { AppError, conflict } from '../../lib/errors';
-import type { WebhookEndpointRow } from '../../db/entities/webhook-rows';
-import { disableEndpoint } from '../../activities/endpoint-health';
+import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
+import { deliveryIdFor, disableEndpoint, publishEvents } from '../../webhooks';
 import { successRates } from './endpoint-success';
 import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
@@ -40,8 +39,10 @@ export function endpointRoutes(
   deps: ApiDeps & { secrets: SecretBox },
 ): void {
   const store = endpointStore(deps.orm, deps.secrets, { overlapSeconds: deps.config.WEBHOOK_SECRET_OVERLAP_SECONDS });
-  const withRate = async (row: WebhookEndpointRow) =>
-    endpointView(row, (await successRates(deps.orm, [row.id])).get(row.id));
+  const limits = { defaultMaxInFlight: deps.config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT };
+  const knex = () => deps.orm.em.getConnection().getKnex();
+  const withRate = async (row: WebhookEndpointReadRow) =>
+    endpointView(row, limits, (await successRates(deps.orm, [row.id])).get(row.id));
   const set = deps.config.BEHAVIOUR_SET;
   const ssrf = policyFromConfig(deps.config);
   // Scheme rules first, then where the host really points (checked again at every connect).
@@ -71,9 +72,11 @@ export function endpointRoutes(
           description: body.description,
           eventTypes: checkEventTypes(set, body.eventTypes),
           ordering: body.ordering,
+          maxInFlight: body.maxInFlight,
+          rateLimitPerSecond: body.rateLimitPerSecond,
         };
         const { row, secret } = await store.create(ctx.state.principal.orgId, input);
-        ok(ctx, { ...endpointView(row), signing_secret: secret }, 201);
+        ok(ctx, { ...endpointView(row, limits), signing_secret: secret }, 201);
       },
     ),
   );
@@ -89,7 +92,7 @@ export function endpointRoutes(
           deps.orm,
           items.map((r) => r.id),
         );
-        ok(ctx, { items: items.map((r) => endpointView(r, rates.get(r.id))), next_cursor });
+        ok(ctx, { items: items.map((r) => endpointView(r, limits, rates.get(r.id))), next_cursor });
       },
     ),
   );
@@ -113,20 +116,19 @@ export function endpointRoutes(
         params: EndpointParams,
         body: UpdateEndpointBody,
         response: EndpointView,
-        summary: "Change a webhook endpoint's url, description or status (re-enable)",
+        summary: "Change a webhook endpoint's url, description, status (re-enable), ordering or delivery limits",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
         const patch = {
+          ...body,
           ...(body.url !== undefined && { url: await url(body.url) }),
-          ...(body.description !== undefined && { description: body.description }),
-          ...(body.ordering !== undefined && { ordering: body.ordering }),
         };
         let row = await store.update(orgId, params.id, patch);
         // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
         if (body.status === 'enabled' && row.status === 'disabled') row = await store.enable(orgId, params.id);
         if (body.status === 'disabled' && row.status === 'enabled') {
-          await disableEndpoint(deps, row.id, 'manual');
+          await disableEndpoint(knex(), set, row.id, 'manual');
           row = await store.get(orgId, params.id);
         }
         ok(ctx, await withRate(row));
@@ -218,8 +220,9 @@ export function endpointRoutes(
           occurredAt: new Date().toISOString(),
           data: { endpoint_id: endpoint.id, message: 'This is a test event sent from the webhook settings.' },
         };
-        await publishEvents(deps, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
-        ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: uuidFromName(event.id, endpoint.id) }, 202);
+        // Answered once the event and its delivery are committed; the dispatcher hears of it at commit.
+        await publishEvents(knex(), [event], { set, targets: [{ eventId: event.id, endpointId: endpoint.id }] });
+        ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: deliveryIdFor(event.id, endpoint.id) }, 202);
       },
     ),
   );

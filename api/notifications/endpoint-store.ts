@@ -1,8 +1,8 @@
 import type { Orm } from '../../db/orm';
-import type { EndpointOrdering, WebhookEndpointRow } from '../../db/entities/webhook-rows';
+import type { EndpointOrdering, WebhookEndpointReadRow, WebhookEndpointRow } from '../../db/entities/webhook-rows';
 import { newId } from '../../lib/ids';
 import { notFound } from '../../lib/errors';
-import { newSigningSecret, type SecretBox } from '../../activities/webhook-secret-box';
+import { newSigningSecret, type SecretBox } from '../../webhooks/secret-box';
 import { applyCursor, byCreation, page } from '../cursor';
 
 /** Webhook endpoints of an organisation; every read and write is scoped by the caller's org. */
@@ -12,55 +12,73 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
   const live = (orgId: string) =>
     knex()<WebhookEndpointRow>('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at');
 
-  async function get(orgId: string, id: string): Promise<WebhookEndpointRow> {
-    const row = await live(orgId).where({ id }).first();
+  /** Endpoints as read: each with its circuit breaker (issue 19). */
+  const reading = (orgId: string) =>
+    knex()('webhook_endpoints')
+      .leftJoin('webhook_endpoint_flow as f', 'f.endpoint_id', 'webhook_endpoints.id')
+      .where('webhook_endpoints.org_id', orgId)
+      .whereNull('webhook_endpoints.deleted_at')
+      .select(
+        'webhook_endpoints.*',
+        knex().raw(`coalesce(f.circuit_state, 'closed') as circuit_state`),
+        knex().raw('coalesce(f.consecutive_failures, 0) as consecutive_failures'),
+        'f.opened_at as circuit_opened_at',
+        'f.probe_at as circuit_probe_at',
+      );
+
+  async function get(orgId: string, id: string): Promise<WebhookEndpointReadRow> {
+    const row: WebhookEndpointReadRow | undefined = await reading(orgId).where('webhook_endpoints.id', id).first();
     if (!row) throw notFound('Webhook endpoint');
     return row;
   }
 
-  async function update(orgId: string, id: string, patch: Partial<WebhookEndpointRow>): Promise<WebhookEndpointRow> {
-    const [row] = await live(orgId)
+  async function update(orgId: string, id: string, patch: Partial<WebhookEndpointRow>): Promise<WebhookEndpointReadRow> {
+    const n = await live(orgId)
       .where({ id })
-      .update({ ...patch, updated_at: new Date() })
-      .returning('*');
-    if (!row) throw notFound('Webhook endpoint');
-    return row as WebhookEndpointRow;
+      .update({ ...patch, updated_at: new Date() });
+    if (!n) throw notFound('Webhook endpoint');
+    return get(orgId, id);
   }
 
   return {
     get,
 
     /** The secret is returned to the caller once and stored sealed (spec §2.6, §8). */
-    async create(
-      orgId: string,
-      input: { url: string; description: string; eventTypes: string[]; ordering?: EndpointOrdering },
-    ) {
+    async create(orgId: string, input: EndpointInput) {
       const id = newId();
       const secret = newSigningSecret();
-      const [row] = await knex()('webhook_endpoints')
-        .insert({
+      await knex().transaction(async (trx) => {
+        await trx('webhook_endpoints').insert({
           id,
           org_id: orgId,
           url: input.url,
           description: input.description,
           event_types: input.eventTypes,
           ordering: input.ordering ?? 'none',
+          max_in_flight: input.maxInFlight ?? null,
+          rate_limit_per_second: input.rateLimitPerSecond ?? null,
           secret_ciphertext: secrets.seal(id, secret),
-        })
-        .returning('*');
-      return { row: row as WebhookEndpointRow, secret };
+        });
+        // Its rate-limit bucket and circuit breaker, which the dispatcher locks before it sends.
+        await trx('webhook_endpoint_flow').insert({ endpoint_id: id });
+      });
+      return { row: await get(orgId, id), secret };
     },
 
     async list(orgId: string, q: { limit: number; cursor?: string }) {
-      const query = live(orgId)
-        .select('*')
-        .limit(q.limit + 1);
+      const query = reading(orgId).limit(q.limit + 1);
       applyCursor(query, 'webhook_endpoints', q.cursor);
-      return page((await query) as (WebhookEndpointRow & { cursor_at: string })[], q.limit, byCreation);
+      return page((await query) as (WebhookEndpointReadRow & { cursor_at: string })[], q.limit, byCreation);
     },
 
-    update: (orgId: string, id: string, patch: { url?: string; description?: string; ordering?: EndpointOrdering }) =>
-      update(orgId, id, patch),
+    update: (orgId: string, id: string, patch: EndpointPatch) =>
+      update(orgId, id, {
+        ...(patch.url !== undefined && { url: patch.url }),
+        ...(patch.description !== undefined && { description: patch.description }),
+        ...(patch.ordering !== undefined && { ordering: patch.ordering }),
+        ...(patch.maxInFlight !== undefined && { max_in_flight: patch.maxInFlight }),
+        ...(patch.rateLimitPerSecond !== undefined && { rate_limit_per_second: patch.rateLimitPerSecond }),
+      }),
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
 
@@ -80,9 +98,13 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
       return { row, secret };
     },
 
-    /** Re-enables a disabled endpoint; it starts again with a clean failure record. */
-    enable: (orgId: string, id: string) =>
-      update(orgId, id, { status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null }),
+    /** Re-enables a disabled endpoint; it starts again with a clean failure record and a closed circuit. */
+    async enable(orgId: string, id: string) {
+      await knex()('webhook_endpoint_flow')
+        .where({ endpoint_id: id })
+        .update({ circuit_state: 'closed', consecutive_failures: 0, open_count: 0, opened_at: null, probe_at: null });
+      return update(orgId, id, { status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null });
+    },
 
     /**
      * Soft delete: delivery history stays readable. Returns the deliveries that may still have
@@ -109,3 +131,23 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
 }
 
 export type EndpointStore = ReturnType<typeof endpointStore>;
+
+export interface EndpointInput {
+  url: string;
+  description: string;
+  eventTypes: string[];
+  ordering?: EndpointOrdering;
+  /** Attempts in flight to it at most; unset: the deployment's default. */
+  maxInFlight?: number | null;
+  /** Deliveries per second at most; unset: no limit. */
+  rateLimitPerSecond?: number | null;
+}
+
+/** What PATCH may change; null clears a limit back to the default (none, for the rate). */
+export interface EndpointPatch {
+  url?: string;
+  description?: string;
+  ordering?: EndpointOrdering;
+  maxInFlight?: number | null;
+  rateLimitPerSecond?: number | null;
+}

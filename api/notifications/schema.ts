@@ -11,6 +11,14 @@ const description = z.string().trim().max(1000);
 const eventTypes = z.array(z.string().min(1).max(100)).min(1).max(100);
 /** Issue 12: `per_subscription` delivers one subscription's events in order. */
 const ordering = z.enum(ENDPOINT_ORDERINGS);
+/** Issue 19: attempts in flight to the endpoint at most, from every worker. */
+const maxInFlight = z.int().min(1).max(256).describe('Attempts in flight to the endpoint at most (1-256)');
+/** Issue 19: deliveries per second at most; those above it wait their turn, none is dropped. */
+const rateLimitPerSecond = z
+  .int()
+  .min(1)
+  .max(10_000)
+  .describe('Deliveries per second at most (1-10000); deliveries above it wait, none is dropped');
 
 /** spec §4.3 register body. */
 export const RegisterEndpointBody = z.strictObject({
@@ -18,20 +26,27 @@ export const RegisterEndpointBody = z.strictObject({
   description: description.default(''),
   eventTypes,
   ordering: ordering.default('none'),
+  maxInFlight: maxInFlight.optional(),
+  rateLimitPerSecond: rateLimitPerSecond.optional(),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
-/** spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint (issue 12). */
+/**
+ * spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint
+ * (issue 12); the delivery limits (issue 19).
+ */
 export const UpdateEndpointBody = z
   .strictObject({
     url: url.optional(),
     description: description.optional(),
     status: z.enum(['enabled', 'disabled']).optional(),
     ordering: ordering.optional(),
+    maxInFlight: maxInFlight.nullable().optional().describe('null: back to the deployment default'),
+    rateLimitPerSecond: rateLimitPerSecond.nullable().optional().describe('null: no limit'),
   })
   .refine(
-    (b) => b.url !== undefined || b.description !== undefined || b.status !== undefined || b.ordering !== undefined,
-    'give url, description, status and/or ordering',
+    (b) => Object.values(b).some((v) => v !== undefined),
+    'give url, description, status, ordering, maxInFlight and/or rateLimitPerSecond',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
@@ -98,6 +113,18 @@ export const EndpointView = z
     ordering: ordering.describe(
       "per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events",
     ),
+    max_in_flight: z.number().int().describe("Attempts in flight to the endpoint at most (the deployment's default unless set)"),
+    rate_limit_per_second: z.number().int().nullable().describe('Deliveries per second at most; null: no limit'),
+    circuit: z
+      .object({
+        state: z.enum(['closed', 'open', 'half_open']),
+        consecutive_failures: z.number().int(),
+        opened_at: timestamp.nullable(),
+        next_probe_at: timestamp.nullable(),
+      })
+      .describe(
+        'The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it',
+      ),
     created_at: timestamp,
     updated_at: timestamp,
   })

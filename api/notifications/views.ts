@@ -1,7 +1,7 @@
 import type {
   WebhookAttemptRow,
   WebhookDeliveryRow,
-  WebhookEndpointRow,
+  WebhookEndpointReadRow,
   WebhookRecoveryRow,
 } from '../../db/entities/webhook-rows';
 import { SUCCESS_WINDOW_HOURS, type SuccessRate } from './endpoint-success';
@@ -12,7 +12,11 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
  * spec §2.6 plus our id, timestamps and health (issue 12); the signing secret is added only on
  * create and rotate. `previous_secret_expires_at`: until then the replaced secret still signs.
  */
-export const endpointView = (r: WebhookEndpointRow, successRate?: SuccessRate) => ({
+export const endpointView = (
+  r: WebhookEndpointReadRow,
+  limits: { defaultMaxInFlight: number },
+  successRate?: SuccessRate,
+) => ({
   id: r.id,
   url: r.url,
   description: r.description,
@@ -21,6 +25,14 @@ export const endpointView = (r: WebhookEndpointRow, successRate?: SuccessRate) =
   disabled_reason: r.disabled_reason,
   disabled_at: iso(r.disabled_at),
   ordering: r.ordering,
+  max_in_flight: r.max_in_flight ?? limits.defaultMaxInFlight,
+  rate_limit_per_second: r.rate_limit_per_second,
+  circuit: {
+    state: r.circuit_state,
+    consecutive_failures: r.consecutive_failures,
+    opened_at: r.circuit_state === 'closed' ? null : iso(r.circuit_opened_at),
+    next_probe_at: r.circuit_state === 'open' ? iso(r.circuit_probe_at) : null,
+  },
   success_rate: successRate ?? { window_hours: SUCCESS_WINDOW_HOURS, attempts: 0, succeeded: 0, rate: null },
   previous_secret_expires_at:
     r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date()

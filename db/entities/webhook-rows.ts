@@ -12,7 +12,7 @@ export interface WebhookEndpointRow {
   url: string;
   description: string;
   event_types: string[];
-  /** AES-256-GCM sealed (activities/webhook-secret-box.ts); never leaves the server in this form. */
+  /** AES-256-GCM sealed (webhooks/secret-box.ts); never leaves the server in this form. */
   secret_ciphertext: string;
   /** The secret before the last rotation, sealed the same way; signs beside the new one until it expires. */
   previous_secret_ciphertext: string | null;
@@ -24,9 +24,21 @@ export interface WebhookEndpointRow {
   failing_since: Date | null;
   /** `per_subscription`: one subscription's events arrive in order (issue 12). */
   ordering: EndpointOrdering;
+  /** Attempts in flight to it at most, from every worker; null: WEBHOOK_DEFAULT_MAX_IN_FLIGHT (issue 19). */
+  max_in_flight: number | null;
+  /** Deliveries per second at most; null: no limit (issue 19). */
+  rate_limit_per_second: number | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+}
+
+/** An endpoint as read, with its circuit breaker (db/migrations/0016-delivery-queue.ts, webhook_endpoint_flow). */
+export interface WebhookEndpointReadRow extends WebhookEndpointRow {
+  circuit_state: 'closed' | 'open' | 'half_open';
+  consecutive_failures: number;
+  circuit_opened_at: Date | null;
+  circuit_probe_at: Date | null;
 }
 
 export type EndpointStatus = 'enabled' | 'disabled';

@@ -13,6 +13,7 @@ import { Migration0012Console } from './0012-console';
 import { Migration0013EndpointOrdering } from './0013-endpoint-ordering';
 import { Migration0014OfferingTotals } from './0014-offering-totals';
 import { Migration0015AttemptRetryAfter } from './0015-attempt-retry-after';
+import { Migration0016DeliveryQueue } from './0016-delivery-queue';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -30,4 +31,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0013-endpoint-ordering', class: Migration0013EndpointOrdering },
   { name: '0014-offering-totals', class: Migration0014OfferingTotals },
   { name: '0015-attempt-retry-after', class: Migration0015AttemptRetryAfter },
+  { name: '0016-delivery-queue', class: Migration0016DeliveryQueue },
 ];

@@ -29,7 +29,6 @@ export async function documentFor(set: 'A' | 'B', url?: string): Promise<object>
     temporal: { connection: {} } as never,
     tokens: unused,
     kyc: unused,
-    dispatcher: unused,
   });
   const server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { engineDispatcher } from '../../activities/event-dispatcher';
 import { publishEvents } from '../../activities/event-publisher';
-import { secretBoxFrom } from '../../activities/webhook-secret-box';
+import { secretBoxFrom } from '../../webhooks/secret-box';
 import { endpointStore } from '../../api/notifications/endpoint-store';
 import { openOrm, type Orm } from '../../db/orm';
 import { loadConfig } from '../../lib/config';

@@ -1,6 +1,6 @@
 import { createCipheriv, createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { AccessTokens } from '../../api/identity/access-tokens';
-import { secretBoxFrom } from '../../activities/webhook-secret-box';
+import { secretBoxFrom } from '../../webhooks/secret-box';
 import { loadConfig } from '../../lib/config';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { actor, newOrg } from '../support/fixtures';

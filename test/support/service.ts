@@ -9,8 +9,7 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createApp } from '../../api/app';
 import { AccessTokens } from '../../api/identity/access-tokens';
 import { kycEligibility } from '../../api/identity/kyc-eligibility';
-import { engineDispatcher } from '../../activities/event-dispatcher';
-import { startOutboxRelay } from '../../worker/outbox-relay';
+import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { freePort } from '../../scripts/lib/free-port';
 import { createWorker } from '../../worker/create-worker';
@@ -71,25 +70,20 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const dispatcher = engineDispatcher(temporal, orm, config);
+  const engine = createDeliveryEngine({ orm, config });
   const newWorker = () =>
     createWorker({
       config,
       connection: nativeConnection,
       workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
-      deps: { orm, processor, dispatcher, config },
+      deps: { orm, processor, engine, config },
     });
+  // The worker process's two halves: the Temporal worker and the delivery engine's dispatcher.
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
-  const relay = startOutboxRelay({
-    orm,
-    dispatcher,
-    graceMs: config.OUTBOX_RELAY_GRACE_MS,
-    intervalMs: config.OUTBOX_RELAY_INTERVAL_MS,
-    stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS,
-  });
+  let delivering: RunningEngine | undefined = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
   const tokens = await AccessTokens.create({ ttlSeconds: 900 });
-  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm), dispatcher });
+  const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(config.PORT, '127.0.0.1', () => resolve(s));
   });
@@ -111,15 +105,18 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
         await running;
       }
       running = undefined;
+      await delivering?.stop();
+      delivering = undefined;
     },
     async startWorker() {
       worker = await newWorker();
       running = worker.run();
+      delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
     },
     async stop() {
       await new Promise((resolve) => server.close(resolve));
       server.closeAllConnections();
-      await relay.stop();
+      await delivering?.stop();
       // A test may have stopped this worker already (a worker restart) and started another.
       if (running && worker.getState() === 'RUNNING') worker.shutdown();
       if (running) await running;

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher, relayOnlyDispatcher } from '../../activities/event-dispatcher';
-import { deliveryPlanner } from '../../activities/delivery-planner';
-import { claimAttempts } from '../../activities/webhook-attempt-store';
-import { uuidFromName } from '../../lib/ids';
+import { claimAttempts } from '../../webhooks/attempt-store';
+import { deliveryIdFor } from '../../webhooks';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { eventually, Receiver } from './support/receiver';
 import { PATHS, registerHook } from './support/hooks';
+import { publish, publishUnqueued } from './support/publish';
 
 describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack (spec §6)', (set) => {
   let svc: TestService;
@@ -47,7 +45,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const res = await api.post(`${PATHS[set].endpoints}/${target.id}/test`, staff.token);
     expect(res.status).toBe(202);
     const { event_id, delivery_id } = res.body.data;
-    expect(delivery_id).toBe(uuidFromName(event_id, target.id));
+    expect(delivery_id).toBe(deliveryIdFor(event_id, target.id));
 
     const [got] = await receiver.waitFor(a, 1);
     expect(got!.verified).toBe(true);
@@ -120,7 +118,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect(await receiver.received(foreign)).toEqual([]);
   });
 
-  it('drops an event type outside the supported list silently, and marks it dispatched', async () => {
+  it('drops an event type outside the supported list silently: stored, planned, no delivery', async () => {
     const h = hook();
     await registerHook(svc, receiver, staff, h, ['*']);
     const internal = set === 'A' ? 'shares.issued' : 'subscription.internal_audit';
@@ -132,13 +130,10 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       occurredAt: new Date().toISOString(),
       data: {},
     };
-    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
+    const published = await publish(svc, [event]);
+    expect(published).toEqual({ eventIds: [event.id], deliveries: [] });
     const knex = svc.orm.em.getConnection().getKnex();
-    await eventually(
-      async () => ((await knex('events').where({ id: event.id }).first()).dispatched_at ? true : undefined),
-      15_000,
-      'dispatched',
-    );
+    expect((await knex('events').where({ id: event.id }).first()).dispatched_at).not.toBeNull();
     expect(await knex('webhook_deliveries').where({ event_id: event.id })).toEqual([]);
     expect(await receiver.received(h)).toEqual([]);
   });
@@ -174,7 +169,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect(again.body.error.code).toBe('DELIVERY_SUCCEEDED');
   });
 
-  /** Recorded and marked handed over, yet no batcher holds it: what a terminated batcher run leaves behind. */
+  /** Recorded, yet in no queue: what a batch lost by an earlier engine left behind. */
   async function stuckPendingDelivery(h: string): Promise<string> {
     const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
     const event = {
@@ -185,15 +180,9 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       occurredAt: new Date().toISOString(),
       data: { id: randomUUID() },
     };
-    await publishEvents(
-      { orm: svc.orm, dispatcher: relayOnlyDispatcher },
-      [event],
-      [{ eventId: event.id, endpointId: endpoint.id }],
-    );
-    const planner = deliveryPlanner(svc.orm, set);
-    const deliveryId = uuidFromName(event.id, endpoint.id);
-    expect(await planner.plan([event.id])).toEqual([{ eventId: event.id, deliveryIds: [deliveryId], ordered: [] }]);
-    await planner.markDispatched([event.id]);
+    const published = await publishUnqueued(svc, [event], [{ eventId: event.id, endpointId: endpoint.id }]);
+    const deliveryId = deliveryIdFor(event.id, endpoint.id);
+    expect(published.deliveries).toEqual([{ eventId: event.id, endpointId: endpoint.id, deliveryId }]);
     return deliveryId;
   }
 
@@ -315,7 +304,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       occurredAt: new Date().toISOString(),
       data: { id: randomUUID() },
     };
-    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
+    await publish(svc, [event]);
     const knex = svc.orm.em.getConnection().getKnex();
     const made = await eventually(
       async () => {

@@ -5,7 +5,7 @@ import { engineDispatcher, relayOnlyDispatcher } from '../../activities/event-di
 import { deliveryPlanner } from '../../activities/delivery-planner';
 import { createAttemptActivities } from '../../activities/webhook-attempt';
 import { healthSettings } from '../../activities';
-import { secretBoxFrom } from '../../activities/webhook-secret-box';
+import { secretBoxFrom } from '../../webhooks/secret-box';
 import { policyFromConfig } from '../../lib/ssrf-guard';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { disableEndpoint, noteAttemptOutcome } from '../../activities/endpoint-health';
+import { disableEndpoint, noteAttemptOutcome } from '../../webhooks/endpoint-health';
 import { publishEvents } from '../../activities/event-publisher';
 import { engineDispatcher } from '../../activities/event-dispatcher';
 import { ENDPOINT_DISABLED } from '../../domain/events';

@@ -40,6 +40,10 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       success_rate: { window_hours: 24, attempts: 0, succeeded: 0, rate: null },
       previous_secret_expires_at: null,
       ordering: 'none',
+      // Issue 19: the deployment's default concurrency, no rate limit, a closed circuit.
+      max_in_flight: 32,
+      rate_limit_per_second: null,
+      circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       created_at: expect.any(String),

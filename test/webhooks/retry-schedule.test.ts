@@ -4,7 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/config';
 import type { Orm } from '../../db/orm';
-import { retryDelivery } from '../../activities/delivery-retry';
+import { retryDelivery } from '../../webhooks/manual-retry';
 import { ATTEMPT_DELAYS_MS } from '../../domain/webhook-messages';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { ensureSearchAttributes } from '../../lib/temporal';

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { secretBoxFrom } from '../../activities/webhook-secret-box';
-import { endpointKeys, signatureOf, signedRequest } from '../../activities/webhook-signing';
+import { secretBoxFrom } from '../../webhooks/secret-box';
+import { endpointKeys, signatureOf, signedRequest } from '../../webhooks/signing';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
-import { renderEventBody } from '../../../activities/webhook-signing';
+import { renderEventBody } from '../../../webhooks/signing';
 import { uuidFromName } from '../../../lib/ids';
 
 /**

@@ -6,7 +6,7 @@ import { migrate, openOrm, type Orm } from '../../../db/orm';
 import { deliveryPlanner } from '../../../activities/delivery-planner';
 import { createAttemptActivities } from '../../../activities/webhook-attempt';
 import { healthSettings } from '../../../activities';
-import { secretBoxFrom } from '../../../activities/webhook-secret-box';
+import { secretBoxFrom } from '../../../webhooks/secret-box';
 import { engineDispatcher, relayOnlyDispatcher } from '../../../activities/event-dispatcher';
 import { publishEvents } from '../../../activities/event-publisher';
 import { endpointStore } from '../../../api/notifications/endpoint-store';

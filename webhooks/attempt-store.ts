@@ -8,6 +8,7 @@ export interface Target {
   event_type: string;
   status: string;
   endpoint_id: string;
+  org_id: string;
   url: string;
   secret_ciphertext: string;
   /** The secret before the last rotation, still signing webhook-signature until it expires (issue 12). */
@@ -37,27 +38,24 @@ export interface Finished {
   retryAfterMs: number | null;
 }
 
+/** The columns of a Target, over `webhook_deliveries d`, `webhook_endpoints e`, bodies `b` and `events ev`. */
+export const TARGET_COLUMNS = `d.id as delivery_id, d.event_id, d.event_type, d.status, d.endpoint_id, d.org_id, e.url,
+  e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, e.deleted_at,
+  e.status as endpoint_status, b.body, ev.occurred_at`;
+
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
-  const rows: Target[] = await knex('webhook_deliveries as d')
-    .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .join('webhook_event_bodies as b', 'b.event_id', 'd.event_id')
-    .join('events as ev', 'ev.id', 'd.event_id')
-    .whereIn('d.id', deliveryIds)
-    .select(
-      'd.id as delivery_id',
-      'd.event_id',
-      'd.event_type',
-      'd.status',
-      'd.endpoint_id',
-      'e.url',
-      'e.secret_ciphertext',
-      'e.previous_secret_ciphertext',
-      'e.previous_secret_expires_at',
-      'e.deleted_at',
-      'e.status as endpoint_status',
-      'b.body',
-      'ev.occurred_at',
-    );
+  if (deliveryIds.length === 0) return new Map();
+  const rows: Target[] = (
+    await knex.raw(
+      `select ${TARGET_COLUMNS}
+         from webhook_deliveries d
+         join webhook_endpoints e on e.id = d.endpoint_id
+         join webhook_event_bodies b on b.event_id = d.event_id
+         join events ev on ev.id = d.event_id
+        where d.id in (select jsonb_array_elements_text(?::jsonb)::uuid)`,
+      [JSON.stringify(deliveryIds)],
+    )
+  ).rows;
   return new Map(rows.map((r) => [r.delivery_id, r]));
 }
 
@@ -119,8 +117,8 @@ export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[])
   return claims;
 }
 
-/** Every result of a batch in one transaction: the attempt rows and their deliveries' new status. */
-export async function recordResults(knex: Knex, results: readonly Finished[]): Promise<void> {
+/** Results, inside the caller's transaction: the attempt rows and their deliveries' new status. */
+export async function recordResults(trx: Knex.Transaction, results: readonly Finished[]): Promise<void> {
   if (results.length === 0) return;
   const attempts = results.map((r) => ({
     delivery_id: r.input.deliveryId,
@@ -148,17 +146,16 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
       attempted_at: r.input.attemptedAt,
     };
   });
-  await knex.transaction(async (trx) => {
-    await trx.raw(
-      `update webhook_attempts a
+  await trx.raw(
+    `update webhook_attempts a
           set duration_ms = v.duration_ms, response_status = v.response_status, response_body = v.response_body, error = v.error, retry_after_ms = v.retry_after_ms
          from jsonb_to_recordset(?::jsonb) as v(delivery_id uuid, number int, owner text, duration_ms int, response_status int, response_body text, error text, retry_after_ms bigint)
         where a.delivery_id = v.delivery_id and a.number = v.number and a.owner = v.owner`,
-      [JSON.stringify(attempts)],
-    );
-    // A success is final: a late failure of a racing attempt (manual retry beside the batch) never undoes it.
-    await trx.raw(
-      `update webhook_deliveries d
+    [JSON.stringify(attempts)],
+  );
+  // A success is final: a late failure of a racing attempt (manual retry beside the batch) never undoes it.
+  await trx.raw(
+    `update webhook_deliveries d
           set status = case when d.status = 'success' then 'success' else v.status end,
               next_attempt_at = case when d.status = 'success' then null else v.next_attempt_at end,
               attempt_count = greatest(d.attempt_count, v.number),
@@ -166,9 +163,8 @@ export async function recordResults(knex: Knex, results: readonly Finished[]): P
               updated_at = now()
          from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, next_attempt_at timestamptz, number int, attempted_at timestamptz)
         where d.id = v.id`,
-      [JSON.stringify(deliveries)],
-    );
-  });
+    [JSON.stringify(deliveries)],
+  );
 }
 
 /** The endpoint was deleted: the delivery keeps its status and waits for nothing. */

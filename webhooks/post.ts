@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy } from '../lib/ssrf-guard';
-import type { SignedRequest } from './webhook-signing';
+import type { SignedRequest } from './signing';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
 export const ATTEMPT_TIMEOUT_MS = 30_000;

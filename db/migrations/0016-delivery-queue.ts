@@ -1,0 +1,77 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/**
+ * Issue 19, the dispatcher (docs/decisions.md, Delivery engine, part two): a delivery waiting for
+ * its first attempt is a row of `webhook_queue`, written by the publishing transaction and taken by
+ * a worker's dispatcher; `webhook_endpoint_flow` holds each endpoint's rate-limit bucket and circuit
+ * breaker; a failed first attempt waits in `webhook_schedule_handovers` until its retry schedule
+ * (a delivery workflow) has been handed to Temporal.
+ */
+export class Migration0016DeliveryQueue extends Migration {
+  override async up(): Promise<void> {
+    this.addSql(`
+      alter table webhook_endpoints
+        add column max_in_flight integer check (max_in_flight between 1 and 256),
+        add column rate_limit_per_second integer check (rate_limit_per_second between 1 and 10000)`);
+    this.addSql(`
+      create table webhook_queue (
+        delivery_id uuid primary key references webhook_deliveries(id) on delete cascade,
+        endpoint_id uuid not null,
+        org_id uuid not null,
+        -- Taken oldest first per endpoint.
+        seq bigint generated always as identity,
+        -- Set for endpoints that keep per-subscription order: the subscription's ordered workflow takes it.
+        ordered_key text,
+        event_seq bigint not null,
+        enqueued_at timestamptz not null default now()
+      )`);
+    this.addSql('create index webhook_queue_direct_idx on webhook_queue (endpoint_id, seq) where ordered_key is null');
+    this.addSql('create index webhook_queue_ordered_idx on webhook_queue (seq) where ordered_key is not null');
+    this.addSql(`
+      create table webhook_endpoint_flow (
+        endpoint_id uuid primary key references webhook_endpoints(id),
+        -- Token bucket of the endpoint's rate limit, refilled lazily from refilled_at; null = full.
+        tokens double precision,
+        refilled_at timestamptz not null default now(),
+        circuit_state text not null default 'closed' check (circuit_state in ('closed', 'open', 'half_open')),
+        consecutive_failures integer not null default 0,
+        opened_at timestamptz,
+        -- When the next probe may go (open), or until when the probe in flight holds it (half_open).
+        probe_at timestamptz,
+        -- Openings since the last close: each doubles the cool-down.
+        open_count integer not null default 0
+      )`);
+    this.addSql('insert into webhook_endpoint_flow (endpoint_id) select id from webhook_endpoints');
+    this.addSql(`
+      create table webhook_schedule_handovers (
+        delivery_id uuid primary key references webhook_deliveries(id) on delete cascade,
+        endpoint_id uuid not null,
+        event_type text not null,
+        first_delay_ms bigint,
+        created_at timestamptz not null default now()
+      )`);
+    this.addSql('create index webhook_schedule_handovers_created_idx on webhook_schedule_handovers (created_at)');
+    // In-flight attempts: counted per endpoint by the dispatcher, and swept when their worker died.
+    this.addSql('create index webhook_attempts_open_idx on webhook_attempts (attempted_at) where duration_ms is null');
+    // The delivery id of (event, endpoint): a v8 UUID over SHA-256, computed where the row is
+    // written; webhooks/delivery-id.ts computes the same in JavaScript.
+    this.addSql(`
+      create function webhook_delivery_id(event_id uuid, endpoint_id uuid) returns uuid
+      language sql immutable parallel safe as $$
+        select (overlay(overlay(encode(substr(h, 1, 16), 'hex') placing '8' from 13 for 1)
+                placing substr('89ab', (get_byte(h, 8) & 3) + 1, 1) from 17 for 1))::uuid
+          from (select sha256(convert_to(event_id::text || ':' || endpoint_id::text, 'UTF8')) as h) x
+      $$`);
+    // Deliveries that a first-attempt batcher of the old engine still held: the dispatcher takes
+    // them. Ordered endpoints' deliveries stay with their ordered workflows.
+    this.addSql(`
+      insert into webhook_queue (delivery_id, endpoint_id, org_id, event_seq)
+      select d.id, d.endpoint_id, d.org_id, ev.seq
+        from webhook_deliveries d
+        join webhook_endpoints e on e.id = d.endpoint_id and e.ordering = 'none'
+        join events ev on ev.id = d.event_id
+       where d.status = 'pending'
+         and not exists (select 1 from webhook_attempts a where a.delivery_id = d.id)
+       order by d.created_at`);
+  }
+}

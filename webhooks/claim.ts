@@ -1,0 +1,177 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
+import { allot, type Candidate, type Grant, type Mode } from './allotment';
+import { TARGET_COLUMNS, type Target } from './attempt-store';
+
+const FIRST_ENDPOINT = '00000000-0000-0000-0000-000000000000';
+
+export interface RoundLimits {
+  /** Slots this process may still fill. */
+  budget: number;
+  perEndpoint: number;
+  /** Endpoints looked at per round; more wait for the next round (the scan resumes after the last). */
+  endpointsPerRound: number;
+  defaultMaxInFlight: number;
+}
+
+export interface Claimed {
+  mode: Exclude<Mode, 'drop'>;
+  target: Target;
+  /** The attempt's start, as recorded (the database's clock). */
+  attemptedAt: Date;
+}
+
+export interface RoundResult {
+  claimed: Claimed[];
+  /** Deliveries taken off the queue because their endpoint was disabled or deleted meanwhile. */
+  dropped: string[];
+  /** Endpoints that got all they were granted: more may be queued behind. */
+  granted: Map<string, Grant>;
+  /** Where the next round's scan starts; the first endpoint again once the scan reached the end. */
+  nextAfter: string;
+  /** Milliseconds until a rate-limited endpoint with queued deliveries has a token again, if any. */
+  tokenWaitMs: number | null;
+}
+
+interface CandidateRow {
+  endpoint_id: string;
+  org_id: string;
+  live: boolean;
+  max_in_flight: number | null;
+  rate_limit_per_second: number | null;
+  tokens: number | null;
+  circuit_state: CircuitState;
+  probe_at: Date | null;
+  in_flight: number;
+  now: Date;
+}
+
+/**
+ * One dispatch round's database work, in one transaction (docs/decisions.md, Delivery engine,
+ * part two): find the endpoints with queued deliveries (a loose index scan: one probe per
+ * endpoint, whatever the backlog), lock each one's flow row (SKIP LOCKED, so two workers' rounds
+ * take different endpoints and neither waits), count what is in flight to it from every worker,
+ * share out the round (webhooks/allotment.ts), and take the granted deliveries off the queue,
+ * claiming attempt 1 of each for `owner` in the same statement. Rate-limit tokens and a probe's
+ * hold are written before the transaction ends, so the limits hold across workers.
+ */
+export async function claimRound(knex: Knex, owner: string, after: string, limits: RoundLimits): Promise<RoundResult> {
+  return knex.transaction(async (trx) => {
+    const rows: CandidateRow[] = (
+      await trx.raw(
+        `with recursive eps as (
+           (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
+             order by endpoint_id limit 1)
+           union all
+           select (select q.endpoint_id from webhook_queue q
+                    where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
+             from eps where eps.endpoint_id is not null),
+         found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+         open_attempts as (
+           select d.endpoint_id, count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+            where a.duration_ms is null group by d.endpoint_id)
+         select f.endpoint_id, e.org_id, (e.status = 'enabled' and e.deleted_at is null) as live,
+                e.max_in_flight, e.rate_limit_per_second, f.circuit_state, f.probe_at, now() as now,
+                coalesce(o.n, 0) as in_flight,
+                case when e.rate_limit_per_second is null then null
+                     else least(e.rate_limit_per_second::float8,
+                                coalesce(f.tokens, e.rate_limit_per_second)
+                                  + e.rate_limit_per_second * extract(epoch from now() - f.refilled_at)) end as tokens
+           from found join webhook_endpoint_flow f on f.endpoint_id = found.endpoint_id
+           join webhook_endpoints e on e.id = f.endpoint_id
+           left join open_attempts o on o.endpoint_id = f.endpoint_id
+          order by f.endpoint_id
+            for update of f skip locked`,
+        [after, limits.endpointsPerRound],
+      )
+    ).rows;
+    const nextAfter = rows.length >= limits.endpointsPerRound ? rows[rows.length - 1]!.endpoint_id : FIRST_ENDPOINT;
+    if (rows.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, tokenWaitMs: null };
+
+    const now = new Date(rows[0]!.now);
+    const candidates: Candidate[] = rows.map((r) => ({
+      endpointId: r.endpoint_id,
+      orgId: r.org_id,
+      live: r.live,
+      admission: admission({ state: r.circuit_state, probeAt: r.probe_at && new Date(r.probe_at) }, now),
+      free: (r.max_in_flight ?? limits.defaultMaxInFlight) - r.in_flight,
+      tokens: r.tokens === null ? null : Number(r.tokens),
+    }));
+    const grants = allot(candidates, { budget: limits.budget, perEndpoint: limits.perEndpoint });
+    const tokenWaitMs = nextTokenWait(rows);
+    if (grants.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, tokenWaitMs };
+
+    const byEndpoint = new Map(rows.map((r) => [r.endpoint_id, r]));
+    // Rate-limited endpoints spend what they were granted (a round that takes fewer spends less
+    // than it could: the bucket only ever errs towards sending later); a probe holds the circuit.
+    const flow = grants
+      .filter((g) => g.mode === 'probe' || (g.mode === 'send' && byEndpoint.get(g.endpointId)!.tokens !== null))
+      .map((g) => ({
+        endpoint_id: g.endpointId,
+        tokens:
+          byEndpoint.get(g.endpointId)!.tokens === null ? null : Number(byEndpoint.get(g.endpointId)!.tokens) - g.take,
+        probe: g.mode === 'probe',
+      }));
+    const taken: (Target & { mode: Mode; attempted_at: Date | null })[] = (
+      await trx.raw(
+        `with grants as (select * from jsonb_to_recordset(?::jsonb) as g(endpoint_id uuid, take int, mode text)),
+              picked as (
+                select q.delivery_id, g.mode from grants g
+                cross join lateral (
+                  select q.delivery_id from webhook_queue q
+                   where q.endpoint_id = g.endpoint_id and q.ordered_key is null
+                   order by q.seq limit g.take for update skip locked) q),
+              dequeued as (delete from webhook_queue q using picked p where q.delivery_id = p.delivery_id
+                           returning q.delivery_id),
+              claimed as (insert into webhook_attempts (delivery_id, number, attempted_at, owner)
+                          select p.delivery_id, 1, now(), ? from picked p join dequeued using (delivery_id)
+                           where p.mode <> 'drop'
+                          on conflict (delivery_id, number) do nothing
+                          returning delivery_id, attempted_at),
+              flow as (update webhook_endpoint_flow f
+                          set tokens = coalesce(v.tokens, f.tokens), refilled_at = now(),
+                              circuit_state = case when v.probe then 'half_open' else f.circuit_state end,
+                              probe_at = case when v.probe then now() + (? * interval '1 millisecond') else f.probe_at end
+                         from jsonb_to_recordset(?::jsonb) as v(endpoint_id uuid, tokens float8, probe boolean)
+                        where f.endpoint_id = v.endpoint_id)
+         select p.mode, c.attempted_at, ${TARGET_COLUMNS}
+           from picked p join dequeued using (delivery_id)
+           left join claimed c using (delivery_id)
+           join webhook_deliveries d on d.id = p.delivery_id
+           join webhook_endpoints e on e.id = d.endpoint_id
+           join webhook_event_bodies b on b.event_id = d.event_id
+           join events ev on ev.id = d.event_id`,
+        [
+          JSON.stringify(grants.map((g) => ({ endpoint_id: g.endpointId, take: g.take, mode: g.mode }))),
+          owner,
+          PROBE_HOLD_MS,
+          JSON.stringify(flow),
+        ],
+      )
+    ).rows;
+
+    const claimed: Claimed[] = [];
+    const dropped: string[] = [];
+    const counts = new Map<string, number>();
+    for (const t of taken) {
+      counts.set(t.endpoint_id, (counts.get(t.endpoint_id) ?? 0) + 1);
+      if (t.mode === 'drop') dropped.push(t.delivery_id);
+      // No attempt claimed: attempt 1 is already someone's (a manual retry came first).
+      else if (t.attempted_at !== null)
+        claimed.push({ mode: t.mode, target: t, attemptedAt: new Date(t.attempted_at) });
+    }
+    const granted = new Map(grants.filter((g) => counts.get(g.endpointId) === g.take).map((g) => [g.endpointId, g]));
+    return { claimed, dropped, granted, nextAfter, tokenWaitMs };
+  });
+}
+
+/** The soonest a rate-limited endpoint without a whole token gets one. */
+function nextTokenWait(rows: readonly CandidateRow[]): number | null {
+  let wait: number | null = null;
+  for (const r of rows) {
+    if (r.tokens === null || r.rate_limit_per_second === null || Number(r.tokens) >= 1) continue;
+    const ms = Math.ceil(((1 - Number(r.tokens)) / r.rate_limit_per_second) * 1000);
+    wait = wait === null ? ms : Math.min(wait, ms);
+  }
+  return wait;
+}

@@ -1,0 +1,145 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import { ATTEMPT_DELAYS_MS, type AttemptInput } from '../domain/webhook-messages';
+import { logger } from '../lib/logger';
+import { stopWaiting } from './attempt-store';
+import { claimRound, type Claimed, type RoundLimits } from './claim';
+import type { Recorder } from './recorder';
+import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
+
+export interface DispatcherSettings extends Omit<RoundLimits, 'budget'> {
+  /** POSTs this process keeps in flight at most, across every endpoint. */
+  maxInFlight: number;
+}
+
+export interface Dispatcher {
+  /** Something may be queued: run a round now (or right after the one running). */
+  wake(): void;
+  /** Stops taking deliveries and waits for the POSTs in flight and their records. */
+  stop(): Promise<void>;
+  readonly inFlight: number;
+}
+
+/**
+ * First attempts (issue 19): rounds of claims from the queue (webhooks/claim.ts), each granted
+ * delivery POSTed on its own the moment it is claimed and recorded the moment it ends
+ * (webhooks/recorder.ts), so a slow endpoint holds up nothing but its own slots. A round runs when
+ * a publishing transaction commits (the listener's notification), when a POST to an endpoint that
+ * had more queued ends, and when a rate-limited endpoint's next token is due; one round runs at a
+ * time and a wake during it runs another right after. No round waits on a poll interval; the
+ * sweep's timer is only the safety net for a lost notification.
+ */
+export function createDispatcher(deps: {
+  knex: () => Knex;
+  owner: () => string;
+  sender: Sender;
+  recorder: Recorder;
+  settings: DispatcherSettings;
+}): Dispatcher {
+  const { settings } = deps;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  let inFlight = 0;
+  let after = '00000000-0000-0000-0000-000000000000';
+  let tokenTimer: NodeJS.Timeout | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let failures = 0;
+  /** Endpoints that got all they were granted: when one of their POSTs ends, more may be taken. */
+  const maybeMore = new Set<string>();
+  const sends = new Set<Promise<void>>();
+
+  function wake(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = loop().finally(() => {
+      running = null;
+      if (again) wake();
+    });
+  }
+
+  async function loop(): Promise<void> {
+    do {
+      again = false;
+      try {
+        if (await round()) again = true;
+        failures = 0;
+      } catch (err) {
+        // The database is unreachable or refused: try again shortly; publishes commit nothing meanwhile.
+        failures++;
+        logger.warn({ err, failures }, 'dispatch round failed; retrying');
+        clearTimeout(retryTimer);
+        retryTimer = setTimeout(wake, Math.min(30_000, 500 * 2 ** Math.min(failures, 6)));
+        return;
+      }
+    } while (again && !stopped);
+  }
+
+  /** Answers whether another round should follow at once (the round was cut short by its limits). */
+  async function round(): Promise<boolean> {
+    const budget = settings.maxInFlight - inFlight;
+    if (budget <= 0) return false;
+    const result = await claimRound(deps.knex(), deps.owner(), after, { ...settings, budget });
+    after = result.nextAfter;
+    for (const id of result.granted.keys()) maybeMore.add(id);
+    if (result.dropped.length) await stopWaiting(deps.knex(), result.dropped);
+    for (const c of result.claimed) start(c);
+    if (result.tokenWaitMs !== null) {
+      clearTimeout(tokenTimer);
+      tokenTimer = setTimeout(wake, result.tokenWaitMs);
+    }
+    const budgetSpent = result.claimed.filter((c) => c.mode !== 'defer').length >= budget;
+    const scanCut = result.nextAfter !== '00000000-0000-0000-0000-000000000000';
+    const deferredFull = [...result.granted.values()].some((g) => g.mode === 'defer' || g.mode === 'drop');
+    return budgetSpent || scanCut || deferredFull;
+  }
+
+  function start(c: Claimed): void {
+    const t = c.target;
+    const input: AttemptInput = {
+      deliveryId: t.delivery_id,
+      number: 1,
+      attemptedAt: c.attemptedAt.toISOString(),
+      nextDelayMs: ATTEMPT_DELAYS_MS[1],
+      owner: deps.owner(),
+    };
+    const opts = { endpointId: t.endpoint_id, publishedAt: t.occurred_at, handOver: { eventType: t.event_type } };
+    if (c.mode === 'defer') {
+      // Held by the endpoint's open circuit: straight onto its retry schedule, nothing sent.
+      void deps.recorder.record(notSent(input, CIRCUIT_OPEN), opts);
+      return;
+    }
+    inFlight++;
+    const p = deps.sender
+      .send(t, input)
+      .then((finished) => deps.recorder.record(finished, opts))
+      .then(
+        () => undefined,
+        (err: unknown) => logger.error({ err, deliveryId: t.delivery_id }, 'attempt failed unexpectedly'),
+      )
+      .finally(() => {
+        inFlight--;
+        sends.delete(p);
+        // Its slot is free once its result is recorded (the round counts attempts without one).
+        if (maybeMore.delete(t.endpoint_id) || inFlight === settings.maxInFlight - 1) wake();
+      });
+    sends.add(p);
+  }
+
+  return {
+    wake,
+    get inFlight() {
+      return inFlight;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(tokenTimer);
+      clearTimeout(retryTimer);
+      while (running) await running;
+      await Promise.all([...sends]);
+      await deps.recorder.drain();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { Client } from '@temporalio/client';
+import type { Orm } from '../db/orm';
+import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
+import type { Config } from '../lib/config';
+import { logger } from '../lib/logger';
+import { policyFromConfig } from '../lib/ssrf-guard';
+import { attemptService } from './attempt';
+import { createDispatcher } from './dispatcher';
+import { handOverOrdered, handOverRetries, type HandOverDeps } from './handover';
+import { startListener } from './listener';
+import { createRecorder } from './recorder';
+import { secretBoxFrom } from './secret-box';
+import { createSender } from './sender';
+import { sweep } from './sweep';
+
+/** Deliveries of one endpoint one round takes at most: a fan-out of many endpoints shares a round. */
+const PER_ENDPOINT_PER_ROUND = 256;
+const ENDPOINTS_PER_ROUND = 1000;
+/** Failed first attempts wait this long for their hand-over's own call before the sweep makes it. */
+const HANDOVER_GRACE_MS = 5000;
+
+export interface DeliveryEngine {
+  /** One scheduled attempt of a delivery (the delivery workflow's local activity). */
+  attempt(input: AttemptInput): Promise<AttemptResult>;
+  /** Starts this process's dispatcher, its listener and the sweep: what a worker runs. */
+  start(run: { temporal: Client; taskQueue: string }): Promise<RunningEngine>;
+}
+
+export interface RunningEngine {
+  /** Stops taking deliveries, lets the POSTs in flight finish and records them. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The webhook delivery engine of one process (docs/decisions.md, Delivery engine, part two): one
+ * sender (connection pool, opened secrets), one recorder (group commit), and, in a worker, the
+ * dispatcher that makes every first attempt straight from the queue.
+ */
+export function createDeliveryEngine(deps: { orm: Orm; config: Config }): DeliveryEngine {
+  const { config } = deps;
+  const knex = () => deps.orm.em.getConnection().getKnex();
+  const sender = createSender({
+    secrets: secretBoxFrom(config),
+    ssrf: policyFromConfig(config),
+    retryAfterCapMs: config.WEBHOOK_RETRY_AFTER_CAP_SECONDS * 1000,
+  });
+  const recorder = createRecorder({
+    knex,
+    set: config.BEHAVIOUR_SET,
+    failingPeriodMs: config.WEBHOOK_DISABLE_AFTER_FAILING_SECONDS * 1000,
+    circuit: {
+      failures: config.WEBHOOK_CIRCUIT_FAILURES,
+      cooldownMs: config.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS * 1000,
+      maxCooldownMs: config.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS * 16_000,
+    },
+  });
+  const attempts = attemptService({ knex, sender, recorder });
+
+  return {
+    attempt: (input) => attempts.attempt(input),
+
+    async start(run) {
+      const handOverDeps: HandOverDeps = {
+        knex,
+        temporal: run.temporal,
+        taskQueue: run.taskQueue,
+        shards: config.WEBHOOK_SCHEDULER_SHARDS,
+      };
+      const retries = singleFlight('retry hand-over', async (olderThanMs: number) => {
+        while ((await handOverRetries(handOverDeps, olderThanMs)) > 0);
+      });
+      const ordered = singleFlight('ordered hand-over', async () => {
+        while ((await handOverOrdered(handOverDeps)) > 0);
+      });
+      let dispatcher: ReturnType<typeof createDispatcher> | undefined;
+      const listener = await startListener({
+        databaseUrl: config.DATABASE_URL,
+        onWake: (payload) => {
+          dispatcher?.wake();
+          if (payload === 'ordered') ordered.run(0);
+        },
+      });
+      dispatcher = createDispatcher({
+        knex,
+        owner: () => listener.owner,
+        sender,
+        recorder,
+        settings: {
+          maxInFlight: config.WEBHOOK_DISPATCH_MAX_IN_FLIGHT,
+          perEndpoint: PER_ENDPOINT_PER_ROUND,
+          endpointsPerRound: ENDPOINTS_PER_ROUND,
+          defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
+        },
+      });
+      recorder.onHandOver(() => retries.run(0));
+      const sweeping = singleFlight('sweep', async () => {
+        await sweep({
+          knex,
+          set: config.BEHAVIOUR_SET,
+          recorder,
+          graceMs: config.OUTBOX_RELAY_GRACE_MS,
+          stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS,
+        });
+        dispatcher!.wake();
+        ordered.run(0);
+        retries.run(HANDOVER_GRACE_MS);
+      });
+      const timer = setInterval(() => sweeping.run(0), config.WEBHOOK_SWEEP_INTERVAL_MS);
+      // Whatever was queued while no dispatcher ran.
+      dispatcher.wake();
+      ordered.run(0);
+      logger.info({ owner: listener.owner }, 'delivery engine started');
+      return {
+        async stop() {
+          clearInterval(timer);
+          await dispatcher!.stop();
+          await Promise.all([sweeping.idle(), retries.idle(), ordered.idle()]);
+          await listener.stop();
+        },
+      };
+    },
+  };
+}
+
+/** Runs `task` one at a time: a call while it runs makes it run once more after. Failures are logged. */
+function singleFlight<A>(name: string, task: (arg: A) => Promise<void>) {
+  let running: Promise<void> | null = null;
+  let next: A | undefined;
+  const run = (arg: A): void => {
+    if (running) {
+      next = arg;
+      return;
+    }
+    running = task(arg)
+      .catch((err: unknown) => logger.warn({ err }, `${name} failed; the sweep tries again`))
+      .finally(() => {
+        running = null;
+        if (next !== undefined) {
+          const again = next;
+          next = undefined;
+          run(again);
+        }
+      });
+  };
+  return {
+    run,
+    async idle() {
+      while (running) await running;
+    },
+  };
+}

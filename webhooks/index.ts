@@ -1,0 +1,20 @@
+/**
+ * The webhook delivery engine's public face (docs/decisions.md, Delivery engine, part two). The API,
+ * the activities, the worker, scripts and benchmarks import the engine from here and nowhere else.
+ *   publish:  publishEvents (one statement: outbox, deliveries, queue, notify)
+ *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery
+ *             workflow's attempts)
+ *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
+ */
+export { publishEvents, type Published, type PublishOptions } from './publish';
+export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
+export { deliveryIdFor } from './delivery-id';
+export { retryDelivery, type DeliveryLookup } from './manual-retry';
+export { recoverPage, type RecoveryStep } from './recovery';
+export { disableEndpoint } from './endpoint-health';
+export { lastAttemptNumber } from './attempt-store';
+export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
+export { renderEventBody, signedRequest, signatureOf, endpointKeys, standardSignature } from './signing';
+export { ATTEMPT_TIMEOUT_MS, RESPONSE_BODY_LIMIT } from './post';
+export { IN_DOUBT_ERROR } from './recorder';
+export { CIRCUIT_OPEN } from './sender';

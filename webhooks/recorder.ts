@@ -1,0 +1,225 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import type { BehaviourSet } from '../domain/behaviour-set';
+import { countsAsOutage, observe, type Circuit, type CircuitRules } from '../domain/circuit-breaker';
+import { nextAttemptDelay } from '../domain/endpoint-health';
+import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
+import { logger } from '../lib/logger';
+import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
+import { isSuccess, recordResults, stopWaiting, type Finished } from './attempt-store';
+import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health';
+import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
+
+/** What an attempt whose worker died between its POST and its record is recorded as. */
+export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
+
+export interface Recorded {
+  /** The endpoint was disabled by this answer (a 410, or failing too long): nothing follows. */
+  endpointDisabled: boolean;
+}
+
+export interface RecordOptions {
+  endpointId: string;
+  /** When the event was published: a success observes publish-to-delivery time. */
+  publishedAt?: Date | string;
+  /** A first attempt made outside any workflow: when it failed, its retry schedule is handed to Temporal. */
+  handOver?: { eventType: string };
+}
+
+export interface Recorder {
+  /** Resolves once the result is committed; a database outage only delays it. */
+  record(result: Finished, opts: RecordOptions): Promise<Recorded>;
+  /** A result handed over but not yet committed, by owner, delivery and attempt number. */
+  pending(owner: string, deliveryId: string, number: number): Finished | undefined;
+  /** Called after each commit that handed failed deliveries over. */
+  onHandOver(listener: () => void): void;
+  /** Waits for everything handed over to be committed. */
+  drain(): Promise<void>;
+}
+
+interface Item {
+  result: Finished;
+  opts: RecordOptions;
+  resolve(r: Recorded): void;
+}
+
+const MAX_PER_COMMIT = 500;
+const UNOBSERVED = new Set([IN_DOUBT_ERROR, CIRCUIT_OPEN, SIGNING_FAILED]);
+
+/**
+ * Every attempt's result is recorded here, by group commit (issue 19): a result is written as soon
+ * as the commit before it has ended, with whatever other results ended meanwhile, in one
+ * transaction: the attempt rows, the deliveries' status, the endpoints' circuit breakers and
+ * "failing since", the endpoints a 410 or a long failure disables, and the failed first attempts'
+ * hand-over to their retry schedule. No result waits for another POST. A failed commit (database
+ * down) keeps the results in memory and tries again, 1 s to 30 s apart, so nothing is lost while
+ * the process lives; a process that dies leaves its attempts in flight for the sweep to close.
+ */
+export function createRecorder(deps: {
+  knex: () => Knex;
+  set: BehaviourSet;
+  failingPeriodMs: number;
+  circuit: CircuitRules;
+}): Recorder {
+  const queue: Item[] = [];
+  const byKey = new Map<string, Finished>();
+  const listeners: (() => void)[] = [];
+  let flushing: Promise<void> | null = null;
+  const key = (owner: string, deliveryId: string, number: number) => `${owner}|${deliveryId}|${number}`;
+
+  function kick(): void {
+    if (flushing || queue.length === 0) return;
+    flushing = flush().finally(() => {
+      flushing = null;
+      kick();
+    });
+  }
+
+  async function flush(): Promise<void> {
+    let backoff = 1000;
+    while (queue.length) {
+      const batch = queue.slice(0, MAX_PER_COMMIT);
+      let outcome: Map<Item, Recorded>;
+      try {
+        outcome = await write(batch);
+      } catch (err) {
+        logger.warn({ err, count: batch.length }, 'recording attempt results failed; retrying');
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 30_000);
+        continue;
+      }
+      queue.splice(0, batch.length);
+      for (const item of batch) {
+        byKey.delete(key(item.result.input.owner, item.result.input.deliveryId, item.result.input.number));
+        countAttempt(item.result, item.opts.publishedAt);
+        item.resolve(outcome.get(item)!);
+      }
+      if (batch.some((i) => i.opts.handOver)) for (const l of listeners) l();
+    }
+  }
+
+  async function write(batch: readonly Item[]): Promise<Map<Item, Recorded>> {
+    // One order for every writer, so two workers' commits never deadlock on the same rows.
+    const results = batch.map((i) => i.result).sort((a, b) => a.input.deliveryId.localeCompare(b.input.deliveryId));
+    return deps.knex().transaction(async (trx) => {
+      await recordResults(trx, results);
+      // What the endpoint itself answered: not an attempt in doubt, one never sent, or one we could not sign.
+      const observed = batch
+        .filter((i) => !UNOBSERVED.has(i.result.error ?? ''))
+        .map((i) => ({ item: i, endpointId: i.opts.endpointId, status: i.result.responseStatus }));
+      await updateCircuits(trx, observed, deps.circuit);
+      const disabled = await noteAttemptOutcomes(
+        trx,
+        deps.failingPeriodMs,
+        observed.map<ObservedAttempt>((o) => ({
+          endpointId: o.endpointId,
+          status: o.status,
+          at: new Date(o.item.result.input.attemptedAt),
+        })),
+      );
+      for (const [endpointId, { reason, at }] of disabled) await disableEndpoint(trx, deps.set, endpointId, reason, at);
+      const outcome = new Map<Item, Recorded>();
+      const handOvers: { delivery_id: string; endpoint_id: string; event_type: string; first_delay_ms: number | null }[] =
+        [];
+      const ended: string[] = [];
+      for (const item of batch) {
+        const r = item.result;
+        const endpointDisabled = disabled.has(item.opts.endpointId) && !isSuccess(r.responseStatus);
+        outcome.set(item, { endpointDisabled });
+        if (endpointDisabled) ended.push(r.input.deliveryId);
+        else if (item.opts.handOver && !isSuccess(r.responseStatus)) {
+          const wait = nextAttemptDelay(ATTEMPT_DELAYS_MS[1], r.responseStatus, r.retryAfterMs);
+          handOvers.push({
+            delivery_id: r.input.deliveryId,
+            endpoint_id: item.opts.endpointId,
+            event_type: item.opts.handOver.eventType,
+            first_delay_ms: wait !== null && wait !== ATTEMPT_DELAYS_MS[1] ? wait : null,
+          });
+        }
+      }
+      await stopWaiting(trx, ended);
+      if (handOvers.length)
+        await trx('webhook_schedule_handovers').insert(handOvers).onConflict('delivery_id').ignore();
+      return outcome;
+    });
+  }
+
+  return {
+    record(result, opts) {
+      byKey.set(key(result.input.owner, result.input.deliveryId, result.input.number), result);
+      return new Promise<Recorded>((resolve) => {
+        queue.push({ result, opts, resolve });
+        kick();
+      });
+    },
+    pending: (owner, deliveryId, number) => byKey.get(key(owner, deliveryId, number)),
+    onHandOver: (listener) => void listeners.push(listener),
+    async drain() {
+      while (flushing) await flushing;
+    },
+  };
+}
+
+/** Applies a batch's answers to each endpoint's circuit breaker (domain/circuit-breaker.ts), in answer order. */
+async function updateCircuits(
+  trx: Knex.Transaction,
+  observed: readonly { endpointId: string; status: number | null }[],
+  rules: CircuitRules,
+): Promise<void> {
+  if (observed.length === 0) return;
+  const answers = new Map<string, boolean[]>();
+  for (const o of observed) answers.set(o.endpointId, [...(answers.get(o.endpointId) ?? []), !countsAsOutage(o.status)]);
+  const rows: {
+    endpoint_id: string;
+    circuit_state: Circuit['state'];
+    consecutive_failures: number;
+    open_count: number;
+    opened_at: Date | null;
+    probe_at: Date | null;
+    now: Date;
+  }[] = await trx('webhook_endpoint_flow')
+    .whereIn('endpoint_id', [...answers.keys()].sort())
+    .orderBy('endpoint_id')
+    .forUpdate()
+    .select('*', trx.raw('now() as now'));
+  const changed = [];
+  for (const r of rows) {
+    const before: Circuit = {
+      state: r.circuit_state,
+      consecutiveFailures: r.consecutive_failures,
+      openCount: r.open_count,
+      openedAt: r.opened_at && new Date(r.opened_at),
+      probeAt: r.probe_at && new Date(r.probe_at),
+    };
+    const after = observe(before, answers.get(r.endpoint_id)!, new Date(r.now), rules);
+    if (after === before) continue;
+    if (after.state !== before.state)
+      logger.info({ endpointId: r.endpoint_id, from: before.state, to: after.state }, 'webhook endpoint circuit');
+    changed.push({
+      endpoint_id: r.endpoint_id,
+      circuit_state: after.state,
+      consecutive_failures: after.consecutiveFailures,
+      open_count: after.openCount,
+      opened_at: after.openedAt?.toISOString() ?? null,
+      probe_at: after.probeAt?.toISOString() ?? null,
+    });
+  }
+  if (changed.length)
+    await trx.raw(
+      `update webhook_endpoint_flow f
+          set circuit_state = v.circuit_state, consecutive_failures = v.consecutive_failures, open_count = v.open_count,
+              opened_at = v.opened_at, probe_at = v.probe_at
+         from jsonb_to_recordset(?::jsonb) as v(endpoint_id uuid, circuit_state text, consecutive_failures int,
+                                                open_count int, opened_at timestamptz, probe_at timestamptz)
+        where f.endpoint_id = v.endpoint_id`,
+      [JSON.stringify(changed)],
+    );
+}
+
+// Counted once per recorded result.
+function countAttempt(f: Finished, publishedAt: Date | string | undefined): void {
+  if (f.error === CIRCUIT_OPEN) return; // not an attempt the endpoint saw
+  const ok = isSuccess(f.responseStatus);
+  recordWebhookAttempt(ok ? 'success' : 'failed', f.responseStatus);
+  if (ok) recordWebhookDelivery('success', publishedAt);
+  else if (f.input.nextDelayMs === null && f.input.number >= AUTOMATIC_ATTEMPTS) recordWebhookDelivery('exhausted');
+}

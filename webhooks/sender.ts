@@ -1,0 +1,61 @@
+import type { AttemptInput } from '../domain/webhook-messages';
+import { parseRetryAfter } from '../domain/endpoint-health';
+import { logger } from '../lib/logger';
+import type { SsrfPolicy } from '../lib/ssrf-guard';
+import type { Finished, Target } from './attempt-store';
+import { connectionFor, post, type Connection } from './post';
+import { openingCache, type SecretBox } from './secret-box';
+import { endpointKeys, signedRequest } from './signing';
+
+export interface Sender {
+  /** Signs and POSTs one attempt; every outcome, a delivery that cannot be signed included, is a result. */
+  send(target: Target, input: AttemptInput): Promise<Finished>;
+}
+
+/**
+ * The one way an attempt goes out (spec §6.3–§6.5): signed with the endpoint's current secret (and
+ * the replaced one while its overlap lasts), POSTed on the process's one connection pool, whose
+ * lookup refuses forbidden addresses. Secrets are opened once per process and never logged.
+ */
+export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retryAfterCapMs: number }): Sender {
+  const box = openingCache(deps.secrets);
+  let connection: Connection | undefined;
+  return {
+    async send(t, input) {
+      let request;
+      try {
+        request = signedRequest(endpointKeys(box, t), t.body, {
+          eventId: t.event_id,
+          eventType: t.event_type,
+          deliveryId: input.deliveryId,
+          timestamp: new Date(t.occurred_at).toISOString(),
+        });
+      } catch (err) {
+        // A poison delivery (a secret that no longer opens) is a recorded failure, not a wedged queue.
+        logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
+        return notSent(input, SIGNING_FAILED);
+      }
+      const res = await post(t.url, request, (connection ??= connectionFor(deps.ssrf)));
+      return {
+        input,
+        durationMs: res.durationMs,
+        responseStatus: res.status,
+        responseBody: res.body,
+        error: res.error,
+        retryAfterMs:
+          res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
+      };
+    },
+  };
+}
+
+/** An attempt recorded without a request: it counts as a failed attempt of the schedule. */
+export function notSent(input: AttemptInput, error: string): Finished {
+  return { input, durationMs: 0, responseStatus: null, responseBody: null, error, retryAfterMs: null };
+}
+
+/** A delivery whose secret no longer opens: recorded as a failed attempt, never sent. */
+export const SIGNING_FAILED = 'SIGNING_FAILED';
+
+/** Why an attempt went nowhere while the endpoint's circuit was open (issue 19). */
+export const CIRCUIT_OPEN = 'CIRCUIT_OPEN: not sent, the endpoint failed repeatedly and its circuit is open';
