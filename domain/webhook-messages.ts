@@ -64,6 +64,8 @@ export interface AttemptInput {
    * row again is a replay after a crash; another owner's row means the attempt is someone else's.
    */
   owner: string;
+  /** A person asked for it (manual retry, bulk recovery): an open circuit does not hold it back. */
+  manual?: boolean;
 }
 
 export interface AttemptResult {

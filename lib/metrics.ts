@@ -61,6 +61,25 @@ export function recordWebhookDelivery(outcome: DeliveryOutcome, publishedAt?: Da
   }
 }
 
+const sweeps = new Counter({
+  name: 'tranche_webhook_sweeps_total',
+  help: "Runs of the delivery engine's safety-net sweep (webhooks/sweep.ts)",
+  registers: [registry],
+});
+
+const circuits = new Counter({
+  name: 'tranche_webhook_circuit_transitions_total',
+  help: "Webhook endpoints' circuit breakers changing state, by the state entered",
+  labelNames: ['to'] as const,
+  registers: [registry],
+});
+
+/** Counts one finished sweep. */
+export const recordSweep = (): void => sweeps.inc();
+
+/** Counts one endpoint's circuit entering `to`. */
+export const recordCircuitTransition = (to: 'open' | 'closed' | 'half_open'): void => circuits.inc({ to });
+
 /** The text a Prometheus scrape reads, and its content type. */
 export async function scrape(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };

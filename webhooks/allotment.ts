@@ -1,6 +1,8 @@
+import { pace, spacingMs } from '../domain/delivery-pacing';
+
 /**
  * How one dispatch round shares out what may be sent (issue 19): each endpoint at most its free
- * concurrency slots and rate-limit tokens, and the process's free slots fairly across
+ * concurrency slots and what its rate limit lets it start within the pacing horizon, and the process's free slots fairly across
  * organisations first, then across each organisation's endpoints (max-min fair: nobody gets more
  * while someone who wants more gets less). A burst from one organisation takes only its share.
  */
@@ -14,8 +16,8 @@ export interface Candidate {
   admission: 'send' | 'probe' | 'hold';
   /** The endpoint's concurrency limit less the attempts in flight to it, from every worker. */
   free: number;
-  /** Rate-limit tokens available now; null when the endpoint sets no rate limit. */
-  tokens: number | null;
+  /** The endpoint's rate limit, with the wait until its next free start; null when it sets none. */
+  rate: { perSecond: number; waitMs: number } | null;
 }
 
 /** send: POST; probe: POST one to test an open circuit; defer: straight onto the retry schedule; drop: nothing more. */
@@ -25,6 +27,9 @@ export interface Grant {
   endpointId: string;
   mode: Mode;
   take: number;
+  /** Rate-limited endpoints: the first one starts this long from now, each next one `spacingMs` later. */
+  startMs: number;
+  spacingMs: number;
 }
 
 export interface AllotmentLimits {
@@ -37,25 +42,37 @@ export interface AllotmentLimits {
 export function allot(candidates: readonly Candidate[], limits: AllotmentLimits): Grant[] {
   const grants: Grant[] = [];
   const demand = new Map<string, number>();
+  const now = (endpointId: string, mode: Mode, take: number): Grant => ({
+    endpointId,
+    mode,
+    take,
+    startMs: 0,
+    spacingMs: 0,
+  });
   for (const c of candidates) {
-    if (!c.live) grants.push({ endpointId: c.endpointId, mode: 'drop', take: limits.perEndpoint });
-    else if (c.admission === 'hold') grants.push({ endpointId: c.endpointId, mode: 'defer', take: limits.perEndpoint });
+    if (!c.live) grants.push(now(c.endpointId, 'drop', limits.perEndpoint));
+    else if (c.admission === 'hold') grants.push(now(c.endpointId, 'defer', limits.perEndpoint));
     else {
       const cap = c.admission === 'probe' ? 1 : limits.perEndpoint;
-      const wants = Math.min(cap, c.free, c.tokens === null ? Infinity : Math.floor(c.tokens));
+      const paced = c.rate === null ? Infinity : pace(c.rate.waitMs, c.rate.perSecond).count;
+      const wants = Math.min(cap, c.free, paced);
       if (wants > 0) demand.set(c.endpointId, wants);
     }
   }
+  const byId = new Map(candidates.map((c) => [c.endpointId, c]));
   const byOrg = new Map<string, Candidate[]>();
-  for (const c of candidates)
-    if (demand.has(c.endpointId)) byOrg.set(c.orgId, [...(byOrg.get(c.orgId) ?? []), c]);
-  const orgDemand = new Map([...byOrg].map(([org, cs]) => [org, cs.reduce((n, c) => n + demand.get(c.endpointId)!, 0)]));
+  for (const c of candidates) if (demand.has(c.endpointId)) byOrg.set(c.orgId, [...(byOrg.get(c.orgId) ?? []), c]);
+  const orgDemand = new Map(
+    [...byOrg].map(([org, cs]) => [org, cs.reduce((n, c) => n + demand.get(c.endpointId)!, 0)]),
+  );
   for (const [org, share] of fairShares(orgDemand, limits.budget)) {
     const endpoints = new Map(byOrg.get(org)!.map((c) => [c.endpointId, demand.get(c.endpointId)!]));
     for (const [endpointId, take] of fairShares(endpoints, share)) {
       if (take <= 0) continue;
-      const probe = candidates.find((c) => c.endpointId === endpointId)!.admission === 'probe';
-      grants.push({ endpointId, mode: probe ? 'probe' : 'send', take });
+      const c = byId.get(endpointId)!;
+      const grant = now(endpointId, c.admission === 'probe' ? 'probe' : 'send', take);
+      if (c.rate) Object.assign(grant, { startMs: Math.max(0, c.rate.waitMs), spacingMs: spacingMs(c.rate.perSecond) });
+      grants.push(grant);
     }
   }
   return grants;

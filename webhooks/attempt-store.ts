@@ -1,6 +1,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { AttemptInput } from '../domain/webhook-messages';
 import { AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
+import { nextAttemptDelay } from '../domain/endpoint-health';
 
 export interface Target {
   delivery_id: string;
@@ -134,10 +135,9 @@ export async function recordResults(trx: Knex.Transaction, results: readonly Fin
   const deliveries = results.map((r) => {
     const ok = isSuccess(r.responseStatus);
     const attemptedAt = new Date(r.input.attemptedAt).getTime();
-    const next =
-      !ok && r.input.nextDelayMs !== null
-        ? new Date(attemptedAt + (r.durationMs ?? 0) + r.input.nextDelayMs).toISOString()
-        : null;
+    // The wait the schedule will take from this result: lengthened by a 429/503's Retry-After.
+    const wait = ok ? null : nextAttemptDelay(r.input.nextDelayMs, r.responseStatus, r.retryAfterMs);
+    const next = wait === null ? null : new Date(attemptedAt + (r.durationMs ?? 0) + wait).toISOString();
     return {
       id: r.input.deliveryId,
       status: deliveryStatus(ok, r.input.number),

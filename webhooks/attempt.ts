@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
+import { pace, spacingMs } from '../domain/delivery-pacing';
 import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type Target } from './attempt-store';
@@ -7,7 +8,7 @@ import { IN_DOUBT_ERROR, type Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 
 /** What the endpoint's circuit and rate limit allow one scheduled attempt. */
-type Gate = { kind: 'send' } | { kind: 'held' } | { kind: 'throttled'; waitMs: number };
+type Gate = { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'throttled'; waitMs: number };
 
 /**
  * One attempt of a delivery on its retry schedule (workflows/webhook-delivery.ts), or of an
@@ -47,21 +48,27 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
 
     const claim = (await claimAttempts(knex, [input])).get(input.deliveryId)!;
     if (claim.kind === 'other_owner') return answer('superseded');
-    if (claim.kind === 'recorded')
-      return answer(isSuccess(claim.responseStatus) ? 'success' : 'failed', claim);
+    if (claim.kind === 'recorded') return answer(isSuccess(claim.responseStatus) ? 'success' : 'failed', claim);
     let finished: Finished;
     if (claim.kind === 'in_doubt') {
       // This owner's attempt without a result: the worker died after claiming it, or its record is
       // still waiting in this process for the database.
       finished = deps.recorder.pending(input.owner, input.deliveryId, input.number) ?? notSent(input, IN_DOUBT_ERROR);
     } else {
-      const gate = await pass(knex, t);
+      const gate = await pass(knex, t, input.manual ?? false);
       if (gate.kind === 'throttled') {
         // Not this attempt's turn: give the number back, and the workflow waits for a token.
-        await knex('webhook_attempts').where({ delivery_id: input.deliveryId, number: input.number, owner: input.owner }).whereNull('duration_ms').delete();
+        await knex('webhook_attempts')
+          .where({ delivery_id: input.deliveryId, number: input.number, owner: input.owner })
+          .whereNull('duration_ms')
+          .delete();
         return { ...answer('throttled'), retryAfterMs: gate.waitMs };
       }
-      finished = gate.kind === 'held' ? notSent(input, CIRCUIT_OPEN) : await deps.sender.send(t, input);
+      if (gate.kind === 'held') finished = notSent(input, CIRCUIT_OPEN);
+      else {
+        if (gate.delayMs > 0) await new Promise((r) => setTimeout(r, gate.delayMs));
+        finished = await deps.sender.send(t, input);
+      }
     }
     const recorded = await deps.recorder.record(finished, { endpointId: t.endpoint_id, publishedAt: t.occurred_at });
     if (recorded.endpointDisabled) return answer('endpoint_disabled', finished);
@@ -72,48 +79,58 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
 }
 
 /**
- * The endpoint's circuit breaker and rate limit, for one attempt: an open circuit holds it (it is
- * recorded as a failed attempt, nothing sent) unless its probe is due, which it then takes; a
- * rate limit with no token left throttles it. Endpoints with neither cost one read.
+ * The endpoint's circuit breaker and rate limit, for one attempt: an open circuit holds a
+ * scheduled attempt (it is recorded as a failed attempt, nothing sent) unless its probe is due,
+ * which it then takes; a person's retry is never held. A rate limit reserves the attempt's start
+ * (at most the pacing horizon away, which the attempt waits for), or throttles it when the next
+ * free start is further off.
  */
-async function pass(knex: Knex, t: Target): Promise<Gate> {
+async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
   return knex.transaction(async (trx) => {
     const row:
       | {
           circuit_state: CircuitState;
           probe_at: Date | null;
           rate_limit_per_second: number | null;
-          tokens: number | null;
+          rate_wait_ms: number | null;
           now: Date;
         }
       | undefined = (
       await trx.raw(
         `select f.circuit_state, f.probe_at, e.rate_limit_per_second, now() as now,
                 case when e.rate_limit_per_second is null then null
-                     else least(e.rate_limit_per_second::float8, coalesce(f.tokens, e.rate_limit_per_second)
-                                + e.rate_limit_per_second * extract(epoch from now() - f.refilled_at)) end as tokens
+                     else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
+                  as rate_wait_ms
            from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
           where f.endpoint_id = ? for update of f`,
         [t.endpoint_id],
       )
     ).rows[0];
-    if (!row) return { kind: 'send' };
-    const now = new Date(row.now);
-    const word = admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, now);
+    if (!row) return { kind: 'send', delayMs: 0 };
+    // A person's retry goes whatever the circuit says: it is how an integrator tells us the endpoint is back.
+    const word = manual
+      ? 'send'
+      : admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
     if (word === 'hold') return { kind: 'held' };
-    const tokens = row.tokens === null ? null : Number(row.tokens);
-    if (tokens !== null && tokens < 1)
-      return { kind: 'throttled', waitMs: Math.ceil(((1 - tokens) / row.rate_limit_per_second!) * 1000) };
-    if (tokens === null && word === 'send') return { kind: 'send' };
+    const perSecond = row.rate_limit_per_second;
+    if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
+    let delayMs = 0;
+    if (perSecond !== null) {
+      const paced = pace(Number(row.rate_wait_ms), perSecond);
+      if (paced.count === 0) return { kind: 'throttled', waitMs: Math.ceil(paced.waitMs) };
+      delayMs = paced.waitMs;
+    }
     await trx('webhook_endpoint_flow')
       .where({ endpoint_id: t.endpoint_id })
       .update({
-        ...(tokens !== null && { tokens: tokens - 1, refilled_at: trx.fn.now() }),
+        ...(perSecond !== null && {
+          next_send_at: trx.raw(`now() + (? * interval '1 millisecond')`, [delayMs + spacingMs(perSecond)]),
+        }),
         ...(word === 'probe' && {
           circuit_state: 'half_open',
           probe_at: trx.raw(`now() + (? * interval '1 millisecond')`, [PROBE_HOLD_MS]),
         }),
       });
-    return { kind: 'send' };
+    return { kind: 'send', delayMs };
   });
 }

@@ -1,5 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
+import { pace } from '../domain/delivery-pacing';
 import { allot, type Candidate, type Grant, type Mode } from './allotment';
 import { TARGET_COLUMNS, type Target } from './attempt-store';
 
@@ -19,6 +20,8 @@ export interface Claimed {
   target: Target;
   /** The attempt's start, as recorded (the database's clock). */
   attemptedAt: Date;
+  /** How long after the round to send it: its reserved start under the endpoint's rate limit, else 0. */
+  delayMs: number;
 }
 
 export interface RoundResult {
@@ -29,8 +32,8 @@ export interface RoundResult {
   granted: Map<string, Grant>;
   /** Where the next round's scan starts; the first endpoint again once the scan reached the end. */
   nextAfter: string;
-  /** Milliseconds until a rate-limited endpoint with queued deliveries has a token again, if any. */
-  tokenWaitMs: number | null;
+  /** Milliseconds until a rate-limited endpoint with queued deliveries may start one again, if any. */
+  paceWaitMs: number | null;
 }
 
 interface CandidateRow {
@@ -39,7 +42,7 @@ interface CandidateRow {
   live: boolean;
   max_in_flight: number | null;
   rate_limit_per_second: number | null;
-  tokens: number | null;
+  rate_wait_ms: number | null;
   circuit_state: CircuitState;
   probe_at: Date | null;
   in_flight: number;
@@ -52,8 +55,9 @@ interface CandidateRow {
  * endpoint, whatever the backlog), lock each one's flow row (SKIP LOCKED, so two workers' rounds
  * take different endpoints and neither waits), count what is in flight to it from every worker,
  * share out the round (webhooks/allotment.ts), and take the granted deliveries off the queue,
- * claiming attempt 1 of each for `owner` in the same statement. Rate-limit tokens and a probe's
- * hold are written before the transaction ends, so the limits hold across workers.
+ * claiming attempt 1 of each for `owner` in the same statement, at its reserved start. The rate
+ * limit's next free start and a probe's hold are written before the transaction ends, so the
+ * limits hold across workers.
  */
 export async function claimRound(knex: Knex, owner: string, after: string, limits: RoundLimits): Promise<RoundResult> {
   return knex.transaction(async (trx) => {
@@ -74,9 +78,8 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
                 e.max_in_flight, e.rate_limit_per_second, f.circuit_state, f.probe_at, now() as now,
                 coalesce(o.n, 0) as in_flight,
                 case when e.rate_limit_per_second is null then null
-                     else least(e.rate_limit_per_second::float8,
-                                coalesce(f.tokens, e.rate_limit_per_second)
-                                  + e.rate_limit_per_second * extract(epoch from now() - f.refilled_at)) end as tokens
+                     else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
+                  as rate_wait_ms
            from found join webhook_endpoint_flow f on f.endpoint_id = found.endpoint_id
            join webhook_endpoints e on e.id = f.endpoint_id
            left join open_attempts o on o.endpoint_id = f.endpoint_id
@@ -86,7 +89,7 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
       )
     ).rows;
     const nextAfter = rows.length >= limits.endpointsPerRound ? rows[rows.length - 1]!.endpoint_id : FIRST_ENDPOINT;
-    if (rows.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, tokenWaitMs: null };
+    if (rows.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, paceWaitMs: null };
 
     const now = new Date(rows[0]!.now);
     const candidates: Candidate[] = rows.map((r) => ({
@@ -95,46 +98,53 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
       live: r.live,
       admission: admission({ state: r.circuit_state, probeAt: r.probe_at && new Date(r.probe_at) }, now),
       free: (r.max_in_flight ?? limits.defaultMaxInFlight) - r.in_flight,
-      tokens: r.tokens === null ? null : Number(r.tokens),
+      rate:
+        r.rate_limit_per_second === null
+          ? null
+          : { perSecond: r.rate_limit_per_second, waitMs: Number(r.rate_wait_ms) },
     }));
     const grants = allot(candidates, { budget: limits.budget, perEndpoint: limits.perEndpoint });
-    const tokenWaitMs = nextTokenWait(rows);
-    if (grants.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, tokenWaitMs };
+    const paceWaitMs = nextPaceWait(candidates);
+    if (grants.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, paceWaitMs };
 
-    const byEndpoint = new Map(rows.map((r) => [r.endpoint_id, r]));
-    // Rate-limited endpoints spend what they were granted (a round that takes fewer spends less
-    // than it could: the bucket only ever errs towards sending later); a probe holds the circuit.
+    // Rate-limited endpoints reserve the starts they were granted (a round that takes fewer
+    // reserves more than it uses: the limit only ever errs towards sending later); a probe holds
+    // the circuit half open.
     const flow = grants
-      .filter((g) => g.mode === 'probe' || (g.mode === 'send' && byEndpoint.get(g.endpointId)!.tokens !== null))
+      .filter((g) => g.mode === 'probe' || g.spacingMs > 0)
       .map((g) => ({
         endpoint_id: g.endpointId,
-        tokens:
-          byEndpoint.get(g.endpointId)!.tokens === null ? null : Number(byEndpoint.get(g.endpointId)!.tokens) - g.take,
+        next_send_ms: g.spacingMs > 0 ? g.startMs + g.take * g.spacingMs : null,
         probe: g.mode === 'probe',
       }));
-    const taken: (Target & { mode: Mode; attempted_at: Date | null })[] = (
+    const taken: (Target & { mode: Mode; attempted_at: Date | null; delay_ms: number })[] = (
       await trx.raw(
-        `with grants as (select * from jsonb_to_recordset(?::jsonb) as g(endpoint_id uuid, take int, mode text)),
+        `with grants as (select * from jsonb_to_recordset(?::jsonb)
+                           as g(endpoint_id uuid, take int, mode text, start_ms float8, spacing_ms float8)),
               picked as (
-                select q.delivery_id, g.mode from grants g
-                cross join lateral (
-                  select q.delivery_id from webhook_queue q
+                select q.delivery_id, g.mode,
+                       g.start_ms + g.spacing_ms * (row_number() over (partition by g.endpoint_id order by q.seq) - 1)
+                         as delay_ms
+                  from grants g
+                 cross join lateral (
+                  select q.delivery_id, q.seq from webhook_queue q
                    where q.endpoint_id = g.endpoint_id and q.ordered_key is null
                    order by q.seq limit g.take for update skip locked) q),
               dequeued as (delete from webhook_queue q using picked p where q.delivery_id = p.delivery_id
                            returning q.delivery_id),
               claimed as (insert into webhook_attempts (delivery_id, number, attempted_at, owner)
-                          select p.delivery_id, 1, now(), ? from picked p join dequeued using (delivery_id)
+                          select p.delivery_id, 1, now() + (p.delay_ms * interval '1 millisecond'), ?
+                            from picked p join dequeued using (delivery_id)
                            where p.mode <> 'drop'
                           on conflict (delivery_id, number) do nothing
                           returning delivery_id, attempted_at),
               flow as (update webhook_endpoint_flow f
-                          set tokens = coalesce(v.tokens, f.tokens), refilled_at = now(),
+                          set next_send_at = coalesce(now() + (v.next_send_ms * interval '1 millisecond'), f.next_send_at),
                               circuit_state = case when v.probe then 'half_open' else f.circuit_state end,
                               probe_at = case when v.probe then now() + (? * interval '1 millisecond') else f.probe_at end
-                         from jsonb_to_recordset(?::jsonb) as v(endpoint_id uuid, tokens float8, probe boolean)
+                         from jsonb_to_recordset(?::jsonb) as v(endpoint_id uuid, next_send_ms float8, probe boolean)
                         where f.endpoint_id = v.endpoint_id)
-         select p.mode, c.attempted_at, ${TARGET_COLUMNS}
+         select p.mode, p.delay_ms, c.attempted_at, ${TARGET_COLUMNS}
            from picked p join dequeued using (delivery_id)
            left join claimed c using (delivery_id)
            join webhook_deliveries d on d.id = p.delivery_id
@@ -142,7 +152,15 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
            join webhook_event_bodies b on b.event_id = d.event_id
            join events ev on ev.id = d.event_id`,
         [
-          JSON.stringify(grants.map((g) => ({ endpoint_id: g.endpointId, take: g.take, mode: g.mode }))),
+          JSON.stringify(
+            grants.map((g) => ({
+              endpoint_id: g.endpointId,
+              take: g.take,
+              mode: g.mode,
+              start_ms: g.startMs,
+              spacing_ms: g.spacingMs,
+            })),
+          ),
           owner,
           PROBE_HOLD_MS,
           JSON.stringify(flow),
@@ -158,20 +176,21 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
       if (t.mode === 'drop') dropped.push(t.delivery_id);
       // No attempt claimed: attempt 1 is already someone's (a manual retry came first).
       else if (t.attempted_at !== null)
-        claimed.push({ mode: t.mode, target: t, attemptedAt: new Date(t.attempted_at) });
+        claimed.push({ mode: t.mode, target: t, attemptedAt: new Date(t.attempted_at), delayMs: Number(t.delay_ms) });
     }
     const granted = new Map(grants.filter((g) => counts.get(g.endpointId) === g.take).map((g) => [g.endpointId, g]));
-    return { claimed, dropped, granted, nextAfter, tokenWaitMs };
+    return { claimed, dropped, granted, nextAfter, paceWaitMs };
   });
 }
 
-/** The soonest a rate-limited endpoint without a whole token gets one. */
-function nextTokenWait(rows: readonly CandidateRow[]): number | null {
+/** The soonest a rate-limited endpoint that may start nothing this round may start one. */
+function nextPaceWait(candidates: readonly Candidate[]): number | null {
   let wait: number | null = null;
-  for (const r of rows) {
-    if (r.tokens === null || r.rate_limit_per_second === null || Number(r.tokens) >= 1) continue;
-    const ms = Math.ceil(((1 - Number(r.tokens)) / r.rate_limit_per_second) * 1000);
-    wait = wait === null ? ms : Math.min(wait, ms);
+  for (const c of candidates) {
+    if (!c.live || c.admission === 'hold' || c.rate === null) continue;
+    const paced = pace(c.rate.waitMs, c.rate.perSecond);
+    if (paced.count > 0) continue;
+    wait = wait === null ? paced.waitMs : Math.min(wait, paced.waitMs);
   }
-  return wait;
+  return wait === null ? null : Math.ceil(wait);
 }

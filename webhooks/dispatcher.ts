@@ -24,7 +24,7 @@ export interface Dispatcher {
  * delivery POSTed on its own the moment it is claimed and recorded the moment it ends
  * (webhooks/recorder.ts), so a slow endpoint holds up nothing but its own slots. A round runs when
  * a publishing transaction commits (the listener's notification), when a POST to an endpoint that
- * had more queued ends, and when a rate-limited endpoint's next token is due; one round runs at a
+ * had more queued ends, and when a rate-limited endpoint's next start comes within reach; one round runs at a
  * time and a wake during it runs another right after. No round waits on a poll interval; the
  * sweep's timer is only the safety net for a lost notification.
  */
@@ -41,7 +41,7 @@ export function createDispatcher(deps: {
   let stopped = false;
   let inFlight = 0;
   let after = '00000000-0000-0000-0000-000000000000';
-  let tokenTimer: NodeJS.Timeout | undefined;
+  let paceTimer: NodeJS.Timeout | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let failures = 0;
   /** Endpoints that got all they were granted: when one of their POSTs ends, more may be taken. */
@@ -86,9 +86,9 @@ export function createDispatcher(deps: {
     for (const id of result.granted.keys()) maybeMore.add(id);
     if (result.dropped.length) await stopWaiting(deps.knex(), result.dropped);
     for (const c of result.claimed) start(c);
-    if (result.tokenWaitMs !== null) {
-      clearTimeout(tokenTimer);
-      tokenTimer = setTimeout(wake, result.tokenWaitMs);
+    if (result.paceWaitMs !== null) {
+      clearTimeout(paceTimer);
+      paceTimer = setTimeout(wake, result.paceWaitMs);
     }
     const budgetSpent = result.claimed.filter((c) => c.mode !== 'defer').length >= budget;
     const scanCut = result.nextAfter !== '00000000-0000-0000-0000-000000000000';
@@ -112,8 +112,10 @@ export function createDispatcher(deps: {
       return;
     }
     inFlight++;
-    const p = deps.sender
-      .send(t, input)
+    // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon).
+    const due = c.delayMs > 0 ? new Promise((r) => setTimeout(r, c.delayMs)) : Promise.resolve();
+    const p = due
+      .then(() => deps.sender.send(t, input))
       .then((finished) => deps.recorder.record(finished, opts))
       .then(
         () => undefined,
@@ -135,7 +137,7 @@ export function createDispatcher(deps: {
     },
     async stop() {
       stopped = true;
-      clearTimeout(tokenTimer);
+      clearTimeout(paceTimer);
       clearTimeout(retryTimer);
       while (running) await running;
       await Promise.all([...sends]);

@@ -127,13 +127,10 @@ async function run(
     select 'delivery', d.event_id::text, d.endpoint_id::text, d.id::text from deliveries d
     union all
     select 'notified', null, null, null from notified`;
-  const result: { rows: { kind: string; event_id: string; endpoint_id: string; delivery_id: string }[] } =
-    await db.raw(sql, [
-      ...bindings,
-      JSON.stringify(supportedEventTypes(set)),
-      JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES),
-      QUEUE_CHANNEL,
-    ]);
+  const result: { rows: { kind: string; event_id: string; endpoint_id: string; delivery_id: string }[] } = await db.raw(
+    sql,
+    [...bindings, JSON.stringify(supportedEventTypes(set)), JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES), QUEUE_CHANNEL],
+  );
   const published: Published = { eventIds: [], deliveries: [] };
   for (const r of result.rows) {
     if (r.kind === 'event') published.eventIds.push(r.event_id);

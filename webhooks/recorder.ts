@@ -4,7 +4,7 @@ import { countsAsOutage, observe, type Circuit, type CircuitRules } from '../dom
 import { nextAttemptDelay } from '../domain/endpoint-health';
 import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
-import { recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
+import { recordCircuitTransition, recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
 import { isSuccess, recordResults, stopWaiting, type Finished } from './attempt-store';
 import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health';
 import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
@@ -118,8 +118,12 @@ export function createRecorder(deps: {
       );
       for (const [endpointId, { reason, at }] of disabled) await disableEndpoint(trx, deps.set, endpointId, reason, at);
       const outcome = new Map<Item, Recorded>();
-      const handOvers: { delivery_id: string; endpoint_id: string; event_type: string; first_delay_ms: number | null }[] =
-        [];
+      const handOvers: {
+        delivery_id: string;
+        endpoint_id: string;
+        event_type: string;
+        first_delay_ms: number | null;
+      }[] = [];
       const ended: string[] = [];
       for (const item of batch) {
         const r = item.result;
@@ -167,7 +171,8 @@ async function updateCircuits(
 ): Promise<void> {
   if (observed.length === 0) return;
   const answers = new Map<string, boolean[]>();
-  for (const o of observed) answers.set(o.endpointId, [...(answers.get(o.endpointId) ?? []), !countsAsOutage(o.status)]);
+  for (const o of observed)
+    answers.set(o.endpointId, [...(answers.get(o.endpointId) ?? []), !countsAsOutage(o.status)]);
   const rows: {
     endpoint_id: string;
     circuit_state: Circuit['state'];
@@ -192,8 +197,10 @@ async function updateCircuits(
     };
     const after = observe(before, answers.get(r.endpoint_id)!, new Date(r.now), rules);
     if (after === before) continue;
-    if (after.state !== before.state)
+    if (after.state !== before.state) {
       logger.info({ endpointId: r.endpoint_id, from: before.state, to: after.state }, 'webhook endpoint circuit');
+      recordCircuitTransition(after.state);
+    }
     changed.push({
       endpoint_id: r.endpoint_id,
       circuit_state: after.state,

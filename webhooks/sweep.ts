@@ -2,6 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import type { BehaviourSet } from '../domain/behaviour-set';
 import { ATTEMPT_DELAYS_MS } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
+import { recordSweep } from '../lib/metrics';
 import { LIVENESS_LOCK_CLASS } from './listener';
 import { planStoredEvents } from './publish';
 import { IN_DOUBT_ERROR, type Recorder } from './recorder';
@@ -87,5 +88,6 @@ export async function sweep(deps: SweepDeps): Promise<{ planned: number; closed:
       ),
     ),
   );
+  recordSweep();
   return { planned, closed: orphans.length };
 }

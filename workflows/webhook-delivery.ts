@@ -38,7 +38,8 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
 
   const owner = `run:${workflowInfo().runId}`;
   let made = input.attemptsMade ?? 0;
-  const attempt = async (nextDelayMs: number | null) => {
+  // `manual`: a person asked for this attempt (retry, recovery), so an open circuit does not hold it.
+  const attempt = async (nextDelayMs: number | null, manual: boolean) => {
     for (;;) {
       const result = await attemptDelivery({
         deliveryId: input.deliveryId,
@@ -46,6 +47,7 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
         attemptedAt: new Date().toISOString(),
         nextDelayMs,
         owner,
+        ...(manual && { manual }),
       });
       const { outcome } = result;
       // The endpoint's rate limit had no token: nothing was sent and the number is still free.
@@ -67,8 +69,9 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
       const delay = wait ?? m.ATTEMPT_DELAYS_MS[made]!;
       if (delay > 0) await condition(() => retryRequested || deleted, delay);
       if (deleted) return 'endpoint_deleted';
+      const manual = retryRequested;
       retryRequested = false;
-      const result = await attempt(m.ATTEMPT_DELAYS_MS[made + 1] ?? null);
+      const result = await attempt(m.ATTEMPT_DELAYS_MS[made + 1] ?? null, manual);
       if (result.outcome !== 'failed') return result.outcome;
       wait = nextAttemptDelay(m.ATTEMPT_DELAYS_MS[made] ?? null, result.responseStatus, result.retryAfterMs ?? null);
     }
@@ -77,7 +80,7 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   retryRequested ||= Boolean(input.once);
   while (retryRequested && !deleted) {
     retryRequested = false;
-    const result = await attempt(null);
+    const result = await attempt(null, true);
     if (result.outcome !== 'failed') return result.outcome;
   }
   return deleted ? 'endpoint_deleted' : 'exhausted';

@@ -32,7 +32,11 @@ export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSecon
     return row;
   }
 
-  async function update(orgId: string, id: string, patch: Partial<WebhookEndpointRow>): Promise<WebhookEndpointReadRow> {
+  async function update(
+    orgId: string,
+    id: string,
+    patch: Partial<WebhookEndpointRow>,
+  ): Promise<WebhookEndpointReadRow> {
     const n = await live(orgId)
       .where({ id })
       .update({ ...patch, updated_at: new Date() });

@@ -113,7 +113,10 @@ export const EndpointView = z
     ordering: ordering.describe(
       "per_subscription: one subscription's events arrive in order; a failing one holds back only that subscription's later events",
     ),
-    max_in_flight: z.number().int().describe("Attempts in flight to the endpoint at most (the deployment's default unless set)"),
+    max_in_flight: z
+      .number()
+      .int()
+      .describe("Attempts in flight to the endpoint at most (the deployment's default unless set)"),
     rate_limit_per_second: z.number().int().nullable().describe('Deliveries per second at most; null: no limit'),
     circuit: z
       .object({

@@ -30,9 +30,8 @@ export class Migration0016DeliveryQueue extends Migration {
     this.addSql(`
       create table webhook_endpoint_flow (
         endpoint_id uuid primary key references webhook_endpoints(id),
-        -- Token bucket of the endpoint's rate limit, refilled lazily from refilled_at; null = full.
-        tokens double precision,
-        refilled_at timestamptz not null default now(),
+        -- The rate limit: the earliest start of the endpoint's next delivery (null: now).
+        next_send_at timestamptz,
         circuit_state text not null default 'closed' check (circuit_state in ('closed', 'open', 'half_open')),
         consecutive_failures integer not null default 0,
         opened_at timestamptz,

@@ -2,10 +2,8 @@ import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { engineDispatcher } from '../../activities/event-dispatcher';
-import { publishEvents } from '../../activities/event-publisher';
-import { secretBoxFrom } from '../../webhooks/secret-box';
+import { Connection } from '@temporalio/client';
+import { publishEvents, secretBoxFrom } from '../../webhooks';
 import { endpointStore } from '../../api/notifications/endpoint-store';
 import { openOrm, type Orm } from '../../db/orm';
 import { loadConfig } from '../../lib/config';
@@ -24,12 +22,16 @@ const KILL_WORKER_AT = 1500;
 const KILL_TEMPORAL_AT = 3750;
 const STOP_POSTGRES_AT = 6000;
 const STOP_PUBLISHING_AT = 9000;
+// Another organisation's endpoint that never answers, sent to all along (issue 19).
+const HANGING_EVENTS_PER_S = 5;
 
 /**
- * The delivery engine under load (issue 11): 30 events/s to 10 endpoints each while a worker is
- * killed, the Temporal server is killed and restarted, and PostgreSQL is stopped and started.
- * Afterwards every committed event has exactly its 10 deliveries, every one a success, each
- * received, and each delivery's attempts numbered 1..n with every result recorded.
+ * The delivery engine under load (issues 11, 19): 30 events/s to 10 endpoints each while a worker
+ * is killed, the Temporal server is killed and restarted, and PostgreSQL is stopped and started,
+ * and another organisation sends 5 events/s to an endpoint that never answers. Afterwards every
+ * committed event has exactly its 10 deliveries, every one a success, each received, and each
+ * delivery's attempts numbered 1..n with every result recorded; every event to the hanging endpoint
+ * has its delivery, failed and waiting on its retry schedule, none lost.
  */
 describe('deliveries under load through a worker crash, a Temporal crash and a PostgreSQL stop', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fault-load-'));
@@ -78,8 +80,10 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     const config = loadConfig({ ...pair.env, LOG_LEVEL: 'fatal' });
     orm = await openOrm(config);
     connection = await Connection.connect({ address: temporal.address });
-    // This process publishes as the API does: outbox commit, then its own dispatcher.
-    const dispatcher = engineDispatcher(new Client({ connection }), orm, config);
+    // This process publishes as the API does: one statement, answered at commit.
+    const knex = orm.em.getConnection().getKnex();
+    const publish = (event: Parameters<typeof publishEvents>[1][number]) =>
+      publishEvents(knex, [event], { set: config.BEHAVIOUR_SET });
     const sink = await startCountingSink();
     const store = endpointStore(orm, secretBoxFrom(config));
     const orgId = randomUUID();
@@ -92,6 +96,9 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
       });
       sink.secret(hook, secret);
     }
+    const hangingOrg = randomUUID();
+    await store.create(hangingOrg, { url: sink.hangingUrl('never'), description: 'never answers', eventTypes: ['*'] });
+    const hangingCommitted: string[] = [];
 
     const committed: string[] = [];
     let refused = 0;
@@ -112,11 +119,20 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
         };
         // Not awaited in turn: the offered rate holds even while a commit waits on a fault.
         publishes.push(
-          publishEvents({ orm, dispatcher }, [event]).then(
+          publish(event).then(
             () => committed.push(event.id),
             () => refused++, // PostgreSQL away: never committed, so never owed
           ),
         );
+        if (i % (EVENTS_PER_S / HANGING_EVENTS_PER_S) === 0) {
+          const other = { ...event, id: randomUUID(), orgId: hangingOrg };
+          publishes.push(
+            publish(other).then(
+              () => hangingCommitted.push(other.id),
+              () => refused++,
+            ),
+          );
+        }
       }
     })();
 
@@ -142,7 +158,6 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     await Promise.all(publishes);
     const seconds = (Date.now() - started) / 1000;
 
-    const knex = orm.em.getConnection().getKnex();
     const owed = committed.length * ENDPOINTS;
     await until(
       'every delivery a success',
@@ -182,6 +197,14 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     expect(misnumbered).toEqual([]);
     expect(attempts.filter((a) => a.duration_ms === null)).toEqual([]);
     expect(sink.bad()).toBe(0);
+
+    // The hanging endpoint: a delivery for every committed event, each recorded, none a success.
+    const hung: { event_id: string; status: string; attempt_count: number }[] = await knex('webhook_deliveries')
+      .where({ org_id: hangingOrg })
+      .select('event_id', 'status', 'attempt_count');
+    expect(hung.map((d) => d.event_id).sort()).toEqual([...hangingCommitted].sort());
+    expect(hung.filter((d) => d.status === 'success')).toEqual([]);
+    expect(sink.hanging()).toBeGreaterThan(0);
     console.log({
       committed: committed.length,
       refused,
@@ -191,6 +214,7 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
       offered_deliveries_per_s: EVENTS_PER_S * ENDPOINTS,
       sustained_deliveries_per_s: Math.round(owed / seconds),
       retried: deliveries.filter((d) => d.attempt_count > 1).length,
+      hanging_endpoint: { events: hangingCommitted.length, requests_held: sink.hanging() },
     });
     await sink.close();
   }, 1_200_000);

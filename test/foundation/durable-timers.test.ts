@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { loadConfig } from '../../lib/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createActivities } from '../../activities';
-import { relayOnlyDispatcher } from '../../activities/event-dispatcher';
+import { createDeliveryEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import { cancel, getSubscription, requestSignature, signAgreement } from '../../workflows/subscription-messages';
@@ -37,7 +37,12 @@ describe('durable timers under time skipping', () => {
     const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: await freshDatabase() });
     orm = await openOrm(config);
     await migrate(orm);
-    activities = createActivities({ orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher });
+    activities = createActivities({
+      orm,
+      processor: createProcessor(config),
+      config,
+      engine: createDeliveryEngine({ orm, config }),
+    });
     worker = await newWorker();
     running = worker.run();
   }, 120_000);

@@ -5,7 +5,7 @@ import { loadConfig } from '../../lib/config';
 import { AppError } from '../../lib/errors';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createActivities } from '../../activities';
-import { relayOnlyDispatcher } from '../../activities/event-dispatcher';
+import { createDeliveryEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription, type SubscriptionState } from '../../domain/subscription';
 import * as m from '../../workflows/subscription-messages';
@@ -33,7 +33,12 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: await freshDatabase() });
     orm = await openOrm(config);
     await migrate(orm);
-    const activities = createActivities({ orm, processor: createProcessor(config), dispatcher: relayOnlyDispatcher });
+    const activities = createActivities({
+      orm,
+      processor: createProcessor(config),
+      config,
+      engine: createDeliveryEngine({ orm, config }),
+    });
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,

@@ -54,7 +54,7 @@ describe('money at creation and completion', () => {
   it('counts an investor once when two of their subscriptions reach escrow at the same moment', async () => {
     const projection = createProjectionActivities({
       orm: svc.orm,
-      dispatcher: { dispatch: async () => undefined } as never,
+      set: svc.set,
     });
     const pairs = 12;
     const before = await offering();
@@ -72,7 +72,7 @@ describe('money at creation and completion', () => {
   it('raises an offering past what one subscription may total, and reads the sum back to the cent', async () => {
     const projection = createProjectionActivities({
       orm: svc.orm,
-      dispatcher: { dispatch: async () => undefined } as never,
+      set: svc.set,
     });
     const big = await openOffering(svc, w.staff, '9999999.00');
     const largest = formatMoney(MAX_MONEY);

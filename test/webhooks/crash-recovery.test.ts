@@ -3,58 +3,80 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../../lib/config';
 import type { Orm } from '../../db/orm';
-import { uuidFromName } from '../../lib/ids';
+import { deliveryIdFor, IN_DOUBT_ERROR } from '../../webhooks';
 import { actor, newOrg } from '../support/fixtures';
 import { startService } from '../support/service';
 import { eventually, Receiver } from './support/receiver';
 import { registerHook } from './support/hooks';
 import { exited, printed, runTs } from './support/processes';
+import { anEvent, publish, publishUnqueued } from './support/publish';
 import { gaps, timerPending, webhookHarness, webhookOps } from './support/webhook-harness';
-import { IN_DOUBT_ERROR } from '../../activities/webhook-attempt';
 
 describe('nothing is lost when a process dies', () => {
   let receiver: Receiver;
   beforeAll(async () => (receiver = await Receiver.start()));
   afterAll(() => receiver.stop());
 
-  it('delivers an event whose publisher was killed between the outbox commit and the dispatch', async () => {
+  it('delivers what was committed while no worker ran, once one starts, and what a lost notification left queued', async () => {
     const svc = await startService({
       set: 'A',
-      env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', OUTBOX_RELAY_GRACE_MS: '2000', OUTBOX_RELAY_INTERVAL_MS: '500' },
+      env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_SWEEP_INTERVAL_MS: '500' },
     });
     try {
       const staff = await actor(svc, newOrg(), ['staff']);
-      const endpoint = await registerHook(svc, receiver, staff, 'outbox-crash', ['subscription.approved']);
-      const event = {
-        id: randomUUID(),
-        type: 'subscription.approved',
-        source: 'service.issuance',
-        orgId: staff.orgId,
-        occurredAt: new Date().toISOString(),
-        data: { id: randomUUID() },
-      };
+      const endpoint = await registerHook(svc, receiver, staff, 'no-worker', ['subscription.approved']);
+      const knex = svc.orm.em.getConnection().getKnex();
 
-      const publisher = runTs('test/webhooks/support/publish-then-die.ts', {
-        DATABASE_URL: svc.config.DATABASE_URL,
-        EVENT: JSON.stringify(event),
-        LOG_LEVEL: 'warn',
-      });
-      expect(await exited(publisher)).toEqual({ code: null, signal: 'SIGKILL' });
-      const [row] = await svc.orm.em
-        .getConnection()
-        .execute<{ dispatched_at: Date | null }[]>('select dispatched_at from events where id = ?', [event.id]);
-      expect(row).toEqual({ dispatched_at: null }); // committed, never handed to Temporal
-
-      const [got] = await receiver.waitFor('outbox-crash', 1, 30_000);
+      // Committed with no dispatcher listening: the notification reaches nobody.
+      await svc.stopWorker();
+      const early = anEvent(staff.orgId);
+      await publish(svc, [early]);
+      expect(await knex('webhook_queue').where({ endpoint_id: endpoint.id }).count('* as n')).toEqual([{ n: '1' }]);
+      await svc.startWorker();
+      const [got] = await receiver.waitFor('no-worker', 1, 30_000);
       expect(got!.verified).toBe(true);
-      expect(got!.headers['x-service-event-id']).toBe(event.id);
-      expect(got!.headers['x-service-delivery-id']).toBe(uuidFromName(event.id, endpoint.id));
-      await eventually(async () =>
-        (await svc.orm.em.getConnection().execute('select dispatched_at from events where id = ?', [event.id]))[0]
-          ?.dispatched_at
-          ? true
-          : undefined,
-      );
+      expect(got!.headers['x-service-event-id']).toBe(early.id);
+      expect(got!.headers['x-service-delivery-id']).toBe(deliveryIdFor(early.id, endpoint.id));
+
+      // Queued without a notification (as if it was lost with the listener's connection): the
+      // sweep's safety net takes it.
+      const late = anEvent(staff.orgId);
+      const { deliveries } = await publishUnqueued(svc, [late]);
+      await knex('webhook_queue').insert({
+        delivery_id: deliveries[0]!.deliveryId,
+        endpoint_id: endpoint.id,
+        org_id: staff.orgId,
+        event_seq: knex.raw('(select seq from events where id = ?)', [late.id]),
+      });
+      const both = await receiver.waitFor('no-worker', 2, 30_000);
+      expect(both[1]!.headers['x-service-event-id']).toBe(late.id);
+    } finally {
+      await svc.stop();
+    }
+  }, 120_000);
+
+  it('plans and delivers an event stored in the outbox but never planned', async () => {
+    const svc = await startService({
+      set: 'A',
+      env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_SWEEP_INTERVAL_MS: '500', OUTBOX_RELAY_GRACE_MS: '500' },
+    });
+    try {
+      const staff = await actor(svc, newOrg(), ['staff']);
+      const endpoint = await registerHook(svc, receiver, staff, 'stored-only', ['subscription.approved']);
+      const event = anEvent(staff.orgId);
+      await svc.orm.em
+        .getConnection()
+        .getKnex()('events')
+        .insert({
+          id: event.id,
+          org_id: event.orgId,
+          type: event.type,
+          source: event.source,
+          data: JSON.stringify(event.data),
+          occurred_at: event.occurredAt,
+        });
+      const [got] = await receiver.waitFor('stored-only', 1, 30_000);
+      expect(got!.headers['x-service-delivery-id']).toBe(deliveryIdFor(event.id, endpoint.id));
     } finally {
       await svc.stop();
     }
@@ -88,6 +110,9 @@ describe('nothing is lost when a process dies', () => {
         TEMPORAL_TASK_QUEUE: taskQueue,
         // The receiver listens on loopback; the worker's connect-time SSRF guard must allow it.
         WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+        // A dead dispatcher's attempt is closed this soon (its liveness lock went with it).
+        WEBHOOK_STUCK_AFTER_MS: '3000',
+        WEBHOOK_SWEEP_INTERVAL_MS: '500',
       });
       workers.push(child);
       await printed(child, 'worker started');
@@ -147,7 +172,7 @@ describe('nothing is lost when a process dies', () => {
 
       const first = await startWorker();
       const { deliveryId, handle } = await ops.publish(endpoint.id);
-      // Observed: the request reached the endpoint and the attempt's start is recorded, its result not yet.
+      // Observed: the dispatcher's request reached the endpoint and the attempt's start is recorded, its result not yet.
       await receiver.waitFor('mid-post', 1);
       expect(await ops.attempts(deliveryId)).toMatchObject([{ number: 1, duration_ms: null }]);
       first.kill('SIGKILL');

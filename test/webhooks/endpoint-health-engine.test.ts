@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher, relayOnlyDispatcher } from '../../activities/event-dispatcher';
-import { deliveryPlanner } from '../../activities/delivery-planner';
 import { createAttemptActivities } from '../../activities/webhook-attempt';
-import { healthSettings } from '../../activities';
-import { secretBoxFrom } from '../../webhooks/secret-box';
-import { policyFromConfig } from '../../lib/ssrf-guard';
+import { createDeliveryEngine, deliveryIdFor } from '../../webhooks';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
-import { uuidFromName } from '../../lib/ids';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { eventually, Receiver, type HookPlan } from './support/receiver';
 import { timerPending } from './support/webhook-harness';
+import { publish as publishTo, publishUnqueued } from './support/publish';
 
 /**
- * Issue 12 on the real delivery engine (batcher, delivery workflows, HTTP): a 410 disables the
- * endpoint and ends the delivery, whether it answers attempt 1 (the batcher) or a later one; a
- * first attempt's Retry-After reaches the delivery workflow the batcher starts. The engine is the
+ * Issue 12 on the real delivery engine (dispatcher, delivery workflows, HTTP): a 410 disables the
+ * endpoint and ends the delivery, whether it answers attempt 1 (the dispatcher) or a later one; a
+ * first attempt's Retry-After reaches the delivery workflow its hand-over starts. The engine is the
  * same for both behaviour sets, so one set is enough.
  */
 describe('endpoint health on the delivery engine (issue 12)', () => {
@@ -49,7 +44,7 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
   const hook = (name: string, plan: Omit<HookPlan, 'secret'> = {}, types = ['subscription.approved']) =>
     registerHook(svc, receiver, staff, `eh-${name}-${staff.orgId.slice(0, 8)}`, types, plan);
   const hookName = (name: string) => `eh-${name}-${staff.orgId.slice(0, 8)}`;
-  /** One subscription.approved event through the engine's fast path (dispatcher → batcher). */
+  /** One subscription.approved event through the engine (queue → dispatcher). */
   const publish = async () => {
     const event = {
       id: randomUUID(),
@@ -59,24 +54,24 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
       occurredAt: new Date().toISOString(),
       data: { id: randomUUID() },
     };
-    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
+    await publishTo(svc, [event]);
     return event.id;
   };
   const delivery = (id: string) => api.get(`${deliveries}/${id}`, staff.token).then((r) => r.body.data);
   const endpoint = (id: string) => api.get(`${base}/${id}`, staff.token).then((r) => r.body.data);
 
-  it('disables the endpoint on a 410 to the batcher’s first attempt: no delivery workflow, no further attempt, the others told', async () => {
+  it('disables the endpoint on a 410 to the dispatcher’s first attempt: no delivery workflow, no further attempt, the others told', async () => {
     const gone = await hook('gone-first', { responses: [410] });
     await hook('watcher-first', {}, [ENDPOINT_DISABLED]);
     const eventId = await publish();
-    const deliveryId = uuidFromName(eventId, gone.id);
+    const deliveryId = deliveryIdFor(eventId, gone.id);
 
     const [notice] = await receiver.waitFor(hookName('watcher-first'), 1);
     const body = JSON.parse(notice!.body);
     expect(body).toMatchObject({ event_type: ENDPOINT_DISABLED, data: { endpoint_id: gone.id, reason: 'gone' } });
     expect(await endpoint(gone.id)).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
     expect(await delivery(deliveryId)).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null });
-    // The batch's answer said the endpoint is disabled, so the batcher started no schedule for it.
+    // The answer disabled the endpoint, so no schedule was handed over for it.
     await expect(svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).describe()).rejects.toBeInstanceOf(
       WorkflowNotFoundError,
     );
@@ -86,7 +81,7 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
   it('disables the endpoint on a 410 to a later attempt and ends that delivery workflow', async () => {
     const gone = await hook('gone-later', { responses: [500, 410] });
     const eventId = await publish();
-    const deliveryId = uuidFromName(eventId, gone.id);
+    const deliveryId = deliveryIdFor(eventId, gone.id);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
     await eventually(
       () =>
@@ -106,10 +101,10 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
     expect((await receiver.received(hookName('gone-later'))).map((d) => d.status)).toEqual([500, 410]);
   });
 
-  it('hands a first attempt’s Retry-After to the delivery workflow the batcher starts', async () => {
+  it('hands a first attempt’s Retry-After to the delivery workflow its hand-over starts', async () => {
     const busy = await hook('busy-first', { responses: [{ status: 503, headers: { 'retry-after': '7200' } }] });
     const eventId = await publish();
-    const deliveryId = uuidFromName(eventId, busy.id);
+    const deliveryId = deliveryIdFor(eventId, busy.id);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
     await eventually(
       () =>
@@ -141,20 +136,10 @@ describe('endpoint health on the delivery engine (issue 12)', () => {
       occurredAt: new Date().toISOString(),
       data: { id: randomUUID() },
     };
-    await publishEvents(
-      { orm: svc.orm, dispatcher: relayOnlyDispatcher },
-      [event],
-      [{ eventId: event.id, endpointId: busy.id }],
-    );
-    const deliveryId = uuidFromName(event.id, busy.id);
-    await deliveryPlanner(svc.orm, set).plan([event.id]);
-    const worker = () =>
-      createAttemptActivities({
-        orm: svc.orm,
-        secrets: () => secretBoxFrom(svc.config),
-        ssrf: () => policyFromConfig(svc.config),
-        health: () => healthSettings(svc.config),
-      });
+    await publishUnqueued(svc, [event], [{ eventId: event.id, endpointId: busy.id }]);
+    const deliveryId = deliveryIdFor(event.id, busy.id);
+    // Each call a fresh process's engine: nothing of the first is in the second's memory.
+    const worker = () => createAttemptActivities(createDeliveryEngine({ orm: svc.orm, config: svc.config }));
     const input = {
       deliveryId,
       number: 2,

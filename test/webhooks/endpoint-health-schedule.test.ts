@@ -78,7 +78,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
       responses: [{ status: 503, headers: { 'retry-after': '600' } }],
       defaultStatus: 200,
     });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     const [first] = await ops.attemptsReach(deliveryId, 1);
     const waiting = await ops.delivery(deliveryId);
     const shown = new Date(waiting!.next_attempt_at!).getTime() - new Date(first!.attempted_at).getTime();
@@ -99,7 +99,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
       responses: [{ status: 429, headers: { 'retry-after': at } }],
       defaultStatus: 200,
     });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('success');
     const [gap] = gaps(await ops.attempts(deliveryId));
     // The date is read against the clock of the attempt, a little after it was written.
@@ -116,7 +116,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
       ],
       defaultStatus: 200,
     });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('success');
     const [a, b] = gaps(await ops.attempts(deliveryId));
     expect(a).toBeGreaterThanOrEqual(ATTEMPT_DELAYS_MS[1]!);
@@ -130,7 +130,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
     const endpoint = await ops.endpoint(h, {
       defaultStatus: { status: 429, headers: { 'retry-after': String(30 * 86_400) } },
     });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('exhausted');
     const attempts = await ops.attempts(deliveryId);
     expect(attempts.map((a) => [a.number, a.response_status])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 429]));
@@ -150,7 +150,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
   it('disables the endpoint on a 410 at a later attempt and ends the delivery there', async () => {
     const h = hook();
     const endpoint = await ops.endpoint(h, { responses: [500, 410], defaultStatus: 200 });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('endpoint_disabled');
     expect((await ops.attempts(deliveryId)).map((a) => a.response_status)).toEqual([500, 410]);
     expect(await receiver.received(h)).toHaveLength(2);
@@ -163,7 +163,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
   it('disables an endpoint that failed every attempt for the configured period, at the first attempt past it', async () => {
     const h = hook();
     const endpoint = await strict.endpoint(h, { defaultStatus: 500 });
-    const { deliveryId, handle } = await strict.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await strict.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('endpoint_disabled');
     const attempts = await strict.attempts(deliveryId);
     // Attempt 7 comes 17 h 17 min after attempt 1 (§6.5), the first past the 12 h period; no attempt 8.

@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import { disableEndpoint, noteAttemptOutcome } from '../../webhooks/endpoint-health';
-import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher } from '../../activities/event-dispatcher';
+import { disableEndpoint as disable, noteAttemptOutcomes } from '../../webhooks/endpoint-health';
+import type { DisableReason } from '../../domain/endpoint-health';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { eventually, Receiver } from './support/receiver';
+import { anEvent, publish as publishTo } from './support/publish';
 
 const DAY = 24 * 3600_000;
 
@@ -29,7 +28,14 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
   });
   // Each test its own organisation: an endpoint.disabled event goes to every other endpoint of it.
   beforeEach(async () => (staff = await actor(svc, newOrg(), ['staff'])));
-  const publisher = () => ({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) });
+  const disableEndpoint = (_: unknown, id: string, reason: DisableReason) => disable(knex(), set, id, reason);
+  /** One answer of the endpoint, as the recorder notes it: answers the reason when it disabled the endpoint. */
+  const noteAttemptOutcome = (id: string, outcome: { status: number | null; at: Date }) =>
+    knex().transaction(async (trx) => {
+      const disabled = (await noteAttemptOutcomes(trx, 5 * DAY, [{ endpointId: id, ...outcome }])).get(id);
+      if (disabled) await disable(trx, set, id, disabled.reason, disabled.at);
+      return disabled?.reason ?? null;
+    });
   afterAll(async () => {
     await svc.stop();
     await receiver.stop();
@@ -39,15 +45,8 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
     registerHook(svc, receiver, staff, `${set}-${name}`, ['*'], plan);
   const received = (name: string) => receiver.received(`${set}-${name}`);
   const publish = async () => {
-    const event = {
-      id: randomUUID(),
-      type: 'subscription.approved',
-      source: 'service.issuance',
-      orgId: staff.orgId,
-      occurredAt: new Date().toISOString(),
-      data: { id: randomUUID() },
-    };
-    await publishEvents(publisher(), [event]);
+    const event = anEvent(staff.orgId);
+    await publishTo(svc, [event]);
     return event.id;
   };
   /** The endpoints the fan-out recorded a delivery for: decided in one transaction, so no waiting for absence. */
@@ -79,9 +78,12 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
     expect(listed.success_rate.attempts).toBeGreaterThanOrEqual(2);
   });
 
-  it('disables an endpoint, tells the organisation’s other endpoints, and delivers nothing more to it', async () => {
+  it('disables an endpoint, tells the organisation’s endpoints that name the event type, and delivers nothing more to it', async () => {
     const gone = await hook('gone');
-    const other = await hook('other');
+    const other = await registerHook(svc, receiver, staff, `${set}-other`, [
+      ENDPOINT_DISABLED,
+      'subscription.approved',
+    ]);
     expect(await disableEndpoint(svc, gone.id, 'gone')).toBe(true);
     expect(await disableEndpoint(svc, gone.id, 'gone')).toBe(false); // a second 410 changes nothing
 
@@ -105,6 +107,19 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
     expect(ping.status).toBe(409);
     expect(ping.body.error.code).toBe('ENDPOINT_DISABLED');
     expect(await received('gone')).toEqual([]);
+  });
+
+  it('never sends webhook.endpoint.disabled through `*`, only to endpoints that name it (not in spec §6.2)', async () => {
+    const star = await hook('star');
+    const named = await registerHook(svc, receiver, staff, `${set}-named`, [ENDPOINT_DISABLED]);
+    const victim = await hook('victim');
+    expect((await api.patch(`${base}/${victim.id}`, staff.token, { status: 'disabled' })).status).toBe(200);
+    const [notice] = await receiver.waitFor(`${set}-named`, 1);
+    const body = JSON.parse(notice!.body);
+    expect(body).toMatchObject({ event_type: ENDPOINT_DISABLED, data: { endpoint_id: victim.id } });
+    expect(await deliveredTo(body.event_id)).toEqual([named.id]);
+    expect(await received('star')).toEqual([]);
+    expect(star.id).not.toBe(named.id);
   });
 
   it('re-enables a disabled endpoint with PATCH; deliveries reach it again', async () => {
@@ -138,19 +153,18 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12
   });
 
   it('noteAttemptOutcome: a 410 disables at once; failing for the period disables; a success in between resets', async () => {
-    const deps = { orm: svc.orm, dispatcher: undefined, failingPeriodMs: 5 * DAY };
     const g = await hook('note-410');
-    expect(await noteAttemptOutcome(deps, g.id, { status: 410, at: new Date() })).toBe('gone');
+    expect(await noteAttemptOutcome(g.id, { status: 410, at: new Date() })).toBe('gone');
 
     const f = await hook('note-failing');
     const t0 = new Date('2026-11-01T00:00:00Z');
     const at = (ms: number) => new Date(t0.getTime() + ms);
-    expect(await noteAttemptOutcome(deps, f.id, { status: 500, at: t0 })).toBeNull();
-    expect(await noteAttemptOutcome(deps, f.id, { status: null, at: at(3 * DAY) })).toBeNull();
-    expect(await noteAttemptOutcome(deps, f.id, { status: 200, at: at(4 * DAY) })).toBeNull(); // reset
-    expect(await noteAttemptOutcome(deps, f.id, { status: 500, at: at(5 * DAY) })).toBeNull();
-    expect(await noteAttemptOutcome(deps, f.id, { status: 503, at: at(10 * DAY - 1) })).toBeNull();
-    expect(await noteAttemptOutcome(deps, f.id, { status: 500, at: at(10 * DAY) })).toBe('failing');
+    expect(await noteAttemptOutcome(f.id, { status: 500, at: t0 })).toBeNull();
+    expect(await noteAttemptOutcome(f.id, { status: null, at: at(3 * DAY) })).toBeNull();
+    expect(await noteAttemptOutcome(f.id, { status: 200, at: at(4 * DAY) })).toBeNull(); // reset
+    expect(await noteAttemptOutcome(f.id, { status: 500, at: at(5 * DAY) })).toBeNull();
+    expect(await noteAttemptOutcome(f.id, { status: 503, at: at(10 * DAY - 1) })).toBeNull();
+    expect(await noteAttemptOutcome(f.id, { status: 500, at: at(10 * DAY) })).toBe('failing');
     expect((await api.get(`${base}/${f.id}`, staff.token)).body.data).toMatchObject({
       status: 'disabled',
       disabled_reason: 'failing',

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher } from '../../activities/event-dispatcher';
-import { appendEvents } from '../../db/outbox';
+import { publishEvents } from '../../webhooks';
 import type { ServiceEvent } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
@@ -21,7 +19,8 @@ describe('GET /notifications/events (issue 12)', () => {
     ]);
     api = http(svc.baseUrl);
   });
-  const publisher = () => ({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) });
+  const publish = (events: ServiceEvent[], db = svc.orm.em.getConnection().getKnex()) =>
+    publishEvents(db, events, { set: svc.set });
   afterAll(async () => {
     await svc.stop();
     await receiver.stop();
@@ -44,7 +43,7 @@ describe('GET /notifications/events (issue 12)', () => {
     const unwanted = event(staff, 'subscription.created'); // no endpoint subscribes to it
     const internal = event(staff, 'subscription.internal_audit'); // not a deliverable type (spec §6.1)
     const foreign = event(await actor(svc, newOrg(), ['staff']), 'subscription.approved');
-    await publishEvents(publisher(), [wanted, unwanted, internal, foreign]);
+    await publish([wanted, unwanted, internal, foreign]);
     const [delivered] = await receiver.waitFor('events-api', 1);
     expect(JSON.parse(delivered!.body).event_id).toBe(wanted.id);
 
@@ -73,7 +72,7 @@ describe('GET /notifications/events (issue 12)', () => {
       event(staff, 'subscription.created'),
       event(staff, 'subscription.created'),
     ];
-    for (const e of events) await publishEvents(publisher(), [e]);
+    for (const e of events) await publish([e]);
     const created = events.filter((e) => e.type === 'subscription.created').map((e) => e.id);
 
     // Events are listed once every older transaction has ended (another suite's may still be open).
@@ -102,8 +101,8 @@ describe('GET /notifications/events (issue 12)', () => {
     const quick = event(staff, 'subscription.signed');
     const trx = await knex.transaction();
     try {
-      await appendEvents(trx, [slow]); // takes the lower seq, commits last
-      await appendEvents(knex, [quick]);
+      await publish([slow], trx); // takes the lower seq, commits last
+      await publish([quick], knex);
       const during = await list(staff);
       expect(during.body.data.items).toEqual([]);
       await trx.commit();

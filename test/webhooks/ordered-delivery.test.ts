@@ -3,10 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { publishEvents } from '../../activities/event-publisher';
-import { engineDispatcher } from '../../activities/event-dispatcher';
+import { publish as publishTo } from './support/publish';
 import { orderedWorkflowId } from '../../domain/webhook-messages';
-import { uuidFromName } from '../../lib/ids';
+import { deliveryIdFor } from '../../webhooks';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
@@ -49,7 +48,7 @@ describe('ordered delivery per subscription (issue 12)', () => {
       occurredAt: new Date().toISOString(),
       data: { id: subscriptionId, mark },
     };
-    await publishEvents({ orm: svc.orm, dispatcher: engineDispatcher(svc.temporal, svc.orm, svc.config) }, [event]);
+    await publishTo(svc, [event]);
     return event.id;
   };
   const marks = async (hook: string) =>
@@ -86,7 +85,7 @@ describe('ordered delivery per subscription (issue 12)', () => {
     const first = await publish(stuck, 'stuck-1');
     await receiver.waitFor(hook, 1); // its attempt 1 failed; the schedule waits 30 s
     const later: string[] = [];
-    for (const mark of ['stuck-2', 'stuck-3']) later.push(uuidFromName(await publish(stuck, mark), endpointId));
+    for (const mark of ['stuck-2', 'stuck-3']) later.push(deliveryIdFor(await publish(stuck, mark), endpointId));
     for (const mark of ['healthy-1', 'healthy-2', 'healthy-3']) await publish(healthy, mark);
 
     // The healthy subscription flows, in order, while the stuck one's first event is still failed.
@@ -95,7 +94,7 @@ describe('ordered delivery per subscription (issue 12)', () => {
       return got.filter((m) => m.startsWith('healthy')).length === 3 ? got : undefined;
     });
     expect(flowing.filter((m) => m.startsWith('healthy'))).toEqual(['healthy-1', 'healthy-2', 'healthy-3']);
-    const firstDelivery = uuidFromName(first, endpointId);
+    const firstDelivery = deliveryIdFor(first, endpointId);
     const rows = () =>
       svc.orm.em
         .getConnection()

@@ -57,7 +57,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   it('attempts at 0, 30 s, 2 min, 15 min, 1 h, 4 h, 12 h and 24 h after the previous one, then is exhausted', async () => {
     const h = hook();
     const endpoint = await ops.endpoint(h, { defaultStatus: 500 });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('exhausted');
     exhaustedHistory = { workflowId: handle.workflowId, history: await handle.fetchHistory() };
 
@@ -85,7 +85,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   it('gives an exhausted delivery one more attempt per manual retry, numbering continued, until one succeeds', async () => {
     const h = hook();
     const endpoint = await ops.endpoint(h, { defaultStatus: 500 });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     expect(await handle.result()).toBe('exhausted');
 
     await retry(deliveryId);
@@ -110,7 +110,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   it('attempts a failed delivery now on manual retry, and the schedule goes on from there', async () => {
     const h = hook();
     const endpoint = await ops.endpoint(h, { responses: [500, 500], defaultStatus: 200 });
-    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { deliveryId, handle } = await ops.publish(endpoint.id, { viaDispatcher: false });
     await ops.attemptsReach(deliveryId, 1);
     await retry(deliveryId);
     await ops.attemptsReach(deliveryId, 2);
@@ -131,7 +131,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   it('signs the next attempt with a secret rotated during the schedule', async () => {
     const h = hook();
     const endpoint = await ops.endpoint(h, { responses: [500] });
-    const { handle, deliveryId } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { handle, deliveryId } = await ops.publish(endpoint.id, { viaDispatcher: false });
     await ops.attemptsReach(deliveryId, 1);
     const { secret } = await ops.store.rotate(ops.orgId, endpoint.id);
     await receiver.plan(h, { secret });
@@ -145,7 +145,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   it('ends a delivery whose endpoint was deleted mid-schedule without further attempts', async () => {
     const h = hook();
     const endpoint = await ops.endpoint(h, { defaultStatus: 500 });
-    const { handle, deliveryId } = await ops.publish(endpoint.id, { viaBatcher: false });
+    const { handle, deliveryId } = await ops.publish(endpoint.id, { viaDispatcher: false });
     await ops.attemptsReach(deliveryId, 1);
     // No signal here: the next attempt itself finds the endpoint gone (the API also signals).
     await ops.store.remove(ops.orgId, endpoint.id);

@@ -4,14 +4,21 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A consumer for load: verifies each signature against the secret of the hook in the path and
- * counts requests per delivery id. Answers 200 at once.
+ * counts requests per delivery id. Answers 200 at once, except on `/hang/...`, which takes the
+ * request and never answers (an endpoint that hangs), counting what it holds.
  */
 export async function startCountingSink() {
   const secrets = new Map<string, string>();
   const byDelivery = new Map<string, number>();
   let total = 0;
   let bad = 0;
+  let hanging = 0;
   const server: Server = createServer((req, res) => {
+    if (req.url?.startsWith('/hang/')) {
+      hanging++;
+      req.resume();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -45,9 +52,16 @@ export async function startCountingSink() {
     /** Registers the secret of a hook whose URL was made before the secret was known. */
     secret: (hook: string, secret: string) => secrets.set(hook, secret),
     base,
+    /** A URL that never answers. */
+    hangingUrl: (hook: string) => `${base}/hang/${hook}`,
+    hanging: () => hanging,
     total: () => total,
     bad: () => bad,
     received: (deliveryId: string) => byDelivery.get(deliveryId) ?? 0,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

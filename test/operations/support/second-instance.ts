@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../../api/app';
 import { kycEligibility } from '../../../api/identity/kyc-eligibility';
-import { engineDispatcher } from '../../../activities/event-dispatcher';
 import type { Config } from '../../../lib/config';
 import type { TestService } from '../../support/service';
 
@@ -15,14 +14,12 @@ export async function secondInstance(
   overrides: Partial<Config> = {},
 ): Promise<{ baseUrl: string; stop(): Promise<void> }> {
   const config = { ...svc.config, ...overrides };
-  const dispatcher = engineDispatcher(svc.temporal, svc.orm, config);
   const app = createApp({
     config,
     orm: svc.orm,
     temporal: svc.temporal,
     tokens: svc.tokens,
     kyc: kycEligibility(svc.orm),
-    dispatcher,
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

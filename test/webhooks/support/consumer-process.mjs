@@ -8,6 +8,7 @@ import { verify } from '@octokit/webhooks-methods';
 
 const hooks = new Map(); // name -> { secret, responses: number[], defaultStatus, delayMs }
 const received = new Map(); // name -> record[]
+const open = new Map(); // name -> requests being answered now
 
 const json = (res, status, body) => {
   res.writeHead(status, { 'content-type': 'application/json' });
@@ -25,6 +26,9 @@ const server = createServer(async (req, res) => {
   const [, area, name] = url.pathname.split('/');
   try {
     if (area === 'hooks' && req.method === 'POST') {
+      // How many of this hook's requests are open at once (an endpoint's concurrency, as it sees it).
+      open.set(name, (open.get(name) ?? 0) + 1);
+      res.once('close', () => open.set(name, open.get(name) - 1));
       const body = await rawBody(req);
       const hook = hooks.get(name) ?? { secret: null, responses: [], defaultStatus: 200, delayMs: 0, refuse: [] };
       const signature = req.headers['x-service-signature'] ?? '';
@@ -42,7 +46,7 @@ const server = createServer(async (req, res) => {
       const status = typeof planned === 'number' ? planned : planned.status;
       const extra = typeof planned === 'number' ? {} : (planned.headers ?? {});
       const list = received.get(name) ?? [];
-      list.push({ at: Date.now(), headers: req.headers, body, verified, status });
+      list.push({ at: Date.now(), headers: req.headers, body, verified, status, concurrent: open.get(name) });
       received.set(name, list);
       if (hook.delayMs) await new Promise((r) => setTimeout(r, hook.delayMs));
       for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
@@ -67,4 +71,7 @@ const server = createServer(async (req, res) => {
 });
 server.keepAliveTimeout = 30_000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections(); // hooks planned to hang hold theirs
+});

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
 import { renderEventBody } from '../../../webhooks/signing';
-import { uuidFromName } from '../../../lib/ids';
+import { deliveryIdFor } from '../../../webhooks';
 
 /**
  * Deliveries as a long outage leaves them: `exhausted` after 8 attempts (or `failed` with the
@@ -25,7 +25,7 @@ export async function failedDeliveries(
         data: { n: i },
       };
       const attempts = s.status === 'exhausted' ? 8 : 1;
-      return { s, event, deliveryId: uuidFromName(event.id, target.endpointId), attempts };
+      return { s, event, deliveryId: deliveryIdFor(event.id, target.endpointId), attempts };
     });
     await knex.transaction(async (trx) => {
       await trx('events').insert(

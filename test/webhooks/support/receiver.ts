@@ -8,6 +8,8 @@ export interface ReceivedDelivery {
   body: string;
   verified: boolean;
   status: number;
+  /** The hook's requests open when this one arrived, itself included. */
+  concurrent: number;
 }
 
 export type PlannedAnswer = number | { status: number; headers?: Record<string, string> };

@@ -1,21 +1,16 @@
-import { policyFromConfig } from '../../../lib/ssrf-guard';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { loadConfig, type Config } from '../../../lib/config';
 import { migrate, openOrm, type Orm } from '../../../db/orm';
-import { deliveryPlanner } from '../../../activities/delivery-planner';
 import { createAttemptActivities } from '../../../activities/webhook-attempt';
-import { healthSettings } from '../../../activities';
-import { secretBoxFrom } from '../../../webhooks/secret-box';
-import { engineDispatcher, relayOnlyDispatcher } from '../../../activities/event-dispatcher';
-import { publishEvents } from '../../../activities/event-publisher';
+import { createDeliveryEngine, deliveryIdFor, secretBoxFrom } from '../../../webhooks';
 import { endpointStore } from '../../../api/notifications/endpoint-store';
 import { deliveryReads } from '../../../api/notifications/delivery-reads';
-import { uuidFromName } from '../../../lib/ids';
 import { deliveryWorkflowId } from '../../../domain/webhook-messages';
 import type { webhookDeliveryWorkflow } from '../../../workflows/webhook-delivery';
 import { freshDatabase } from '../../support/service';
 import type { PlannedAnswer, Receiver } from './receiver';
+import { publish, publishUnqueued } from './publish';
 
 /**
  * The webhook half of the service without the HTTP API, for tests that bring their own Temporal
@@ -36,20 +31,14 @@ export async function webhookHarness(env: Record<string, string> = {}): Promise<
   return { config, orm };
 }
 
-/** Only the activities the webhook workflows call. */
+/** Only the activities the webhook workflows call, on an engine of their own (no dispatcher). */
 export const webhookActivities = (config: Config, orm: Orm) => ({
-  ...createAttemptActivities({
-    orm,
-    secrets: () => secretBoxFrom(config),
-    ssrf: () => policyFromConfig(config),
-    health: () => healthSettings(config),
-  }),
+  ...createAttemptActivities(createDeliveryEngine({ orm, config })),
 });
 
 export function webhookOps(deps: { config: Config; orm: Orm; client: Client; taskQueue: string; receiver: Receiver }) {
   const store = endpointStore(deps.orm, secretBoxFrom(deps.config));
   const reads = deliveryReads(deps.orm);
-  const dispatcher = engineDispatcher(deps.client, deps.orm, { ...deps.config, TEMPORAL_TASK_QUEUE: deps.taskQueue });
   const orgId = randomUUID();
   const knex = () => deps.orm.em.getConnection().getKnex();
   const secrets = new Map<string, string>();
@@ -74,13 +63,13 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
     replan: (hook: string, plan: { responses?: PlannedAnswer[]; defaultStatus?: PlannedAnswer; delayMs?: number }) =>
       deps.receiver.plan(hook, { ...plan, secret: secrets.get(hook)! }),
     /**
-     * Publishes one event aimed at the endpoint. `viaBatcher: true` hands it to the delivery
-     * engine (a batcher makes attempt 1; a delivery workflow exists only if that failed);
-     * `viaBatcher: false` records the delivery and starts its delivery workflow from attempt 1 as a
-     * top-level workflow: the Java time-skipping server stops skipping time once a child outlives
-     * its parent's close, and the batcher never closes.
+     * Publishes one event aimed at the endpoint. `viaDispatcher: true` queues it for a worker's
+     * dispatcher (which makes attempt 1; a delivery workflow exists only if that failed);
+     * `viaDispatcher: false` records the delivery off the queue and starts its delivery workflow
+     * from attempt 1 as a top-level workflow: the Java time-skipping server stops skipping time once
+     * a child outlives its parent's close, and the retry scheduler never closes.
      */
-    async publish(endpointId: string, opts: { viaBatcher: boolean } = { viaBatcher: true }) {
+    async publish(endpointId: string, opts: { viaDispatcher: boolean } = { viaDispatcher: true }) {
       const event = {
         id: randomUUID(),
         type: 'subscription.approved',
@@ -89,17 +78,13 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
         occurredAt: new Date().toISOString(),
         data: { id: randomUUID() },
       };
-      const deliveryId = uuidFromName(event.id, endpointId);
-      if (opts.viaBatcher) {
-        await publishEvents({ orm: deps.orm, dispatcher }, [event], [{ eventId: event.id, endpointId }]);
+      const deliveryId = deliveryIdFor(event.id, endpointId);
+      const targets = [{ eventId: event.id, endpointId }];
+      if (opts.viaDispatcher) {
+        await publish(deps, [event], targets);
       } else {
-        await publishEvents(
-          { orm: deps.orm, dispatcher: relayOnlyDispatcher },
-          [event],
-          [{ eventId: event.id, endpointId }],
-        );
-        expect(await deliveryPlanner(deps.orm, deps.config.BEHAVIOUR_SET).plan([event.id])).toEqual([
-          { eventId: event.id, deliveryIds: [deliveryId], ordered: [] },
+        expect((await publishUnqueued(deps, [event], targets)).deliveries).toEqual([
+          { eventId: event.id, endpointId, deliveryId },
         ]);
         await deps.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
           taskQueue: deps.taskQueue,

@@ -1,0 +1,25 @@
+/**
+ * An endpoint's rate limit (issue 19): at most `perSecond` deliveries in any one second, none
+ * dropped. Deliveries start evenly spaced, each reserving its start time, so no burst ever exceeds
+ * the limit. Pure rules; the engine keeps the next free start per endpoint in PostgreSQL.
+ */
+
+/**
+ * The spacing of an endpoint's deliveries, 2% over 1/perSecond: a receiver counting any window of
+ * one second never sees more than `perSecond`, even when network jitter brings two arrivals up to
+ * 20 ms closer than they were sent.
+ */
+export const spacingMs = (perSecond: number): number => 1020 / perSecond;
+
+/** How far ahead one dispatch round reserves an endpoint's start times. */
+export const PACING_HORIZON_MS = 250;
+
+/**
+ * What may be reserved now: `count` deliveries, the first `waitMs` from now (the endpoint's next
+ * free start) and each following one `spacingMs` later; or none, and how long until there is one.
+ */
+export function pace(waitMs: number, perSecond: number): { count: number; waitMs: number } {
+  const wait = Math.max(0, waitMs);
+  if (wait > PACING_HORIZON_MS) return { count: 0, waitMs: wait - PACING_HORIZON_MS };
+  return { count: Math.floor((PACING_HORIZON_MS - wait) / spacingMs(perSecond)) + 1, waitMs: wait };
+}
