@@ -397,7 +397,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint's url, description or status (re-enable)
+         * Change a webhook endpoint's url, description, status (re-enable), ordering or delivery limits
          * @description Needs the role staff or admin.
          */
         patch: operations["patchNotificationsWebhooksId"];
@@ -1678,6 +1678,18 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "per_subscription";
+            /** @description Attempts in flight to the endpoint at most (the deployment's default unless set) */
+            max_in_flight: number;
+            /** @description Deliveries per second at most; null: no limit */
+            rate_limit_per_second: number | null;
+            /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
+            circuit: {
+                /** @enum {string} */
+                state: "closed" | "open" | "half_open";
+                consecutive_failures: number;
+                opened_at: string | null;
+                next_probe_at: string | null;
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1717,6 +1729,18 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "per_subscription";
+            /** @description Attempts in flight to the endpoint at most (the deployment's default unless set) */
+            max_in_flight: number;
+            /** @description Deliveries per second at most; null: no limit */
+            rate_limit_per_second: number | null;
+            /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
+            circuit: {
+                /** @enum {string} */
+                state: "closed" | "open" | "half_open";
+                consecutive_failures: number;
+                opened_at: string | null;
+                next_probe_at: string | null;
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4334,6 +4358,10 @@ export interface operations {
                      * @enum {string}
                      */
                     ordering?: "none" | "per_subscription";
+                    /** @description Attempts in flight to the endpoint at most (1-256) */
+                    maxInFlight?: number;
+                    /** @description Deliveries per second at most (1-10000); deliveries above it wait, none is dropped */
+                    rateLimitPerSecond?: number;
                 };
             };
         };
@@ -4615,6 +4643,10 @@ export interface operations {
                     status?: "enabled" | "disabled";
                     /** @enum {string} */
                     ordering?: "none" | "per_subscription";
+                    /** @description null: back to the deployment default */
+                    maxInFlight?: number | null;
+                    /** @description null: no limit */
+                    rateLimitPerSecond?: number | null;
                 };
             };
         };

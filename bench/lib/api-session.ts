@@ -1,0 +1,62 @@
+import { Agent, request } from 'undici';
+import { AccessTokens } from '../../api/identity/access-tokens';
+import type { Sink } from './sink';
+
+/**
+ * One organisation's staff member on the public API (Set A paths), as an integrator drives it:
+ * registers endpoints at the sink and sends test events, each a `POST …/test` that goes through the
+ * same publish path as every event.
+ */
+export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sink: Sink) {
+  const tokens = await AccessTokens.create({ privateKeyPem: accessTokenKeyPem, ttlSeconds: 3600 });
+  // Many requests in flight on kept-alive connections, as a load generator should.
+  const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
+  const call = async (token: string, method: 'POST' | 'PATCH', path: string, body?: unknown) => {
+    const res = await request(`${baseUrl}${path}`, {
+      method,
+      dispatcher,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: 60_000,
+    });
+    const json = (await res.body.json()) as { data: Record<string, unknown> };
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  return {
+    /** A staff member of `orgId` (a new organisation unless given). */
+    async org(orgId: string = crypto.randomUUID()) {
+      const token = await tokens.sign({
+        userId: `staff-${orgId.slice(0, 8)}`,
+        orgId,
+        roles: ['staff'],
+        kycCompleted: false,
+      });
+      return {
+        orgId,
+        /** Registers `count` endpoints at the sink (`/h/` answers 200, `/f/` 500, `/hang/` never). */
+        async endpoints(count: number, opts: { kind?: 'h' | 'f' | 'hang'; eventTypes?: string[] } = {}) {
+          const ids: string[] = [];
+          for (let i = 0; i < count; i++) {
+            const hook = crypto.randomUUID();
+            const data = await call(token, 'POST', '/notifications/webhook-endpoints', {
+              url: `${sink.url}/${opts.kind ?? 'h'}/${hook}`,
+              eventTypes: opts.eventTypes ?? ['subscription.approved'],
+            });
+            await sink.register(hook, String(data.signing_secret));
+            ids.push(String(data.id));
+          }
+          return ids;
+        },
+        /** One test.ping to the endpoint: answers its event id once the API has answered (202). */
+        async ping(endpointId: string): Promise<string> {
+          const data = await call(token, 'POST', `/notifications/webhook-endpoints/${endpointId}/test`);
+          return String(data.event_id);
+        },
+      };
+    },
+    close: () => dispatcher.close(),
+  };
+}
+
+export type ApiOrg = Awaited<ReturnType<Awaited<ReturnType<typeof apiSession>>['org']>>;

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+
+/**
+ * The consumer, in a process of its own so its CPU is not the publisher's. `/h/<hook>` verifies
+ * the `sha256=` HMAC over the raw body and answers 200; `/f/<hook>` answers 500; `/hang/<hook>`
+ * takes the request and never answers. Each delivery id's requests are counted (a second one is a
+ * duplicate) and its first arrival is kept until the bench reads it.
+ */
+const SINK = `
+const http = require('node:http'), { createHmac, timingSafeEqual } = require('node:crypto');
+const secrets = new Map(), seen = new Map(); let arrivals = [];
+const stats = { received: 0, duplicates: 0, bad: 0, failed: 0, hanging: 0 };
+const server = http.createServer((req, res) => {
+  const [, area, name] = req.url.split('/');
+  if (area === 'hang') { stats.hanging++; req.resume(); return; }
+  const chunks = []; req.on('data', (c) => chunks.push(c)); req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    if (area === 'secret') { secrets.set(name, body.toString()); return res.end('ok'); }
+    if (area === 'stats') return res.end(JSON.stringify(stats));
+    if (area === 'arrivals') { const a = arrivals; arrivals = []; return res.end(JSON.stringify(a)); }
+    if (area === 'f') { stats.failed++; res.statusCode = 500; return res.end(); }
+    const at = Date.now(), secret = secrets.get(name) || '';
+    const want = Buffer.from('sha256=' + createHmac('sha256', secret).update(body).digest('hex'));
+    const got = Buffer.from(String(req.headers['x-service-signature'] || ''));
+    if (got.length !== want.length || !timingSafeEqual(got, want)) { stats.bad++; res.statusCode = 401; return res.end(); }
+    const delivery = String(req.headers['x-service-delivery-id']);
+    if (seen.has(delivery)) stats.duplicates++;
+    else { seen.set(delivery, 1); stats.received++; arrivals.push([delivery, String(req.headers['x-service-event-id']), at]); }
+    res.end('ok');
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+process.on('SIGTERM', () => { server.close(() => process.exit(0)); server.closeAllConnections(); });
+`;
+
+export interface SinkStats {
+  /** Deliveries received at least once, signature verified. */
+  received: number;
+  /** Requests for a delivery already received. */
+  duplicates: number;
+  bad: number;
+  failed: number;
+  hanging: number;
+}
+
+/** A delivery's first arrival: its id, its event's id, and when (ms since epoch). */
+export type Arrival = [deliveryId: string, eventId: string, at: number];
+
+export type Sink = Awaited<ReturnType<typeof startSink>>;
+
+export async function startSink() {
+  const child: ChildProcess = spawn(process.execPath, ['-e', SINK], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((r) => createInterface({ input: child.stdout! }).once('line', r));
+  const url = `http://127.0.0.1:${port}`;
+  const get = async <T>(path: string): Promise<T> =>
+    (await fetch(`${url}${path}`, { signal: AbortSignal.timeout(30_000) })).json() as Promise<T>;
+  return {
+    url,
+    /** Tells the sink the secret of `/h/<hook>`. */
+    register: (hook: string, secret: string) =>
+      fetch(`${url}/secret/${hook}`, { method: 'POST', body: secret }).then(() => undefined),
+    stats: () => get<SinkStats>('/stats'),
+    /** First arrivals since the previous call. */
+    arrivals: () => get<Arrival[]>('/arrivals'),
+    /** Waits until `received` reaches `target`, or the timeout; answers the stats then. */
+    async waitForReceived(target: number, timeoutMs: number): Promise<SinkStats> {
+      const deadline = Date.now() + timeoutMs;
+      let s = await get<SinkStats>('/stats');
+      while (s.received < target && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        s = await get<SinkStats>('/stats');
+      }
+      return s;
+    },
+    stop: () => stopProcess(child),
+  };
+}

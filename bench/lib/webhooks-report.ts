@@ -1,0 +1,55 @@
+/** bench/results/webhooks.md from the run's results: every key beside its ceilings, floor and verdict. */
+export function markdown(r: Record<string, any>): string {
+  const row = (key: string, value: unknown, floor: string, ratio = '') => `| ${key} | ${value} | ${ratio} | ${floor} |`;
+  const s = r.sustained_deliveries_per_s;
+  const q = r.ratios;
+  return [
+    '# Delivery engine benchmark',
+    '',
+    `Run ${r.when} (\`npm run bench -- webhooks\`). Load average at start ${r.load_average_at_start.join(', ')}, at end ${r.load_average_at_end.join(', ')}. ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}.`,
+    `Server: ${r.server}.`,
+    `Shape: ${r.shape}.`,
+    '',
+    '| key | value | ratio to the ceilings | floor |',
+    '|---|---|---|---|',
+    row('engine_ceiling_workflows_per_s', r.engine_ceiling_workflows_per_s, '—'),
+    row('signed_posts_per_s', r.signed_posts_per_s, '—'),
+    ...[1, 10, 100].map((n) =>
+      row(
+        `sustained_deliveries_per_s (${n})`,
+        s[n],
+        n === 1 ? '≥ 600' : n === 10 ? '≥ 1,500' : '—',
+        `${q.sustained_to_signed_posts[n]} of signed POSTs, ${q.sustained_to_engine_ceiling[n]}× the engine`,
+      ),
+    ),
+    row(
+      'p99_first_attempt_ms_at_50_events_per_s_1_endpoint (API)',
+      r.p99_first_attempt_ms_at_50_events_per_s_1_endpoint,
+      '≤ 100',
+    ),
+    row(
+      'p99_first_attempt_ms_at_100_events_per_s_10_endpoints',
+      r.p99_first_attempt_ms_at_100_events_per_s_10_endpoints,
+      '≤ 500',
+    ),
+    row(
+      'noisy_neighbour_p99_ms',
+      `${r.noisy_neighbour_p99_ms} (alone: ${r.noisy_neighbour_baseline_p99_ms})`,
+      '≤ 100',
+      `${q.noisy_to_baseline_p99}× the baseline`,
+    ),
+    row('burst_neighbour_p99_ms', r.burst_neighbour_p99_ms, '≤ 1,000'),
+    row(
+      'api_messages_per_s_1_endpoint',
+      r.api_messages_per_s_1_endpoint,
+      '≥ 1,000',
+      `${q.api_messages_to_signed_posts} of signed POSTs`,
+    ),
+    row('duplicates', r.duplicates, '0'),
+    row('worker_rss_mb_10k_pending_retries', r.worker_rss_mb_10k_pending_retries, '< 500'),
+    row('lifecycles_per_s', r.lifecycles_per_s, '— (engine-bound)', `${q.lifecycles_to_engine_ceiling}× the engine`),
+    '',
+    r.failures.length ? `**Failed:** ${r.failures.join('; ')}` : 'Every phase received exactly what it owed, once.',
+    '',
+  ].join('\n');
+}
