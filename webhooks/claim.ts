@@ -59,7 +59,14 @@ interface CandidateRow {
  * limit's next free start and a probe's hold are written before the transaction ends, so the
  * limits hold across workers.
  */
-export async function claimRound(knex: Knex, owner: string, after: string, limits: RoundLimits): Promise<RoundResult> {
+export async function claimRound(
+  knex: Knex,
+  owner: string,
+  after: string,
+  limits: RoundLimits,
+  /** Deliveries whose first attempt's POST has ended in this process but whose result is not yet recorded. */
+  ended: ReadonlySet<string> = new Set(),
+): Promise<RoundResult> {
   return knex.transaction(async (trx) => {
     const rows: CandidateRow[] = (
       await trx.raw(
@@ -71,9 +78,12 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
                     where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
              from eps where eps.endpoint_id is not null),
          found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+         ended as (select jsonb_array_elements_text(?::jsonb)::uuid as delivery_id),
+         -- An attempt holds its endpoint's slot until its POST ends, not until its result is recorded.
          open_attempts as (
            select d.endpoint_id, count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-            where a.duration_ms is null group by d.endpoint_id)
+            where a.duration_ms is null and a.delivery_id not in (select delivery_id from ended)
+            group by d.endpoint_id)
          select f.endpoint_id, e.org_id, (e.status = 'enabled' and e.deleted_at is null) as live,
                 e.max_in_flight, e.rate_limit_per_second, f.circuit_state, f.probe_at, now() as now,
                 coalesce(o.n, 0) as in_flight,
@@ -85,7 +95,7 @@ export async function claimRound(knex: Knex, owner: string, after: string, limit
            left join open_attempts o on o.endpoint_id = f.endpoint_id
           order by f.endpoint_id
             for update of f skip locked`,
-        [after, limits.endpointsPerRound],
+        [after, limits.endpointsPerRound, JSON.stringify([...ended])],
       )
     ).rows;
     const nextAfter = rows.length >= limits.endpointsPerRound ? rows[rows.length - 1]!.endpoint_id : FIRST_ENDPOINT;

@@ -46,6 +46,8 @@ export function createDispatcher(deps: {
   let failures = 0;
   /** Endpoints that got all they were granted: when one of their POSTs ends, more may be taken. */
   const maybeMore = new Set<string>();
+  /** First attempts whose POST has ended and whose result is still being recorded: their slots are free. */
+  const ended = new Set<string>();
   const sends = new Set<Promise<void>>();
 
   function wake(): void {
@@ -81,7 +83,7 @@ export function createDispatcher(deps: {
   async function round(): Promise<boolean> {
     const budget = settings.maxInFlight - inFlight;
     if (budget <= 0) return false;
-    const result = await claimRound(deps.knex(), deps.owner(), after, { ...settings, budget });
+    const result = await claimRound(deps.knex(), deps.owner(), after, { ...settings, budget }, ended);
     after = result.nextAfter;
     for (const id of result.granted.keys()) maybeMore.add(id);
     if (result.dropped.length) await stopWaiting(deps.knex(), result.dropped);
@@ -112,21 +114,26 @@ export function createDispatcher(deps: {
       return;
     }
     inFlight++;
-    // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon).
-    const due = c.delayMs > 0 ? new Promise((r) => setTimeout(r, c.delayMs)) : Promise.resolve();
-    const p = due
-      .then(() => deps.sender.send(t, input))
-      .then((finished) => deps.recorder.record(finished, opts))
-      .then(
-        () => undefined,
-        (err: unknown) => logger.error({ err, deliveryId: t.delivery_id }, 'attempt failed unexpectedly'),
-      )
-      .finally(() => {
+    const p = (async () => {
+      let finished;
+      try {
+        // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon).
+        if (c.delayMs > 0) await new Promise((r) => setTimeout(r, c.delayMs));
+        finished = await deps.sender.send(t, input);
+      } finally {
+        // The POST has ended: its slot is free now, while its result is recorded.
         inFlight--;
-        sends.delete(p);
-        // Its slot is free once its result is recorded (the round counts attempts without one).
+        ended.add(t.delivery_id);
         if (maybeMore.delete(t.endpoint_id) || inFlight === settings.maxInFlight - 1) wake();
-      });
+      }
+      try {
+        await deps.recorder.record(finished, opts);
+      } finally {
+        ended.delete(t.delivery_id);
+      }
+    })()
+      .catch((err: unknown) => logger.error({ err, deliveryId: t.delivery_id }, 'attempt failed unexpectedly'))
+      .finally(() => sends.delete(p));
     sends.add(p);
   }
 

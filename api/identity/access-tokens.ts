@@ -26,6 +26,12 @@ export const ACCESS_TOKEN_AUDIENCE = 'tranche-api';
  */
 export class AccessTokens {
   private readonly keySet: ReturnType<typeof createLocalJWKSet>;
+  /**
+   * Tokens this instance already verified, until they expire: a client sends the same token with
+   * every request, and an ECDSA verification per request (twice: the write limit and auth) was
+   * the API's largest CPU cost. The keys never change in an instance, so neither does a verdict.
+   */
+  private readonly verified = new Map<string, { principal: Principal; expiresAt: number }>();
 
   private constructor(
     private readonly privateKey: CryptoKey,
@@ -77,6 +83,15 @@ export class AccessTokens {
   }
 
   async verify(token: string): Promise<Principal> {
+    const known = this.verified.get(token);
+    if (known && known.expiresAt > Date.now()) return known.principal;
+    const verdict = await this.verifyAnew(token);
+    if (this.verified.size >= VERIFIED_LIMIT) this.verified.clear();
+    this.verified.set(token, verdict);
+    return verdict.principal;
+  }
+
+  private async verifyAnew(token: string): Promise<{ principal: Principal; expiresAt: number }> {
     try {
       const { payload } = await jwtVerify(token, this.keySet, {
         algorithms: [ALG],
@@ -85,8 +100,12 @@ export class AccessTokens {
         typ: 'at+jwt',
       });
       const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is Role => ROLES.includes(r)) : [];
-      if (typeof payload.sub !== 'string' || typeof payload.org !== 'string') throw new Error('claims missing');
-      return { userId: payload.sub, orgId: payload.org, roles, kycCompleted: payload.kyc_completed === true };
+      if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number')
+        throw new Error('claims missing');
+      return {
+        principal: { userId: payload.sub, orgId: payload.org, roles, kycCompleted: payload.kyc_completed === true },
+        expiresAt: payload.exp * 1000,
+      };
     } catch (err) {
       const expired = (err as { code?: string }).code === 'ERR_JWT_EXPIRED';
       throw expired
@@ -100,6 +119,9 @@ export class AccessTokens {
     return { keys: [this.publicJwk, ...this.publishedJwks] };
   }
 }
+
+/** Verified tokens kept at most; past it the cache starts again (each entry is a few hundred bytes). */
+const VERIFIED_LIMIT = 10_000;
 
 function pemBlocks(text: string): string[] {
   return text.match(/-----BEGIN [A-Z ]+-----[\s\S]+?-----END [A-Z ]+-----/g) ?? [];

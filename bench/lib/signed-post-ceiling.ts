@@ -34,6 +34,7 @@ export async function signedPostCeiling(sink: {
               'content-type': 'application/json',
               'x-service-signature': sig,
               'x-service-event-id': randomUUID(),
+              'x-service-delivery-id': randomUUID(),
             },
           });
           await res.body.dump();
