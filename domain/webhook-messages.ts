@@ -8,7 +8,12 @@ import { defineSignal } from '@temporalio/workflow';
 export const ATTEMPT_DELAYS_MS = [0, 30_000, 120_000, 900_000, 3_600_000, 14_400_000, 43_200_000, 86_400_000] as const;
 export const AUTOMATIC_ATTEMPTS = ATTEMPT_DELAYS_MS.length;
 
-/** A delivery workflow per (event, endpoint); the delivery id is uuidFromName(event id, endpoint id). */
+/** The workflow types the engine starts by name (it never imports workflow code). */
+export const DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
+export const RETRY_SCHEDULER_WORKFLOW = 'retrySchedulerWorkflow';
+export const ORDERED_DELIVERY_WORKFLOW = 'orderedDeliveryWorkflow';
+
+/** A delivery workflow per (event, endpoint); the delivery id is webhooks/delivery-id.ts's of both. */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
 /**
  * The long-running retry schedulers, one per shard of a task queue (docs/decisions.md, Delivery

@@ -2,7 +2,9 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from '@mikro-orm/postgresql';
 import {
   deliverInOrder,
+  ORDERED_DELIVERY_WORKFLOW,
   orderedWorkflowId,
+  RETRY_SCHEDULER_WORKFLOW,
   retrySchedulerWorkflowId,
   scheduleRetries,
   type RetryItem,
@@ -45,7 +47,7 @@ export async function handOverRetries(deps: HandOverDeps, olderThanMs = 0): Prom
       ...(r.first_delay_ms !== null && { firstDelayMs: Number(r.first_delay_ms) }),
     }));
     const shard = shardOf(rows[0]!.delivery_id, deps.shards);
-    await deps.temporal.workflow.signalWithStart('retrySchedulerWorkflow', {
+    await deps.temporal.workflow.signalWithStart(RETRY_SCHEDULER_WORKFLOW, {
       taskQueue: deps.taskQueue,
       workflowId: retrySchedulerWorkflowId(deps.taskQueue, shard),
       args: [{ shard }],
@@ -88,7 +90,7 @@ export async function handOverOrdered(deps: Omit<HandOverDeps, 'shards'>): Promi
     await Promise.all(
       [...groups].map(async ([workflowId, items]) => {
         try {
-          await deps.temporal.workflow.signalWithStart('orderedDeliveryWorkflow', {
+          await deps.temporal.workflow.signalWithStart(ORDERED_DELIVERY_WORKFLOW, {
             taskQueue: deps.taskQueue,
             workflowId,
             args: [{ endpointId: items[0]!.endpoint_id, subscriptionId: items[0]!.ordered_key }],

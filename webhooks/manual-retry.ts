@@ -2,8 +2,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { WebhookDeliveryRow } from '../db/entities/webhook-rows';
 import { conflict } from '../lib/errors';
-import { deliveryWorkflowId, retryNow, type DeliveryInput } from '../domain/webhook-messages';
-import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery';
+import { deliveryWorkflowId, DELIVERY_WORKFLOW, retryNow, type DeliveryInput } from '../domain/webhook-messages';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 
 /** What a retry reads: the delivery again (its schedule may have ended meanwhile) and its endpoint. */
@@ -51,7 +50,7 @@ export async function retryDelivery(
       ? { deliveryId: delivery.id, attemptsMade, once: true }
       : { deliveryId: delivery.id, attemptsMade, attemptNow: true }; // no run waiting: attempt now, then the schedule
   try {
-    await deps.temporal.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+    await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
       workflowId: deliveryWorkflowId(delivery.id),
       args: [input],
