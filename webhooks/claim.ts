@@ -2,6 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
 import { pace } from '../domain/delivery-pacing';
 import { allot, type Candidate, type Grant, type Mode } from './allotment';
+import { preparedStatement } from '../db/prepared';
 import { TARGET_COLUMNS, type Target } from './attempt-store';
 
 const FIRST_ENDPOINT = '00000000-0000-0000-0000-000000000000';
@@ -22,6 +23,8 @@ export interface Claimed {
   attemptedAt: Date;
   /** How long after the round to send it: its reserved start under the endpoint's rate limit, else 0. */
   delayMs: number;
+  /** The rate limit's spacing for its endpoint (0: none): no two of its deliveries start closer. */
+  spacingMs: number;
 }
 
 export interface RoundResult {
@@ -68,36 +71,7 @@ export async function claimRound(
   ended: ReadonlySet<string> = new Set(),
 ): Promise<RoundResult> {
   return knex.transaction(async (trx) => {
-    const rows: CandidateRow[] = (
-      await trx.raw(
-        `with recursive eps as (
-           (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
-             order by endpoint_id limit 1)
-           union all
-           select (select q.endpoint_id from webhook_queue q
-                    where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
-             from eps where eps.endpoint_id is not null),
-         found as (select endpoint_id from eps where endpoint_id is not null limit ?),
-         ended as (select jsonb_array_elements_text(?::jsonb)::uuid as delivery_id),
-         -- An attempt holds its endpoint's slot until its POST ends, not until its result is recorded.
-         open_attempts as (
-           select d.endpoint_id, count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-            where a.duration_ms is null and a.delivery_id not in (select delivery_id from ended)
-            group by d.endpoint_id)
-         select f.endpoint_id, e.org_id, (e.status = 'enabled' and e.deleted_at is null) as live,
-                e.max_in_flight, e.rate_limit_per_second, f.circuit_state, f.probe_at, now() as now,
-                coalesce(o.n, 0) as in_flight,
-                case when e.rate_limit_per_second is null then null
-                     else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
-                  as rate_wait_ms
-           from found join webhook_endpoint_flow f on f.endpoint_id = found.endpoint_id
-           join webhook_endpoints e on e.id = f.endpoint_id
-           left join open_attempts o on o.endpoint_id = f.endpoint_id
-          order by f.endpoint_id
-            for update of f skip locked`,
-        [after, limits.endpointsPerRound, JSON.stringify([...ended])],
-      )
-    ).rows;
+    const rows = await CANDIDATES(trx, [after, limits.endpointsPerRound, [...ended]]);
     const nextAfter = rows.length >= limits.endpointsPerRound ? rows[rows.length - 1]!.endpoint_id : FIRST_ENDPOINT;
     if (rows.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, paceWaitMs: null };
 
@@ -127,57 +101,23 @@ export async function claimRound(
         next_send_ms: g.spacingMs > 0 ? g.startMs + g.take * g.spacingMs : null,
         probe: g.mode === 'probe',
       }));
-    const taken: (Target & { mode: Mode; attempted_at: Date | null; delay_ms: number })[] = (
-      await trx.raw(
-        `with grants as (select * from jsonb_to_recordset(?::jsonb)
-                           as g(endpoint_id uuid, take int, mode text, start_ms float8, spacing_ms float8)),
-              picked as (
-                select q.delivery_id, g.mode,
-                       g.start_ms + g.spacing_ms * (row_number() over (partition by g.endpoint_id order by q.seq) - 1)
-                         as delay_ms
-                  from grants g
-                 cross join lateral (
-                  select q.delivery_id, q.seq from webhook_queue q
-                   where q.endpoint_id = g.endpoint_id and q.ordered_key is null
-                   order by q.seq limit g.take for update skip locked) q),
-              dequeued as (delete from webhook_queue q using picked p where q.delivery_id = p.delivery_id
-                           returning q.delivery_id),
-              claimed as (insert into webhook_attempts (delivery_id, number, attempted_at, owner)
-                          select p.delivery_id, 1, now() + (p.delay_ms * interval '1 millisecond'), ?
-                            from picked p join dequeued using (delivery_id)
-                           where p.mode <> 'drop'
-                          on conflict (delivery_id, number) do nothing
-                          returning delivery_id, attempted_at),
-              flow as (update webhook_endpoint_flow f
-                          set next_send_at = coalesce(now() + (v.next_send_ms * interval '1 millisecond'), f.next_send_at),
-                              circuit_state = case when v.probe then 'half_open' else f.circuit_state end,
-                              probe_at = case when v.probe then now() + (? * interval '1 millisecond') else f.probe_at end
-                         from jsonb_to_recordset(?::jsonb) as v(endpoint_id uuid, next_send_ms float8, probe boolean)
-                        where f.endpoint_id = v.endpoint_id)
-         select p.mode, p.delay_ms, c.attempted_at, ${TARGET_COLUMNS}
-           from picked p join dequeued using (delivery_id)
-           left join claimed c using (delivery_id)
-           join webhook_deliveries d on d.id = p.delivery_id
-           join webhook_endpoints e on e.id = d.endpoint_id
-           join webhook_event_bodies b on b.event_id = d.event_id
-           join events ev on ev.id = d.event_id`,
-        [
-          JSON.stringify(
-            grants.map((g) => ({
-              endpoint_id: g.endpointId,
-              take: g.take,
-              mode: g.mode,
-              start_ms: g.startMs,
-              spacing_ms: g.spacingMs,
-            })),
-          ),
-          owner,
-          PROBE_HOLD_MS,
-          JSON.stringify(flow),
-        ],
-      )
-    ).rows;
+    const taken = await TAKE(trx, [
+      JSON.stringify(
+        grants.map((g) => ({
+          endpoint_id: g.endpointId,
+          take: g.take,
+          mode: g.mode,
+          start_ms: g.startMs,
+          spacing_ms: g.spacingMs,
+        })),
+      ),
+      owner,
+      PROBE_HOLD_MS,
+      JSON.stringify(flow),
+      flow.map((f) => f.endpoint_id),
+    ]);
 
+    const spacing = new Map(grants.map((g) => [g.endpointId, g.spacingMs]));
     const claimed: Claimed[] = [];
     const dropped: string[] = [];
     const counts = new Map<string, number>();
@@ -186,7 +126,13 @@ export async function claimRound(
       if (t.mode === 'drop') dropped.push(t.delivery_id);
       // No attempt claimed: attempt 1 is already someone's (a manual retry came first).
       else if (t.attempted_at !== null)
-        claimed.push({ mode: t.mode, target: t, attemptedAt: new Date(t.attempted_at), delayMs: Number(t.delay_ms) });
+        claimed.push({
+          mode: t.mode,
+          target: t,
+          attemptedAt: new Date(t.attempted_at),
+          delayMs: Number(t.delay_ms),
+          spacingMs: spacing.get(t.endpoint_id) ?? 0,
+        });
     }
     const granted = new Map(grants.filter((g) => counts.get(g.endpointId) === g.take).map((g) => [g.endpointId, g]));
     return { claimed, dropped, granted, nextAfter, paceWaitMs };
@@ -204,3 +150,71 @@ function nextPaceWait(candidates: readonly Candidate[]): number | null {
   }
   return wait === null ? null : Math.ceil(wait);
 }
+
+/** The round's endpoints: queued, found by a loose index scan, their flow rows locked, their attempts in flight counted. */
+const CANDIDATES = preparedStatement<CandidateRow>(
+  'webhooks-claim-candidates',
+  `with recursive eps as (
+           (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
+             order by endpoint_id limit 1)
+           union all
+           select (select q.endpoint_id from webhook_queue q
+                    where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
+             from eps where eps.endpoint_id is not null),
+         found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+         -- An attempt holds its endpoint's slot until its POST ends, not until its result is recorded.
+         open_attempts as (
+           select d.endpoint_id, count(*)::int as n from webhook_deliveries d
+            where d.id = any(array(select a.delivery_id from webhook_attempts a
+                                    where a.duration_ms is null and a.delivery_id <> all(?::uuid[])))
+            group by d.endpoint_id)
+         select f.endpoint_id, e.org_id, (e.status = 'enabled' and e.deleted_at is null) as live,
+                e.max_in_flight, e.rate_limit_per_second, f.circuit_state, f.probe_at, now() as now,
+                coalesce(o.n, 0) as in_flight,
+                case when e.rate_limit_per_second is null then null
+                     else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
+                  as rate_wait_ms
+           from found join webhook_endpoint_flow f on f.endpoint_id = found.endpoint_id
+           join webhook_endpoints e on e.id = f.endpoint_id
+           left join open_attempts o on o.endpoint_id = f.endpoint_id
+          order by f.endpoint_id
+            for update of f skip locked`,
+);
+
+/** The granted deliveries off the queue, each one's attempt 1 claimed at its reserved start, the flow rows updated. */
+const TAKE = preparedStatement<Target & { mode: Mode; attempted_at: Date | null; delay_ms: number }>(
+  'webhooks-claim-take',
+  `with grants as (select * from jsonb_to_recordset(?::jsonb)
+                           as g(endpoint_id uuid, take int, mode text, start_ms float8, spacing_ms float8)),
+              picked as (
+                select q.delivery_id, g.mode,
+                       g.start_ms + g.spacing_ms * (row_number() over (partition by g.endpoint_id order by q.seq) - 1)
+                         as delay_ms
+                  from grants g
+                 cross join lateral (
+                  select q.delivery_id, q.seq from webhook_queue q
+                   where q.endpoint_id = g.endpoint_id and q.ordered_key is null
+                   order by q.seq limit g.take for update skip locked) q),
+              dequeued as (delete from webhook_queue q where q.delivery_id = any(array(select delivery_id from picked))
+                           returning q.delivery_id),
+              claimed as (insert into webhook_attempts (delivery_id, number, attempted_at, owner)
+                          select p.delivery_id, 1, now() + (p.delay_ms * interval '1 millisecond'), ?
+                            from picked p join dequeued using (delivery_id)
+                           where p.mode <> 'drop'
+                          on conflict (delivery_id, number) do nothing
+                          returning delivery_id, attempted_at),
+              flow as (update webhook_endpoint_flow f
+                          set next_send_at = coalesce(now() + (v.next_send_ms * interval '1 millisecond'), f.next_send_at),
+                              circuit_state = case when v.probe then 'half_open' else f.circuit_state end,
+                              probe_at = case when v.probe then now() + (? * interval '1 millisecond') else f.probe_at end
+                         from jsonb_to_recordset(?::jsonb) as v(endpoint_id uuid, next_send_ms float8, probe boolean)
+                        where f.endpoint_id = v.endpoint_id and f.endpoint_id = any(?::uuid[]))
+         select p.mode, p.delay_ms, c.attempted_at, ${TARGET_COLUMNS}
+           from picked p join dequeued using (delivery_id)
+           left join claimed c using (delivery_id)
+           join webhook_deliveries d on d.id = p.delivery_id
+           join webhook_endpoints e on e.id = d.endpoint_id
+           join webhook_event_bodies b on b.event_id = d.event_id
+           join events ev on ev.id = d.event_id
+          where d.id = any(array(select delivery_id from picked))`,
+);

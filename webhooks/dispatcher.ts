@@ -49,6 +49,21 @@ export function createDispatcher(deps: {
   /** First attempts whose POST has ended and whose result is still being recorded: their slots are free. */
   const ended = new Set<string>();
   const sends = new Set<Promise<void>>();
+  /** Rate-limited endpoints: the actual start of the latest delivery to each, as a promise the next one waits on. */
+  const lastStart = new Map<string, Promise<number>>();
+
+  async function paced(endpointId: string, reserved: number, spacingMs: number): Promise<void> {
+    if (lastStart.size > 10_000) lastStart.clear();
+    const previous = lastStart.get(endpointId) ?? Promise.resolve(0);
+    let started!: (at: number) => void;
+    lastStart.set(endpointId, new Promise<number>((resolve) => (started = resolve)));
+    try {
+      const at = Math.max(reserved, (await previous) + spacingMs);
+      if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
+    } finally {
+      started(Date.now());
+    }
+  }
 
   function wake(): void {
     if (stopped) return;
@@ -117,8 +132,9 @@ export function createDispatcher(deps: {
     const p = (async () => {
       let finished;
       try {
-        // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon).
-        if (c.delayMs > 0) await new Promise((r) => setTimeout(r, c.delayMs));
+        // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon),
+        // and never starts closer to the one before it than the spacing, however late that one ran.
+        if (c.spacingMs > 0) await paced(t.endpoint_id, Date.now() + c.delayMs, c.spacingMs);
         finished = await deps.sender.send(t, input);
       } finally {
         // The POST has ended: its slot is free now, while its result is recorded.

@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
+import { preparedStatement } from '../db/prepared';
 import type { BehaviourSet } from '../domain/behaviour-set';
 import { EXPLICIT_ONLY_EVENT_TYPES, supportedEventTypes, type ServiceEvent } from '../domain/events';
 import { renderEventBody } from './signing';
@@ -46,19 +47,8 @@ export async function publishEvents(
     occurred_at: e.occurredAt,
     body: renderEventBody({ ...e, org_id: e.orgId, occurred_at: e.occurredAt }),
   }));
-  const head = `
-    input as (select * from jsonb_to_recordset(?::jsonb)
-                as v(ord int, id uuid, org_id uuid, type text, source text, data jsonb, occurred_at timestamptz, body text)),
-    aimed as (select * from jsonb_to_recordset(?::jsonb) as t(event_id uuid, endpoint_id uuid)),
-    ev as (insert into events (id, org_id, type, source, data, occurred_at, dispatched_at)
-           select id, org_id, type, source, data, occurred_at, now() from input order by ord
-           on conflict (id) do nothing
-           returning id, seq, org_id, type, data),
-    stored_targets as (insert into webhook_event_targets (event_id, endpoint_id)
-           select a.event_id, a.endpoint_id from aimed a join ev on ev.id = a.event_id
-           on conflict do nothing)`;
   const targets = (opts.targets ?? []).map((t) => ({ event_id: t.eventId, endpoint_id: t.endpointId }));
-  return run(db, head, [JSON.stringify(input), JSON.stringify(targets)], opts.set);
+  return collect(await PUBLISH(db, [JSON.stringify(input), JSON.stringify(targets), ...planBindings(opts.set)]));
 }
 
 /**
@@ -80,59 +70,21 @@ export async function planStoredEvents(
 ): Promise<Published> {
   if (rows.length === 0) return { eventIds: [], deliveries: [] };
   const input = rows.map((r) => ({ id: r.id, body: renderEventBody(r) }));
-  const head = `
-    input as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, body text)),
-    locked as (select e.id from events e join input i on i.id = e.id where e.dispatched_at is null
-               order by e.id for update of e skip locked),
-    ev as (update events e set dispatched_at = now() from locked where e.id = locked.id
-           returning e.id, e.seq, e.org_id, e.type, e.data),
-    aimed as (select t.event_id, t.endpoint_id from webhook_event_targets t join ev on ev.id = t.event_id)`;
-  return run(db, head, [JSON.stringify(input)], set);
+  return collect(await PLAN_STORED(db, [JSON.stringify(input), ...planBindings(set)]));
 }
 
-async function run(
-  db: Knex | Knex.Transaction,
-  head: string,
-  bindings: string[],
-  set: BehaviourSet,
-): Promise<Published> {
-  const sql = `with ${head},
-    matched as (
-      select ev.id as event_id, ev.seq, ev.org_id, ev.type, e.id as endpoint_id,
-             case when e.ordering = 'per_subscription' then ${ORDERED_KEY} end as ordered_key
-        from ev join webhook_endpoints e on e.org_id = ev.org_id and e.status = 'enabled' and e.deleted_at is null
-       where ev.type in (select jsonb_array_elements_text(?::jsonb))
-         and case when exists (select 1 from aimed a where a.event_id = ev.id)
-                  then exists (select 1 from aimed a where a.event_id = ev.id and a.endpoint_id = e.id)
-                  else ev.type = any(e.event_types) or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb)))
-             end),
-    bodies as (insert into webhook_event_bodies (event_id, body)
-               select i.id, i.body from input i where exists (select 1 from matched m where m.event_id = i.id)
-               on conflict (event_id) do nothing),
-    deliveries as (insert into webhook_deliveries (id, event_id, endpoint_id, org_id, event_type)
-                   select webhook_delivery_id(m.event_id, m.endpoint_id), m.event_id, m.endpoint_id, m.org_id, m.type
-                     from matched m
-                   on conflict do nothing
-                   returning id, event_id, endpoint_id),
-    queued as (insert into webhook_queue (delivery_id, endpoint_id, org_id, ordered_key, event_seq)
-               select d.id, d.endpoint_id, m.org_id, m.ordered_key, m.seq
-                 from deliveries d join matched m on m.event_id = d.event_id and m.endpoint_id = d.endpoint_id
-                order by m.seq, d.endpoint_id
-               returning delivery_id, ordered_key),
-    notified as (select pg_notify(?, case when exists (select 1 from queued where ordered_key is not null)
-                                          then 'ordered' else '' end)
-                  where exists (select 1 from queued))
-    select 'event' as kind, ev.id::text as event_id, null as endpoint_id, null as delivery_id from ev
-    union all
-    select 'delivery', d.event_id::text, d.endpoint_id::text, d.id::text from deliveries d
-    union all
-    select 'notified', null, null, null from notified`;
-  const result: { rows: { kind: string; event_id: string; endpoint_id: string; delivery_id: string }[] } = await db.raw(
-    sql,
-    [...bindings, JSON.stringify(supportedEventTypes(set)), JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES), QUEUE_CHANNEL],
-  );
+/** The plan's own bindings, after its head's: the set's types, the types only named endpoints get, the channel. */
+const planBindings = (set: BehaviourSet) => [
+  JSON.stringify(supportedEventTypes(set)),
+  JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES),
+  QUEUE_CHANNEL,
+];
+
+type Row = { kind: string; event_id: string; endpoint_id: string; delivery_id: string };
+
+function collect(rows: readonly Row[]): Published {
   const published: Published = { eventIds: [], deliveries: [] };
-  for (const r of result.rows) {
+  for (const r of rows) {
     if (r.kind === 'event') published.eventIds.push(r.event_id);
     else if (r.kind === 'delivery')
       published.deliveries.push({ eventId: r.event_id, endpointId: r.endpoint_id, deliveryId: r.delivery_id });
@@ -146,3 +98,69 @@ async function run(
  * are not ordered.
  */
 const ORDERED_KEY = `coalesce(ev.data->>'subscription_id', case when ev.type like 'subscription.%' then ev.data->>'id' end)`;
+
+/**
+ * What every publish does once its events are in hand (`ev`: id, seq, org, type, data; `aimed`:
+ * explicit targets; `input`: each event's id and §6.3 body): match endpoints, store bodies,
+ * deliveries and queue rows, notify. One row back per stored event and per delivery.
+ */
+const PLAN = `
+  matched as (
+    select ev.id as event_id, ev.seq, ev.org_id, ev.type, e.id as endpoint_id,
+           case when e.ordering = 'per_subscription' then ${ORDERED_KEY} end as ordered_key
+      from ev join webhook_endpoints e on e.org_id = ev.org_id and e.status = 'enabled' and e.deleted_at is null
+     where ev.type in (select jsonb_array_elements_text(?::jsonb))
+       and case when exists (select 1 from aimed a where a.event_id = ev.id)
+                then exists (select 1 from aimed a where a.event_id = ev.id and a.endpoint_id = e.id)
+                else ev.type = any(e.event_types)
+                     or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb)))
+           end),
+  bodies as (insert into webhook_event_bodies (event_id, body)
+             select i.id, i.body from input i where exists (select 1 from matched m where m.event_id = i.id)
+             on conflict (event_id) do nothing),
+  deliveries as (insert into webhook_deliveries (id, event_id, endpoint_id, org_id, event_type)
+                 select webhook_delivery_id(m.event_id, m.endpoint_id), m.event_id, m.endpoint_id, m.org_id, m.type
+                   from matched m
+                 on conflict do nothing
+                 returning id, event_id, endpoint_id),
+  queued as (insert into webhook_queue (delivery_id, endpoint_id, org_id, ordered_key, event_seq)
+             select d.id, d.endpoint_id, m.org_id, m.ordered_key, m.seq
+               from deliveries d join matched m on m.event_id = d.event_id and m.endpoint_id = d.endpoint_id
+              order by m.seq, d.endpoint_id
+             returning delivery_id, ordered_key),
+  notified as (select pg_notify(?, case when exists (select 1 from queued where ordered_key is not null)
+                                        then 'ordered' else '' end)
+                where exists (select 1 from queued))
+  select 'event' as kind, ev.id::text as event_id, null as endpoint_id, null as delivery_id from ev
+  union all
+  select 'delivery', d.event_id::text, d.endpoint_id::text, d.id::text from deliveries d
+  union all
+  select 'notified', null, null, null from notified`;
+
+const PUBLISH = preparedStatement<Row>(
+  'webhooks-publish',
+  `with
+  input as (select * from jsonb_to_recordset(?::jsonb)
+              as v(ord int, id uuid, org_id uuid, type text, source text, data jsonb, occurred_at timestamptz, body text)),
+  aimed as (select * from jsonb_to_recordset(?::jsonb) as t(event_id uuid, endpoint_id uuid)),
+  ev as (insert into events (id, org_id, type, source, data, occurred_at, dispatched_at)
+         select id, org_id, type, source, data, occurred_at, now() from input order by ord
+         on conflict (id) do nothing
+         returning id, seq, org_id, type, data),
+  stored_targets as (insert into webhook_event_targets (event_id, endpoint_id)
+         select a.event_id, a.endpoint_id from aimed a join ev on ev.id = a.event_id
+         on conflict do nothing),
+  ${PLAN}`,
+);
+
+const PLAN_STORED = preparedStatement<Row>(
+  'webhooks-plan-stored',
+  `with
+  input as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, body text)),
+  locked as (select e.id from events e join input i on i.id = e.id where e.dispatched_at is null
+             order by e.id for update of e skip locked),
+  ev as (update events e set dispatched_at = now() from locked where e.id = locked.id
+         returning e.id, e.seq, e.org_id, e.type, e.data),
+  aimed as (select t.event_id, t.endpoint_id from webhook_event_targets t join ev on ev.id = t.event_id),
+  ${PLAN}`,
+);

@@ -5,9 +5,10 @@ import { nextAttemptDelay } from '../domain/endpoint-health';
 import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import { recordCircuitTransition, recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
-import { isSuccess, recordResults, stopWaiting, type Finished } from './attempt-store';
+import { isSuccess, recordResults, recordSuccesses, stopWaiting, type Finished } from './attempt-store';
 import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health';
 import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
+import { preparedStatement } from '../db/prepared';
 
 /** What an attempt whose worker died between its POST and its record is recorded as. */
 export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
@@ -98,8 +99,20 @@ export function createRecorder(deps: {
   }
 
   async function write(batch: readonly Item[]): Promise<Map<Item, Recorded>> {
-    // One order for every writer, so two workers' commits never deadlock on the same rows.
-    const results = batch.map((i) => i.result).sort((a, b) => a.input.deliveryId.localeCompare(b.input.deliveryId));
+    const results = batch.map((i) => i.result);
+    if (results.every((r) => isSuccess(r.responseStatus))) {
+      // The hot path: one statement, no transaction around it.
+      const closed = await recordSuccesses(
+        deps.knex(),
+        results,
+        batch.map((i) => i.opts.endpointId),
+      );
+      for (const r of closed) {
+        logger.info({ endpointId: r.endpoint_id, to: 'closed' }, 'webhook endpoint circuit');
+        recordCircuitTransition('closed');
+      }
+      return new Map(batch.map((i) => [i, { endpointDisabled: false }]));
+    }
     return deps.knex().transaction(async (trx) => {
       await recordResults(trx, results);
       // What the endpoint itself answered: not an attempt in doubt, one never sent, or one we could not sign.
@@ -163,7 +176,11 @@ export function createRecorder(deps: {
   };
 }
 
-/** Applies a batch's answers to each endpoint's circuit breaker (domain/circuit-breaker.ts), in answer order. */
+/**
+ * Applies a batch's answers to each endpoint's circuit breaker (domain/circuit-breaker.ts), in
+ * answer order: a read-modify-write under the row's lock for endpoints whose last answer was an
+ * outage, a conditional reset for the rest.
+ */
 async function updateCircuits(
   trx: Knex.Transaction,
   observed: readonly { endpointId: string; status: number | null }[],
@@ -173,6 +190,18 @@ async function updateCircuits(
   const answers = new Map<string, boolean[]>();
   for (const o of observed)
     answers.set(o.endpointId, [...(answers.get(o.endpointId) ?? []), !countsAsOutage(o.status)]);
+  // Answered last by an endpoint that is up: closed, whatever came before. One conditional update,
+  // which touches (and waits for) no row that is closed already: the usual case costs no lock.
+  const up = [...answers].filter(([, a]) => a[a.length - 1]).map(([id]) => id);
+  if (up.length) {
+    const reopened = await CLOSE_CIRCUITS(trx, [up.sort()]);
+    for (const r of reopened) {
+      logger.info({ endpointId: r.endpoint_id, to: 'closed' }, 'webhook endpoint circuit');
+      recordCircuitTransition('closed');
+    }
+  }
+  const down = [...answers.keys()].filter((id) => !up.includes(id));
+  if (down.length === 0) return;
   const rows: {
     endpoint_id: string;
     circuit_state: Circuit['state'];
@@ -182,7 +211,7 @@ async function updateCircuits(
     probe_at: Date | null;
     now: Date;
   }[] = await trx('webhook_endpoint_flow')
-    .whereIn('endpoint_id', [...answers.keys()].sort())
+    .whereIn('endpoint_id', down.sort())
     .orderBy('endpoint_id')
     .forUpdate()
     .select('*', trx.raw('now() as now'));
@@ -230,3 +259,12 @@ function countAttempt(f: Finished, publishedAt: Date | string | undefined): void
   if (ok) recordWebhookDelivery('success', publishedAt);
   else if (f.input.nextDelayMs === null && f.input.number >= AUTOMATIC_ATTEMPTS) recordWebhookDelivery('exhausted');
 }
+
+const CLOSE_CIRCUITS = preparedStatement<{ endpoint_id: string }>(
+  'webhooks-close-circuits',
+  `update webhook_endpoint_flow
+      set circuit_state = 'closed', consecutive_failures = 0, open_count = 0, opened_at = null, probe_at = null
+    where endpoint_id = any(?::uuid[])
+      and (circuit_state <> 'closed' or consecutive_failures <> 0 or open_count <> 0)
+   returning endpoint_id`,
+);

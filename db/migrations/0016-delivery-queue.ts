@@ -50,6 +50,11 @@ export class Migration0016DeliveryQueue extends Migration {
         created_at timestamptz not null default now()
       )`);
     this.addSql('create index webhook_schedule_handovers_created_idx on webhook_schedule_handovers (created_at)');
+    // The old stuck-delivery sweep's index; nothing reads pending deliveries by age any more, and every
+    // status change of a delivery paid for it.
+    this.addSql('drop index if exists webhook_deliveries_pending_idx');
+    // Every read of an organisation's events goes by (org_id, seq); this one only cost each publish a write.
+    this.addSql('drop index if exists events_org_type_idx');
     // In-flight attempts: counted per endpoint by the dispatcher, and swept when their worker died.
     this.addSql('create index webhook_attempts_open_idx on webhook_attempts (attempted_at) where duration_ms is null');
     // The delivery id of (event, endpoint): a v8 UUID over SHA-256, computed where the row is

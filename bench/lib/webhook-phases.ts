@@ -1,0 +1,260 @@
+import type { Client } from '@temporalio/client';
+import type { Knex } from '@mikro-orm/postgresql';
+import { publishEvents } from '../../webhooks';
+import type { ServiceProcesses } from './service-processes';
+import { rssMiB } from './service-processes';
+import { pool, summary } from './stats';
+import type { Sink } from './sink';
+import { firstAttemptLatency, paced } from './paced';
+import { sustained } from './sustained';
+import { lifecyclesPerS } from './api-lifecycles';
+import type { apiSession, ApiOrg } from './api-session';
+import { waitingRetries } from './waiting-retries';
+
+const round = (n: number) => Math.round(n * 10) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What every phase runs against: one stack, one sink, the public API and the in-process publisher. */
+export interface PhaseContext {
+  sink: Sink;
+  api: Awaited<ReturnType<typeof apiSession>>;
+  knex: Knex;
+  temporal: Client;
+  svc: ServiceProcesses;
+  databaseUrl: string;
+  /** Phase lengths and counts, shortened by BENCH_SCALE. */
+  seconds(s: number): number;
+  count(n: number): number;
+  /** Records a phase that received other than it owed. */
+  fail(message: string): void;
+}
+
+const event = (orgId: string) => ({
+  id: crypto.randomUUID(),
+  type: 'subscription.approved',
+  source: 'service.issuance',
+  orgId,
+  occurredAt: new Date().toISOString(),
+  data: { id: crypto.randomUUID(), status: 'approved' },
+});
+
+/** The in-process publisher: the engine's own publish path, as the subscription workflows use it. */
+const publish = (ctx: PhaseContext, orgId: string, n = 1) =>
+  publishEvents(
+    ctx.knex,
+    Array.from({ length: n }, () => event(orgId)),
+    { set: 'A' },
+  ).then(() => undefined);
+
+/** Fails the run unless exactly `owed` new deliveries arrived, each once. */
+async function exactly(
+  ctx: PhaseContext,
+  phase: string,
+  before: { received: number; duplicates: number },
+  owed: number,
+) {
+  const after = await ctx.sink.waitForReceived(before.received + owed, 600_000);
+  const got = { received: after.received - before.received, duplicates: after.duplicates - before.duplicates };
+  if (got.received !== owed || got.duplicates !== 0)
+    ctx.fail(`${phase}: ${got.received} received, ${got.duplicates} duplicates, ${owed} owed`);
+}
+
+/** Test pings through the API to one endpoint at a steady rate. */
+const pings = async (ctx: PhaseContext, org: ApiOrg, endpointId: string, ratePerS: number, s: number) => {
+  const run = await paced({ ratePerS, seconds: s, send: () => org.ping(endpointId) });
+  await sleep(2000);
+  return run;
+};
+
+export async function warmUp(ctx: PhaseContext) {
+  const org = await ctx.api.org();
+  await org.endpoints(1);
+  const before = await ctx.sink.stats();
+  await pool(500, 16, () => publish(ctx, org.orgId));
+  await exactly(ctx, 'warm-up', before, 500);
+  await ctx.sink.arrivals();
+  return {};
+}
+
+/** Sustained deliveries/s at 1, 10 and 100 endpoints per event, offered above capacity. */
+export async function throughput(ctx: PhaseContext) {
+  const phases: Awaited<ReturnType<typeof sustained>>[] = [];
+  const perS: Record<number, number> = {};
+  for (const fanout of [1, 10, 100]) {
+    const org = await ctx.api.org();
+    await org.endpoints(fanout);
+    const phase = await sustained({
+      sink: ctx.sink,
+      fanout,
+      seconds: ctx.seconds(60),
+      warmUpSeconds: ctx.seconds(5),
+      maxBacklog: 8000,
+      publishers: 16,
+      publish: () => publish(ctx, org.orgId),
+      recorded: async () =>
+        Number(
+          (
+            await ctx
+              .knex('webhook_deliveries')
+              .where({ org_id: org.orgId, status: 'success', attempt_count: 1 })
+              .count<{ n: string }[]>('* as n')
+          )[0]!.n,
+        ),
+    });
+    if (phase.received !== phase.published || phase.duplicates !== 0 || phase.recorded_success !== phase.published)
+      ctx.fail(
+        `sustained ${fanout}: ${phase.received} received, ${phase.duplicates} duplicates, ${phase.published} owed`,
+      );
+    perS[fanout] = phase.deliveries_per_s;
+    phases.push(phase);
+    console.log(phase);
+    await ctx.sink.arrivals();
+  }
+  return { sustained_deliveries_per_s: perS, detail: phases };
+}
+
+/** Publish → arrival at 50 events/s through the API, one endpoint. */
+export async function apiLatency(ctx: PhaseContext) {
+  const org = await ctx.api.org();
+  const [endpoint] = await org.endpoints(1);
+  const run = await pings(ctx, org, endpoint!, 50, ctx.seconds(60));
+  const latency = { ...firstAttemptLatency(run, await ctx.sink.arrivals(), 1), api_answer_ms: summary(run.answerMs) };
+  console.log({ api_50_per_s: latency });
+  return { p99_first_attempt_ms_at_50_events_per_s_1_endpoint: latency.p99, detail: latency };
+}
+
+/** Publish → arrival at 100 events/s × 10 endpoints, in-process, after the phases above. */
+export async function tenEndpoints(ctx: PhaseContext) {
+  const org = await ctx.api.org();
+  await org.endpoints(10);
+  const run = await paced({
+    ratePerS: 100,
+    seconds: ctx.seconds(60),
+    send: async () => {
+      const e = event(org.orgId);
+      await publishEvents(ctx.knex, [e], { set: 'A' });
+      return e.id;
+    },
+  });
+  await sleep(2000);
+  const latency = { ...firstAttemptLatency(run, await ctx.sink.arrivals(), 10), commit_ms: summary(run.answerMs) };
+  console.log({ ten_endpoints_100_per_s: latency });
+  return { p99_first_attempt_ms_at_100_events_per_s_10_endpoints: latency.p99, detail: latency };
+}
+
+/** Organisation Y at 5 events/s alone, then while X sends 10 events/s to an endpoint that never answers. */
+export async function noisyNeighbour(ctx: PhaseContext) {
+  const y = await ctx.api.org();
+  const [yEndpoint] = await y.endpoints(1);
+  const baseline = firstAttemptLatency(
+    await pings(ctx, y, yEndpoint!, 5, ctx.seconds(30)),
+    await ctx.sink.arrivals(),
+    1,
+  );
+  const x = await ctx.api.org();
+  const [hanging] = await x.endpoints(1, { kind: 'hang' });
+  const [yRun] = await Promise.all([
+    pings(ctx, y, yEndpoint!, 5, ctx.seconds(60)),
+    paced({ ratePerS: 10, seconds: ctx.seconds(60), send: () => x.ping(hanging!) }),
+  ]);
+  const noisy = firstAttemptLatency(yRun, await ctx.sink.arrivals(), 1);
+  const held = (await ctx.sink.stats()).hanging;
+  console.log({ noisy_baseline: baseline, noisy, hanging_requests: held });
+  return {
+    noisy_neighbour_p99_ms: noisy.p99,
+    noisy_neighbour_baseline_p99_ms: baseline.p99,
+    detail: { baseline, with_hanging_neighbour: noisy, hanging_requests_held: held },
+  };
+}
+
+/** Y at 5 events/s while X publishes a 20,000-delivery burst (2,000 events × 10 endpoints). */
+export async function burstNeighbour(ctx: PhaseContext) {
+  const y = await ctx.api.org();
+  const [yEndpoint] = await y.endpoints(1);
+  const x = await ctx.api.org();
+  await x.endpoints(10);
+  const before = await ctx.sink.stats();
+  const events = ctx.count(2000);
+  const start = Date.now();
+  const published = pool(Math.ceil(events / 100), 4, () => publish(ctx, x.orgId, 100));
+  const yRun = pings(ctx, y, yEndpoint!, 5, ctx.seconds(20));
+  await published;
+  const owed = (await yRun).published.size + Math.ceil(events / 100) * 100 * 10;
+  await exactly(ctx, 'burst', before, owed);
+  const drainedIn = round((Date.now() - start) / 1000);
+  const neighbour = firstAttemptLatency(await yRun, await ctx.sink.arrivals(), 1);
+  console.log({ burst_neighbour: neighbour, drained_in_s: drainedIn });
+  return {
+    burst_neighbour_p99_ms: neighbour.p99,
+    detail: { neighbour, deliveries: events * 10, drained_in_s: drainedIn },
+  };
+}
+
+/** Messages/s through the API at one endpoint, 32 in flight, as Svix was measured. */
+export async function apiMessages(ctx: PhaseContext) {
+  const org = await ctx.api.org();
+  const [endpoint] = await org.endpoints(1);
+  const before = await ctx.sink.stats();
+  const start = Date.now();
+  const until = start + ctx.seconds(60) * 1000;
+  let sent = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (Date.now() < until) {
+        await org.ping(endpoint!);
+        sent++;
+      }
+    }),
+  );
+  const requestSeconds = (Date.now() - start) / 1000;
+  await exactly(ctx, 'api messages', before, sent);
+  const last = Math.max(...(await ctx.sink.arrivals()).map(([, , at]) => at));
+  const detail = {
+    messages: sent,
+    clients: 32,
+    requests_per_s: round(sent / requestSeconds),
+    delivered_per_s: round(sent / ((last - start) / 1000)),
+    seconds_to_last_arrival: round((last - start) / 1000),
+  };
+  console.log({ api_messages: detail });
+  return { api_messages_per_s_1_endpoint: detail.delivered_per_s, detail };
+}
+
+/** Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`. */
+export async function lifecycles(ctx: PhaseContext) {
+  const detail = await lifecyclesPerS(ctx.svc, ctx.databaseUrl, ctx.count(300), async (orgId) => {
+    const org = await ctx.api.org(orgId);
+    await org.endpoints(10, { eventTypes: ['*'] });
+  });
+  console.log({ lifecycles: detail });
+  return { lifecycles_per_s: detail.lifecycles_per_s, detail };
+}
+
+/** Worker memory with 10,000 deliveries waiting on their retry timers. */
+export async function waiting(ctx: PhaseContext) {
+  const before = rssMiB(ctx.svc.workerPid);
+  const org = await ctx.api.org();
+  await org.endpoints(1, { kind: 'f' });
+  const run = await waitingRetries({
+    temporal: ctx.temporal,
+    count: ctx.count(10_000),
+    publishBatch: (n) => publish(ctx, org.orgId, n),
+    timeoutMs: 1_800_000,
+  });
+  await sleep(3000);
+  const rss = rssMiB(ctx.svc.workerPid);
+  console.log({ waiting: run, rss });
+  return { worker_rss_mb_10k_pending_retries: rss, detail: { ...run, rss_mib_before: before, rss_mib: rss } };
+}
+
+/** In the order they run; BENCH_PHASES=a,b runs only those (after the ceilings and the warm-up). */
+export const PHASES = {
+  throughput,
+  apiLatency,
+  tenEndpoints,
+  noisyNeighbour,
+  burstNeighbour,
+  apiMessages,
+  lifecycles,
+  waiting,
+} as const;
