@@ -26,6 +26,11 @@ export class Migration0016DeliveryQueue extends Migration {
         enqueued_at timestamptz not null default now()
       )`);
     this.addSql('create index webhook_queue_direct_idx on webhook_queue (endpoint_id, seq) where ordered_key is null');
+    // A queue: every row is deleted soon after it is written, and each claim's index scan walks the
+    // dead entries before the first live one. Vacuum it as soon as a few thousand are dead.
+    this.addSql(
+      'alter table webhook_queue set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0)',
+    );
     this.addSql('create index webhook_queue_ordered_idx on webhook_queue (seq) where ordered_key is not null');
     this.addSql(`
       create table webhook_endpoint_flow (
@@ -57,6 +62,9 @@ export class Migration0016DeliveryQueue extends Migration {
     this.addSql('drop index if exists events_org_type_idx');
     // In-flight attempts: counted per endpoint by the dispatcher, and swept when their worker died.
     this.addSql('create index webhook_attempts_open_idx on webhook_attempts (attempted_at) where duration_ms is null');
+    this.addSql(
+      'alter table webhook_endpoint_flow set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0)',
+    );
     // The delivery id of (event, endpoint): a v8 UUID over SHA-256, computed where the row is
     // written; webhooks/delivery-id.ts computes the same in JavaScript.
     this.addSql(`
