@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { AccessTokens } from '../api/identity/access-tokens';
+import { AccessTokens } from '../api';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';

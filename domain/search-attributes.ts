@@ -21,3 +21,4 @@ export const SEARCH_ATTRIBUTE_TYPES = {
   WebhookEventType: 'Keyword',
   WebhookDeliveryStatus: 'Keyword',
 } as const;
+export const SEARCH_ATTRIBUTE_NAMES = Object.keys(SEARCH_ATTRIBUTE_TYPES);

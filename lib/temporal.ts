@@ -4,7 +4,6 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
 import { ConfigError } from './config';
-import { SEARCH_ATTRIBUTE_TYPES } from '../domain/search-attributes';
 import { workflowCommandLog } from './workflow-command-log';
 
 export type TemporalConnectionConfig = Pick<Config, 'TEMPORAL_ADDRESS'> &
@@ -86,9 +85,14 @@ export async function connectClient(
  * command's job (`npm run temporal:setup`), not the worker's: a worker also runs on Temporal Cloud,
  * where workers hold no such rights. An attribute that already exists is left alone.
  */
-export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+export async function ensureSearchAttributes(
+  connection: Connection,
+  namespace: string,
+  /** The keyword attributes to register, by name (domain/search-attributes.ts). */
+  names: readonly string[],
+): Promise<void> {
   const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-  let missing = Object.keys(SEARCH_ATTRIBUTE_TYPES);
+  let missing = [...names];
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
     missing = missing.filter((name) => !(name in (existing.customAttributes ?? {})));

@@ -1,4 +1,4 @@
-import type { PaymentNotification } from '../workflows/subscription-messages';
+import type { PaymentNotification } from '../domain/subscription-messages';
 
 /**
  * A processor's notification once its signature is verified and its body read: what the intake

@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config';
 import { migrate, openOrm } from '../db/orm';
-import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from '../api/identity/api-keys';
+import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from '../api';
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({

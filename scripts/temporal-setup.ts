@@ -9,6 +9,7 @@ import { Connection } from '@temporalio/client';
 import { ConfigError, ConfigSchema } from '../lib/config';
 import { logger } from '../lib/logger';
 import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } from '../lib/temporal';
+import { SEARCH_ATTRIBUTE_NAMES } from '../domain/search-attributes';
 
 /** Only the Temporal variables: the setup needs no database. */
 function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -34,7 +35,7 @@ export async function temporalSetup(env: NodeJS.ProcessEnv = process.env): Promi
   const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
   try {
     await ensureNamespace(connection, config.TEMPORAL_NAMESPACE);
-    await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
+    await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_NAMES);
     logger.info({ namespace: config.TEMPORAL_NAMESPACE }, 'temporal namespace set up');
   } finally {
     await connection.close();

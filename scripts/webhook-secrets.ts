@@ -5,7 +5,7 @@
  * IDEMPOTENCY_KEY_TTL_HOURS, which kept answers sealed under it need). Straight to DATABASE_URL; safe to run twice and while the service runs (each
  * row is updated only if it still holds the value read).
  */
-import { secretBoxFrom, type SecretBox } from '../webhooks/secret-box';
+import { secretBoxFrom, type SecretBox } from '../webhooks';
 import { openOrm, type Orm } from '../db/orm';
 import { loadConfig } from '../lib/config';
 

@@ -19,7 +19,7 @@ import type {
   ReasonInput,
   SignAgreementInput,
   SubmitForReviewInput,
-} from './subscription-messages';
+} from '../domain/subscription-messages';
 
 export interface PendingEvent {
   type: string;

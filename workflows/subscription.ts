@@ -24,7 +24,7 @@ import { EVENT_SOURCES, type ServiceEvent } from '../domain/events';
 import { CLOSES_SESSIONS, TERMINAL, type NewSubscription, type SubscriptionState } from '../domain/subscription';
 import { toSubscriptionView, type SubscriptionView } from '../domain/subscription-view';
 import { refusal } from '../domain/refusal';
-import * as m from './subscription-messages';
+import * as m from '../domain/subscription-messages';
 import { applyPayment, guards, initialState, transitions, type Change } from './subscription-transitions';
 import { asRefusal, failedWith, idempotencyReused } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
@@ -63,11 +63,7 @@ const closer = proxyActivities<Activities>({
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
 const LINGER_AFTER_TERMINAL = '90 days';
 
-export type SubscriptionWorkflowInput =
-  | { start: NewSubscription }
-  | { resume: SubscriptionState; pendingPayments: m.PaymentNotification[]; seenNotifications: string[] };
-
-export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionView> {
+export async function subscriptionWorkflow(input: m.SubscriptionWorkflowInput): Promise<SubscriptionView> {
   let state: SubscriptionState = 'start' in input ? initialState(input.start) : input.resume;
   let projected = 'resume' in input;
   const pendingPayments: m.PaymentNotification[] = 'resume' in input ? [...input.pendingPayments] : [];

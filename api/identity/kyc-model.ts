@@ -1,8 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { BehaviourSet } from '../../domain/behaviour-set';
 import type { IdentityChange } from './identity-change';
-import { kycCases } from './kyc-cases';
-import { kycSessions } from './kyc-sessions';
 
 /** Who moves a KYC record: staff through the API, or the verification provider's signed notification. */
 export type Mover = 'staff' | 'provider';
@@ -32,5 +29,3 @@ export interface KycModel {
   /** The user's current KYC record in the organisation, if any. */
   current(em: EntityManager, orgId: string, userId: string): Promise<KycView | null>;
 }
-
-export const kycModel = (set: BehaviourSet): KycModel => (set === 'A' ? kycCases : kycSessions);

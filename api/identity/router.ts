@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { RateLimiter } from '../../lib/rate-limit';
+import { RateLimiter } from '../middleware/rate-limiter';
 import type { ApiDeps } from '../deps';
 import { accreditationFlow } from './accreditation-flow';
 import { accreditationRoutes } from './accreditation-routes';
@@ -9,7 +9,7 @@ import { devIdpOf } from './dev-idp';
 import { devIdpRoutes } from './dev-idp-routes';
 import { configuredIssuers, IdTokenVerifier } from './id-token-verifier';
 import { exchangeRoutes } from './exchange-routes';
-import { kycModel } from './kyc-model';
+import { kycModel } from './kyc-model-of-set';
 import { kycRoutes } from './kyc-routes';
 import { providerRoutes } from './provider-routes';
 import { tokenExchange } from './token-exchange';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Orm } from '../../db/orm';
 import type { KycEligibility } from '../../domain/kyc';
-import { hitAll, type RateLimiter } from '../../lib/rate-limit';
+import { hitAll, type RateLimiter } from '../middleware/rate-limiter';
 import type { AccessTokens } from './access-tokens';
 import { authenticateApiKey, parseApiKey } from './api-keys';
 import type { IdTokenVerifier } from './id-token-verifier';

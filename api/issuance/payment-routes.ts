@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { BehaviourSet } from '../../domain/behaviour-set';
-import * as m from '../../workflows/subscription-messages';
+import * as m from '../../domain/subscription-messages';
 import type { SubscriptionAction } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';

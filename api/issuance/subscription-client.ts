@@ -11,9 +11,14 @@ import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subsc
 import type { SubscriptionView } from '../../domain/subscription-view';
 import { InvestorIdKey, OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
 import { conflict } from '../../lib/errors';
-import { created, paymentNotified, type PaymentNotification } from '../../workflows/subscription-messages';
+import {
+  created,
+  paymentNotified,
+  SUBSCRIPTION_WORKFLOW,
+  type PaymentNotification,
+  type SubscriptionWorkflow,
+} from '../../domain/subscription-messages';
 import type { Projection } from './subscription-reads';
-import type { subscriptionWorkflow } from '../../workflows/subscription';
 
 /**
  * The API's only way to talk to subscription workflows. A workflow ends 90 days after its terminal
@@ -50,7 +55,7 @@ export function subscriptionClient(
      * Returns null when a workflow with this id already ran to its end (an old Idempotency-Key).
      */
     async create(start: NewSubscription): Promise<SubscriptionView | null> {
-      const startOp = new WithStartWorkflowOperation<typeof subscriptionWorkflow>('subscriptionWorkflow', {
+      const startOp = new WithStartWorkflowOperation<SubscriptionWorkflow>(SUBSCRIPTION_WORKFLOW, {
         workflowId: subscriptionWorkflowId(start.id),
         taskQueue: config.TEMPORAL_TASK_QUEUE,
         args: [{ start }],
@@ -108,21 +113,18 @@ export function subscriptionClient(
         const state = err instanceof WorkflowNotFoundError ? await projection.state(subscriptionId) : null;
         if (!state) throw err;
         await withDeadline(() =>
-          temporal.workflow.signalWithStart<typeof subscriptionWorkflow, [PaymentNotification]>(
-            'subscriptionWorkflow',
-            {
-              workflowId: subscriptionWorkflowId(subscriptionId),
-              taskQueue: config.TEMPORAL_TASK_QUEUE,
-              args: [{ resume: state, pendingPayments: [], seenNotifications: [] }],
-              signal: paymentNotified,
-              signalArgs: [n],
-              typedSearchAttributes: new TypedSearchAttributes([
-                { key: SubscriptionStatusKey, value: state.status },
-                { key: OfferingIdKey, value: state.offeringId },
-                { key: InvestorIdKey, value: state.investorId },
-              ]),
-            },
-          ),
+          temporal.workflow.signalWithStart<SubscriptionWorkflow, [PaymentNotification]>(SUBSCRIPTION_WORKFLOW, {
+            workflowId: subscriptionWorkflowId(subscriptionId),
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args: [{ resume: state, pendingPayments: [], seenNotifications: [] }],
+            signal: paymentNotified,
+            signalArgs: [n],
+            typedSearchAttributes: new TypedSearchAttributes([
+              { key: SubscriptionStatusKey, value: state.status },
+              { key: OfferingIdKey, value: state.offeringId },
+              { key: InvestorIdKey, value: state.investorId },
+            ]),
+          }),
         );
       }
     },

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { conflict } from '../../lib/errors';
 import { toSubscriptionView, type SubscriptionView } from '../../domain/subscription-view';
 import type { UpdateDefinition } from '@temporalio/common';
-import * as m from '../../workflows/subscription-messages';
+import * as m from '../../domain/subscription-messages';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { authorize, rolesFor, type SubscriptionAction } from '../../domain/policy';

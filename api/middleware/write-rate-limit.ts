@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { RateLimiter } from '../../lib/rate-limit';
+import { RateLimiter } from './rate-limiter';
 import type { ApiDeps } from '../deps';
 import type { AccessTokens } from '../identity/access-tokens';
 

@@ -6,8 +6,7 @@ import { validate } from '../middleware/validate';
 import type { WebhookRecoveryRow } from '../../db/entities/webhook-rows';
 import { conflict, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
-import { recoveryWorkflowId } from '../../workflows/recovery-messages';
-import type { webhookRecoveryWorkflow } from '../../workflows/webhook-recovery';
+import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '../../domain/recovery-messages';
 import type { EndpointStore } from './endpoint-store';
 import { EndpointParams, RecoveryParams, RecoveryView, StartRecoveryBody } from './schema';
 import { recoveryView } from './views';
@@ -38,7 +37,7 @@ export function recoveryRoutes(
   // running row without a workflow, which the next POST finds and starts again (resumes).
   const start = async (id: string) => {
     await deps.temporal.workflow
-      .start<typeof webhookRecoveryWorkflow>('webhookRecoveryWorkflow', {
+      .start<RecoveryWorkflow>(RECOVERY_WORKFLOW, {
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
         workflowId: recoveryWorkflowId(id),
         args: [id],

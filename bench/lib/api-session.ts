@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { AccessTokens } from '../../api/identity/access-tokens';
+import { AccessTokens } from '../../api';
 import type { Sink } from './sink';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PaymentNotification } from '../../workflows/subscription-messages';
+import type { PaymentNotification } from '../../domain/subscription-messages';
 import { SignatureError, subscriptionIdOrNull, type InboundEvent, type NotificationSource } from '../inbound-event';
 import { SANDBOX_SIGNATURE_HEADER, verifySandboxSignature } from './signature';
 

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import type { PaymentNotification } from '../../workflows/subscription-messages';
+import type { PaymentNotification } from '../../domain/subscription-messages';
 import { SignatureError, subscriptionIdOrNull, type InboundEvent, type NotificationSource } from '../inbound-event';
 import type { PaymentReferences } from '../payment-references';
 import { fromStripeAmount } from './stripe-amounts';

@@ -1,4 +1,4 @@
-import { providerSignature } from '../../api/identity/provider-signature';
+import { providerSignature } from '../../api';
 
 /**
  * Sends one notification as the KYC/accreditation provider would: signed with the provider's

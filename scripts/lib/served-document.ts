@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../api/app';
-import type { ApiDeps } from '../../api/deps';
+import { createApp, type ApiDeps } from '../../api';
 import { loadConfig } from '../../lib/config';
 
 /**

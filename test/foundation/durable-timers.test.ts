@@ -7,9 +7,10 @@ import { createActivities } from '../../activities';
 import { createDeliveryEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
-import { cancel, getSubscription, requestSignature, signAgreement } from '../../workflows/subscription-messages';
+import { cancel, getSubscription, requestSignature, signAgreement } from '../../domain/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { ensureSearchAttributes } from '../../lib/temporal';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { freshDatabase } from '../support/service';
 import { timeSkippingEnv } from '../support/time-skipping';
 
@@ -33,7 +34,7 @@ describe('durable timers under time skipping', () => {
 
   beforeAll(async () => {
     env = await timeSkippingEnv();
-    await ensureSearchAttributes(env.connection, 'default');
+    await ensureSearchAttributes(env.connection, 'default', SEARCH_ATTRIBUTE_NAMES);
     const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: await freshDatabase() });
     orm = await openOrm(config);
     await migrate(orm);

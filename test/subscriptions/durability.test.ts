@@ -8,9 +8,10 @@ import { createActivities } from '../../activities';
 import { createDeliveryEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription, type SubscriptionState } from '../../domain/subscription';
-import * as m from '../../workflows/subscription-messages';
+import * as m from '../../domain/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { ensureSearchAttributes } from '../../lib/temporal';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { subscriptionClient } from '../../api/issuance/subscription-client';
 import { projectionOf } from '../../api/issuance/subscription-reads';
 import { notificationIntake } from '../../api/payments/notification-intake';
@@ -29,7 +30,7 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
 
   beforeAll(async () => {
     env = await timeSkippingEnv();
-    await ensureSearchAttributes(env.connection, 'default');
+    await ensureSearchAttributes(env.connection, 'default', SEARCH_ATTRIBUTE_NAMES);
     const config = loadConfig({ ...process.env, NODE_ENV: 'test', DATABASE_URL: await freshDatabase() });
     orm = await openOrm(config);
     await migrate(orm);

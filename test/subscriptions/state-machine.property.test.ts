@@ -5,7 +5,7 @@ import { authorize, type SubscriptionAction } from '../../domain/policy';
 import type { Principal, Role } from '../../domain/principal';
 import type { PaymentStatus, SubscriptionState, SubscriptionStatus } from '../../domain/subscription';
 import { applyPayment, guards, transitions } from '../../workflows/subscription-transitions';
-import type { PaymentNotification } from '../../workflows/subscription-messages';
+import type { PaymentNotification } from '../../domain/subscription-messages';
 
 /**
  * Issue 10, Proof: command sequences across roles and both sets, run through the policy and the

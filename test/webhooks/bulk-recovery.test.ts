@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { recoveryWorkflowId } from '../../workflows/recovery-messages';
+import { recoveryWorkflowId } from '../../domain/recovery-messages';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';

@@ -8,6 +8,7 @@ import { ATTEMPT_DELAYS_MS } from '../../domain/webhook-messages';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { ensureSearchAttributes } from '../../lib/temporal';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { Receiver } from './support/receiver';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
 
@@ -45,7 +46,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
       webhookHarness({ WEBHOOK_RETRY_AFTER_CAP_SECONDS: String(CAP_S) }),
       Receiver.start(),
     ]);
-    await ensureSearchAttributes(env.connection, 'default');
+    await ensureSearchAttributes(env.connection, 'default', SEARCH_ATTRIBUTE_NAMES);
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,

@@ -8,6 +8,7 @@ import { retryDelivery } from '../../webhooks/manual-retry';
 import { ATTEMPT_DELAYS_MS } from '../../domain/webhook-messages';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { ensureSearchAttributes } from '../../lib/temporal';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { Receiver } from './support/receiver';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
 
@@ -35,7 +36,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   beforeAll(async () => {
     [env, { config, orm }, receiver] = await Promise.all([timeSkippingEnv(), webhookHarness(), Receiver.start()]);
     // The delivery workflow keeps its status in a search attribute (Web UI).
-    await ensureSearchAttributes(env.connection, 'default');
+    await ensureSearchAttributes(env.connection, 'default', SEARCH_ATTRIBUTE_NAMES);
     worker = await Worker.create({
       connection: env.nativeConnection,
       taskQueue,

@@ -3,7 +3,7 @@ import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { AccessTokens } from '../../../api/identity/access-tokens';
 import { subscriptionWorkflowId } from '../../../domain/subscription';
-import { getSubscription } from '../../../workflows/subscription-messages';
+import { getSubscription } from '../../../domain/subscription-messages';
 import { http } from '../../support/http';
 
 /** The events a Set A wire subscription publishes from creation to completion, in order. */

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Orm } from '../db/orm';
-import { AppError, rateLimited } from './errors';
-import { logger } from './logger';
+import type { Orm } from '../../db/orm';
+import { AppError, rateLimited } from '../../lib/errors';
+import { logger } from '../../lib/logger';
 
 /** The table rate-limiter-flexible keeps its counters in (db/migrations/0011-rate-limits.ts). */
 export const RATE_LIMIT_TABLE = 'rate_limits';

@@ -4,8 +4,8 @@
  * for reads.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { OfflinePaymentMethod, PaymentMethod, SubscriptionState } from '../domain/subscription';
-import type { SubscriptionView } from '../domain/subscription-view';
+import type { NewSubscription, OfflinePaymentMethod, PaymentMethod, SubscriptionState } from './subscription';
+import type { SubscriptionView } from './subscription-view';
 
 export interface SignAgreementInput {
   signature: string;
@@ -68,3 +68,10 @@ export const reconcileFunds = defineUpdate<SubscriptionView, [ReconcileInput]>('
 export const paymentNotified = defineSignal<[PaymentNotification]>('paymentNotified');
 
 export const getSubscription = defineQuery<SubscriptionState>('getSubscription');
+
+/** The workflow's type name and input: the API starts it by name and never imports workflow code. */
+export const SUBSCRIPTION_WORKFLOW = 'subscriptionWorkflow';
+export type SubscriptionWorkflowInput =
+  | { start: NewSubscription }
+  | { resume: SubscriptionState; pendingPayments: PaymentNotification[]; seenNotifications: string[] };
+export type SubscriptionWorkflow = (input: SubscriptionWorkflowInput) => Promise<SubscriptionView>;
