@@ -8,8 +8,8 @@ import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, PAYMENT_STATUSES, SUBSCRIPTIO
 
 const money = z
   .string()
-  .regex(/^-?\d+\.\d{2}$/)
-  .describe('Decimal string with two places, e.g. "1250.00"');
+  .regex(/^-?\d+(\.\d{1,4})?$/)
+  .describe('Decimal string with the currency\'s ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD');
 const timestamp = z.iso.datetime({ offset: true });
 
 export const SubscriptionViewSchema = z

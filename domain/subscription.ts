@@ -43,7 +43,7 @@ export const TERMINAL: readonly SubscriptionStatus[] = ['rejected', 'cancelled',
 /** Ended without being fulfilled: open processor sessions are closed, and money arriving later is held. */
 export const CLOSES_SESSIONS: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided'];
 
-/** Everything the workflow knows about one subscription. Money travels as two-decimal strings. */
+/** Everything the workflow knows about one subscription. Money travels as decimal strings in the currency's minor unit (lib/money). */
 export interface SubscriptionState {
   id: string;
   set: BehaviourSet;
@@ -74,6 +74,10 @@ export interface SubscriptionState {
   collectionAttempts: number;
   /** Set B: the latest checkout session. */
   checkoutSessionId: string | null;
+  /** The payment that paid the total (PaymentNotification.payment); absent before payments were compared. */
+  paidWith?: string | null;
+  /** Payments held for staff to refund (a second payment, a wrong amount), so a repeat is held once. */
+  heldPayments?: string[];
   referenceCode: string | null;
   sharesId: string | null;
   sharesIssuedAt: string | null;

@@ -15,12 +15,22 @@ export function paymentReferences(orm: Orm, processor: string) {
         .onConflict(['processor', 'reference'])
         .ignore();
     },
-    /** The references of one subscription that start with `prefix` (e.g. Stripe's `cs_` sessions). */
-    async ofSubscription(subscriptionId: string, prefix: string): Promise<string[]> {
-      const rows = await orm.em
-        .fork()
-        .find(PaymentReferenceSchema, { processor, subscriptionId, reference: { $like: `${prefix}%` } });
+    /**
+     * The references of one subscription that start with `prefix` (e.g. Stripe's `cs_` sessions)
+     * and are not closed yet: each is closed once, so a subscription's Nth session costs one call.
+     */
+    async openOf(subscriptionId: string, prefix: string): Promise<string[]> {
+      const rows = await orm.em.fork().find(PaymentReferenceSchema, {
+        processor,
+        subscriptionId,
+        reference: { $like: `${prefix}%` },
+        closedAt: null,
+      });
       return rows.map((r) => r.reference);
+    },
+    /** The processor will take no payment through this reference any more (expired or finished). */
+    async close(reference: string): Promise<void> {
+      await orm.em.fork().nativeUpdate(PaymentReferenceSchema, { processor, reference }, { closedAt: new Date() });
     },
     async subscriptionOf(reference: string): Promise<string | null> {
       const row = await orm.em.fork().findOne(PaymentReferenceSchema, { processor, reference });

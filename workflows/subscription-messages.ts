@@ -38,6 +38,12 @@ export interface PaymentNotification {
   processorEventId: string;
   /** The checkout or setup session, or the collection the notification is about. */
   reference: string | null;
+  /**
+   * The money movement itself, the same in every notification about one payment (Stripe's
+   * PaymentIntent, the sandbox's session or collection): a second payment has another. Absent in
+   * notifications read before it was added.
+   */
+  payment?: string | null;
   amount: string | null;
   failureReason?: string | null;
 }

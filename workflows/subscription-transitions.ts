@@ -13,7 +13,7 @@ import {
   type SubscriptionStatus,
 } from '../domain/subscription';
 import { invalidTransition, refusal } from '../domain/refusal';
-import { parseMoney } from '../lib/money';
+import { sameAmount } from '../lib/money';
 import type {
   PaymentNotification,
   ReasonInput,
@@ -105,7 +105,7 @@ export const guards = {
     if (s.paymentMethod !== 'wire' && s.paymentMethod !== 'check') {
       throw refusal(409, 'NOT_OFFLINE_PAYMENT', 'Only wire or check subscriptions are reconciled by staff');
     }
-    if (parseMoney(amount) !== parseMoney(s.totalAmount)) {
+    if (!sameAmount(amount, s.totalAmount)) {
       throw refusal(422, 'AMOUNT_MISMATCH', `Received ${amount} but the subscription total is ${s.totalAmount}`, {
         expected: s.totalAmount,
         received: amount,
@@ -258,6 +258,9 @@ const paymentEvent = (
   },
 });
 
+/** The payment a notification is about; unknown for notifications read before it was named. */
+const paymentOf = (n: PaymentNotification): string | null => n.payment ?? null;
+
 /**
  * Money captured for a subscription that ended without being fulfilled (cancelled, voided,
  * rejected): recorded as received and held for staff to refund, with an event; never silent.
@@ -265,15 +268,49 @@ const paymentEvent = (
 function held(s: SubscriptionState, n: PaymentNotification): Change {
   if (CAPTURED.includes(s.paymentStatus)) return unchanged(s);
   const reason = `payment arrived after the subscription was ${s.status}; held for staff to refund`;
-  return change(s, { paymentStatus: 'received', statusReason: reason }, paymentEvent('payment.held', s, n, reason));
+  return change(
+    s,
+    { paymentStatus: 'received', statusReason: reason, paidWith: paymentOf(n) },
+    paymentEvent('payment.held', s, n, reason),
+  );
+}
+
+/** A payment beyond what is owed, held with its reason; the subscription itself does not move. */
+function heldAside(s: SubscriptionState, n: PaymentNotification, reason: string): Change {
+  const payment = paymentOf(n);
+  return change(
+    s,
+    { heldPayments: [...(s.heldPayments ?? []), ...(payment ? [payment] : [])] },
+    paymentEvent('payment.held', s, n, `${reason}; held for staff to refund`),
+  );
+}
+
+/**
+ * Every `succeeded` is compared with what is owed (the `compare` patch; histories from before it
+ * replay the old rule): a payment already held, or the one that paid, changes nothing; another
+ * payment once the total is paid, or an amount other than the total, is held aside.
+ */
+function checkedPayment(s: SubscriptionState, n: PaymentNotification): Change | null {
+  const payment = paymentOf(n);
+  if (payment && s.heldPayments?.includes(payment)) return unchanged(s);
+  if (CAPTURED.includes(s.paymentStatus)) {
+    if (!payment || !s.paidWith || payment === s.paidWith) return unchanged(s);
+    return heldAside(s, n, `a second payment: the total was already paid by ${s.paidWith}`);
+  }
+  if (CLOSES_SESSIONS.includes(s.status)) return null;
+  if (n.amount !== null && !sameAmount(n.amount, s.totalAmount)) {
+    return heldAside(s, n, `paid ${n.amount} ${s.currency} but the total is ${s.totalAmount} ${s.currency}`);
+  }
+  return null;
 }
 
 /**
  * A processor notification applied to the state, or `undefined` while the subscription is not
  * ready for it (the workflow keeps it and tries again after the next change). Notifications can
- * arrive twice and out of order; none may undo a later fact.
+ * arrive twice and out of order; none may undo a later fact. Whether it is ready never depends on
+ * `compare`.
  */
-export function applyPayment(s: SubscriptionState, n: PaymentNotification): Change | undefined {
+export function applyPayment(s: SubscriptionState, n: PaymentNotification, compare = true): Change | undefined {
   switch (n.kind) {
     case 'processing':
       return s.paymentStatus === 'pending' || s.paymentStatus === 'failed'
@@ -283,22 +320,25 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification): Chan
       return CAPTURED.includes(s.paymentStatus)
         ? unchanged(s)
         : change(s, { paymentStatus: 'failed', statusReason: n.failureReason ?? null });
-    case 'succeeded':
-      if (CLOSES_SESSIONS.includes(s.status)) return held(s, n);
-      if (s.set === 'B') {
-        if (s.status === 'pending_payment') {
-          return change(
-            s,
-            { status: 'pending_review', paymentStatus: 'received', statusReason: null },
-            { type: 'subscription.funded' },
-          );
-        }
-        if (s.status === 'draft' || s.status === 'pending_signature') return undefined;
-        return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'received' });
+    case 'succeeded': {
+      const waits =
+        !CLOSES_SESSIONS.includes(s.status) &&
+        (s.set === 'B' ? s.status === 'draft' || s.status === 'pending_signature' : s.status !== 'approved') &&
+        !TERMINAL.includes(s.status);
+      if (waits) return undefined;
+      if (compare) {
+        const checked = checkedPayment(s, n);
+        if (checked) return checked;
       }
-      // Set A: collection after approval captured the funds; escrow settlement follows.
-      if (s.status !== 'approved') return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
-      return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, { paymentStatus: 'received' });
+      if (CLOSES_SESSIONS.includes(s.status)) return held(s, n);
+      const paid = { paymentStatus: 'received' as const, paidWith: paymentOf(n) };
+      if (s.set === 'B' && s.status === 'pending_payment') {
+        return change(s, { ...paid, status: 'pending_review', statusReason: null }, { type: 'subscription.funded' });
+      }
+      // Set B after payment, or Set A's collection after approval (escrow settlement follows).
+      if (s.set === 'A' && s.status !== 'approved') return unchanged(s);
+      return CAPTURED.includes(s.paymentStatus) ? unchanged(s) : change(s, paid);
+    }
     case 'in_escrow':
       if (s.set === 'A' && CLOSES_SESSIONS.includes(s.status)) return held(s, n);
       if (s.set !== 'A' || s.paymentStatus === 'refunded' || s.paymentStatus === 'disputed') return unchanged(s);

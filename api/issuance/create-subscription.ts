@@ -5,7 +5,7 @@ import { SecurityClassSchema } from '../../db/entities/security-class';
 import { TrancheSchema } from '../../db/entities/tranche';
 import { AppError, conflict, notFound, validationFailed } from '../../lib/errors';
 import { newId, uuidFromName } from '../../lib/ids';
-import { formatMoney, MAX_MONEY, multiply, parseMoney } from '../../lib/money';
+import { formatAmount, maxAmount, multiply, parseAmount } from '../../lib/money';
 import type { BehaviourSet } from '../../domain/behaviour-set';
 import type { Principal } from '../../domain/principal';
 import type { NewSubscription } from '../../domain/subscription';
@@ -41,12 +41,23 @@ export async function newSubscription(
     if (tranche.status !== 'open') throw conflict('TRANCHE_CLOSED', 'This tranche is not accepting subscriptions');
     price = tranche.pricePerUnit ?? price;
   }
-  const priceCents = parseMoney(price);
-  const totalCents = multiply(priceCents, body.unitsSubscribed);
+  const { currency } = offering;
+  const priceMinor = parseAmount(price, currency);
+  const totalMinor = multiply(priceMinor, body.unitsSubscribed);
+  // A total that rounds to nothing would complete with no money moved.
+  if (totalMinor <= 0n) {
+    throw new AppError(
+      422,
+      'AMOUNT_TOO_SMALL',
+      `${body.unitsSubscribed} units at ${formatAmount(priceMinor, currency)} ${currency} come to less than the smallest ${currency} amount`,
+      { price_per_unit: formatAmount(priceMinor, currency), currency },
+    );
+  }
   // Refused here, or the projection could never store it and the workflow would retry forever.
-  if (totalCents > MAX_MONEY) {
-    throw new AppError(422, 'AMOUNT_TOO_LARGE', `The total would exceed ${formatMoney(MAX_MONEY)}`, {
-      max_total_amount: formatMoney(MAX_MONEY),
+  const max = maxAmount(currency);
+  if (totalMinor > max) {
+    throw new AppError(422, 'AMOUNT_TOO_LARGE', `The total would exceed ${formatAmount(max, currency)}`, {
+      max_total_amount: formatAmount(max, currency),
     });
   }
   return {
@@ -58,9 +69,9 @@ export async function newSubscription(
     trancheId: body.trancheId ?? null,
     investorId: p.userId,
     unitsSubscribed: body.unitsSubscribed,
-    pricePerUnit: formatMoney(priceCents),
-    totalAmount: formatMoney(totalCents),
-    currency: offering.currency,
+    pricePerUnit: formatAmount(priceMinor, currency),
+    totalAmount: formatAmount(totalMinor, currency),
+    currency,
     paymentMethod: body.paymentMethod ?? null,
     accreditationStatus: body.accreditationStatus ?? null,
     suitabilityConfirmed: body.suitabilityConfirmed ?? null,

@@ -1,21 +1,21 @@
 import type { Offering } from '../../db/entities/offering';
 import type { SecurityClass } from '../../db/entities/security-class';
 import type { Tranche } from '../../db/entities/tranche';
-import { normaliseMoney } from '../../lib/money';
+import { normaliseAmount } from '../../lib/money';
 
-export const securityClassView = (c: SecurityClass) => ({
+export const securityClassView = (c: SecurityClass, currency: string) => ({
   id: c.id,
   offering_id: c.offeringId,
   name: c.name,
-  price_per_unit: normaliseMoney(c.pricePerUnit),
+  price_per_unit: normaliseAmount(c.pricePerUnit, currency),
   created_at: c.createdAt.toISOString(),
 });
 
-export const trancheView = (t: Tranche) => ({
+export const trancheView = (t: Tranche, currency: string) => ({
   id: t.id,
   offering_id: t.offeringId,
   name: t.name,
-  price_per_unit: t.pricePerUnit === null ? null : normaliseMoney(t.pricePerUnit),
+  price_per_unit: t.pricePerUnit === null ? null : normaliseAmount(t.pricePerUnit, currency),
   status: t.status,
   created_at: t.createdAt.toISOString(),
 });
@@ -26,10 +26,10 @@ export const offeringView = (o: Offering, classes: SecurityClass[] = [], tranche
   name: o.name,
   currency: o.currency,
   status: o.status,
-  raised_amount: normaliseMoney(o.raisedAmount, 'total'),
+  raised_amount: normaliseAmount(o.raisedAmount, o.currency, 'total'),
   investor_count: o.investorCount,
-  security_classes: classes.map(securityClassView),
-  tranches: tranches.map(trancheView),
+  security_classes: classes.map((c) => securityClassView(c, o.currency)),
+  tranches: tranches.map((t) => trancheView(t, o.currency)),
   created_at: o.createdAt.toISOString(),
   updated_at: o.updatedAt.toISOString(),
 });

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { OfferingSchema, type Offering } from '../../db/entities/offering';
 import { SecurityClassSchema } from '../../db/entities/security-class';
 import { TrancheSchema } from '../../db/entities/tranche';
-import { notFound } from '../../lib/errors';
+import { notFound, validationFailed } from '../../lib/errors';
 import { newId } from '../../lib/ids';
-import { normaliseMoney } from '../../lib/money';
+import { currencyPlaces, formatAmount, toMinor } from '../../lib/money';
 import type { Principal } from '../../domain/principal';
 import type { ApiDeps } from '../deps';
 import { auth, type AuthState } from '../middleware/auth';
@@ -33,6 +33,16 @@ export function offeringsRouter(deps: ApiDeps): Router {
   const anyone = auth(deps.tokens);
   const staff = auth(deps.tokens, 'staff', 'admin');
   const em = () => deps.orm.em;
+
+  /** A price exact in the offering's currency, in its form ("12.5" USD -> "12.50"); a 422 otherwise. */
+  function priceIn(offering: Offering, price: string): string {
+    const minor = toMinor(price, offering.currency);
+    if (minor === null) {
+      const places = currencyPlaces(offering.currency);
+      throw validationFailed([{ in: 'body', path: 'pricePerUnit', message: `${offering.currency} ${places}` }]);
+    }
+    return formatAmount(minor, offering.currency);
+  }
 
   async function ownOffering(id: string, p: Principal): Promise<Offering> {
     const offering = await em().findOne(OfferingSchema, { id, orgId: p.orgId });
@@ -141,11 +151,11 @@ export function offeringsRouter(deps: ApiDeps): Router {
           id: newId(),
           offeringId: offering.id,
           name,
-          pricePerUnit: normaliseMoney(pricePerUnit),
+          pricePerUnit: priceIn(offering, pricePerUnit),
           createdAt: new Date(),
         });
         await em().flush();
-        ok(ctx, securityClassView(cls));
+        ok(ctx, securityClassView(cls, offering.currency));
       },
     ),
   );
@@ -168,12 +178,12 @@ export function offeringsRouter(deps: ApiDeps): Router {
           id: newId(),
           offeringId: offering.id,
           name,
-          pricePerUnit: pricePerUnit ? normaliseMoney(pricePerUnit) : null,
+          pricePerUnit: pricePerUnit ? priceIn(offering, pricePerUnit) : null,
           status,
           createdAt: new Date(),
         });
         await em().flush();
-        ok(ctx, trancheView(tranche));
+        ok(ctx, trancheView(tranche, offering.currency));
       },
     ),
   );

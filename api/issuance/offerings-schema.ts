@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { isDecimalMoney, parseMoney } from '../../lib/money';
+import { currencyExponent, isDecimalAmount } from '../../lib/money';
 
-// abort: the positivity check below must not run on text that is not money at all.
-const money = z
-  .string()
-  .refine(isDecimalMoney, { message: 'a decimal string with at most two places, e.g. "12.50"', abort: true });
-const positiveMoney = money.refine((v) => parseMoney(v) > 0n, 'must be greater than 0');
+// abort: the positivity check below must not run on text that is not money at all. Whether the
+// places fit the offering's currency is checked where the offering is known (offerings-router).
+const money = z.string().refine(isDecimalAmount, {
+  message: 'a decimal string in the offering\'s currency, e.g. "12.50" (USD) or "1000" (JPY)',
+  abort: true,
+});
+const positiveMoney = money.refine((v) => /[1-9]/.test(v), 'must be greater than 0');
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -50,7 +52,9 @@ export const OfferingList = z
 export const CreateOfferingBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   /** ISO 4217, upper case. */
-  currency: z.string().regex(/^[A-Z]{3}$/, 'a three-letter ISO 4217 code such as USD'),
+  currency: z
+    .string()
+    .refine((c) => /^[A-Z]{3}$/.test(c) && currencyExponent(c) !== null, 'an ISO 4217 currency code such as USD'),
   status: z.enum(['open', 'closed']).default('open'),
 });
 export const UpdateOfferingBody = z.strictObject({ status: z.enum(['open', 'closed']) });

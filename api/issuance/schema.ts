@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from '../../domain/subscription';
-import { isDecimalMoney, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
+import { isDecimalAmount, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 import { DeliveryView } from '../notifications/schema';
 
@@ -58,7 +58,9 @@ export const SubmitForReviewBody = z.strictObject({ paymentMethod: z.enum(OFFLIN
 export const ReasonBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
 export const ReconcileBody = z.strictObject({
   referenceCode: z.string().trim().min(1).max(40),
-  amount: z.string().refine(isDecimalMoney, 'amount must be a decimal string with at most two places, e.g. "1250.00"'),
+  amount: z
+    .string()
+    .refine(isDecimalAmount, 'amount must be a decimal string in the subscription\'s currency, e.g. "1250.00"'),
 });
 
 export const ListSubscriptionsQuery = z.strictObject({

@@ -29,6 +29,13 @@ export function subscriptionReads(orm: Orm) {
       return record;
     },
 
+    /** The subscription when it is recorded (the policy allowing `action`), or null when there is none. */
+    async ifRecorded(id: string, p: Principal, action: SubscriptionAction): Promise<SubscriptionRecord | null> {
+      const record = await orm.em.fork().findOne(SubscriptionRecordSchema, { id, orgId: p.orgId });
+      if (record) authorize(p, action, record);
+      return record;
+    },
+
     async byReferenceCode(code: string, p: Principal): Promise<SubscriptionRecord> {
       const record = await orm.em
         .fork()

@@ -67,10 +67,13 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         if (key !== undefined) IdempotencyKey.parse(key);
         const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
         await gate(p, p.userId, start.orgId);
-        const created = await workflows.create(start);
+        // A key names one subscription for good: once it is recorded, the answer comes from the
+        // record, even after Temporal's retention removed its workflow (a start would run it again).
+        const earlier = key === undefined ? null : await reads.ifRecorded(start.id, p, 'read');
+        const created = earlier ? null : await workflows.create(start);
         if (created) return ok(ctx, created);
         // The workflow behind this key already ended: answer from the projection.
-        const record = await reads.authorized(start.id, p, 'read');
+        const record = earlier ?? (await reads.authorized(start.id, p, 'read'));
         if (record.requestHash !== start.requestHash)
           throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
         ok(ctx, toSubscriptionView(record.state));

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { conflict, notFound } from '../../lib/errors';
-import { formatMoney } from '../../lib/money';
+import { formatAmount } from '../../lib/money';
 import type { SandboxCollection } from '../../db/entities/payment-sandbox';
 import type { SandboxProcessor } from '../../payments/sandbox/sandbox-processor';
 import type { ApiDeps } from '../deps';
@@ -33,7 +33,7 @@ const RedeliveredView = z.object({ redelivered: z.number().int() });
 const view = (c: SandboxCollection) => ({
   id: c.id,
   subscription_id: c.subscriptionId,
-  amount: formatMoney(BigInt(c.amountCents)),
+  amount: formatAmount(BigInt(c.amountMinor), c.currency),
   currency: c.currency,
   status: c.status,
   created_at: c.createdAt.toISOString(),

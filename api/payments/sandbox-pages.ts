@@ -1,5 +1,5 @@
 import type { SandboxSession } from '../../db/entities/payment-sandbox';
-import { formatMoney } from '../../lib/money';
+import { formatAmount } from '../../lib/money';
 
 const escape = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -38,7 +38,7 @@ export function sessionPage(s: SandboxSession, basePath: string): string {
 ${button(`${basePath}/complete`, 'Link payment method', 'complete', true)}${button(`${basePath}/cancel`, 'Cancel', 'cancel')}`,
     );
   }
-  const amount = `${formatMoney(BigInt(s.amountCents ?? '0'))} ${s.currency}`;
+  const amount = `${formatAmount(BigInt(s.amountMinor ?? '0'), s.currency)} ${s.currency}`;
   return page(
     'Pay for your subscription',
     `<dl><dt>Amount</dt><dd data-testid="amount">${escape(amount)}</dd><dt>Method</dt><dd>${escape(method)}</dd><dt>Subscription</dt><dd>${escape(s.subscriptionId)}</dd></dl>

@@ -7,7 +7,7 @@ export interface Offering {
   currency: string;
   /** open: accepts subscriptions; closed: refuses new ones. */
   status: 'open' | 'closed';
-  /** Set A counters, moved when funds reach escrow (spec §3). Money as a two-decimal string; a sum, so it may pass MAX_MONEY. */
+  /** Set A counters, moved when funds reach escrow (spec §3). Money as a decimal string in the offering's currency; a sum, so it may pass maxAmount. */
   raisedAmount: string;
   investorCount: number;
   createdAt: Date;
@@ -23,7 +23,7 @@ export const OfferingSchema = new EntitySchema<Offering>({
     name: { type: 'string' },
     currency: { type: 'string', length: 3 },
     status: { type: 'string' },
-    raisedAmount: { type: 'decimal', precision: 38, scale: 2 },
+    raisedAmount: { type: 'decimal', precision: 39, scale: 4 },
     investorCount: { type: 'integer' },
     createdAt: { type: 'Date' },
     updatedAt: { type: 'Date' },

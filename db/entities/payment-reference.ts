@@ -9,6 +9,8 @@ export interface PaymentReference {
   reference: string;
   subscriptionId: string;
   createdAt: Date;
+  /** Sessions only: when it stopped taking payments (expired, or found finished); null while open. */
+  closedAt: Date | null;
 }
 
 export const PaymentReferenceSchema = new EntitySchema<PaymentReference>({
@@ -19,5 +21,6 @@ export const PaymentReferenceSchema = new EntitySchema<PaymentReference>({
     reference: { type: 'string', primary: true },
     subscriptionId: { type: 'uuid' },
     createdAt: { type: 'Date', onCreate: () => new Date() },
+    closedAt: { type: 'Date', nullable: true },
   },
 });

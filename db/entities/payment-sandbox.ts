@@ -11,8 +11,8 @@ export interface SandboxSession {
   subscriptionId: string;
   investorId: string;
   method: string;
-  /** Payment mode only; a bigint column, which the driver hands back as a string. */
-  amountCents: string | null;
+  /** Payment mode only: minor units of `currency` (column amount_cents); the driver hands a bigint back as a string. */
+  amountMinor: string | null;
   currency: string;
   successUrl: string;
   cancelUrl: string;
@@ -32,7 +32,7 @@ export const SandboxSessionSchema = new EntitySchema<SandboxSession>({
     subscriptionId: { type: 'uuid' },
     investorId: { type: 'string' },
     method: { type: 'string' },
-    amountCents: { type: 'bigint', nullable: true },
+    amountMinor: { type: 'bigint', fieldName: 'amount_cents', nullable: true },
     currency: { type: 'string' },
     successUrl: { type: 'text' },
     cancelUrl: { type: 'text' },
@@ -51,7 +51,8 @@ export interface SandboxCollection {
   idempotencyKey: string;
   subscriptionId: string;
   setupSessionId: string;
-  amountCents: string;
+  /** Minor units of `currency` (column amount_cents). */
+  amountMinor: string;
   currency: string;
   status: SandboxCollectionStatus;
   createdAt: Date;
@@ -66,7 +67,7 @@ export const SandboxCollectionSchema = new EntitySchema<SandboxCollection>({
     idempotencyKey: { type: 'string', unique: true },
     subscriptionId: { type: 'uuid' },
     setupSessionId: { type: 'uuid' },
-    amountCents: { type: 'bigint' },
+    amountMinor: { type: 'bigint', fieldName: 'amount_cents' },
     currency: { type: 'string' },
     status: { type: 'string' },
     createdAt: { type: 'Date' },

@@ -4,7 +4,7 @@ export interface SecurityClass {
   id: string;
   offeringId: string;
   name: string;
-  /** Money as a two-decimal string. */
+  /** Money as a decimal string, exact in the offering's currency (lib/money.ts). */
   pricePerUnit: string;
   createdAt: Date;
 }
@@ -16,7 +16,7 @@ export const SecurityClassSchema = new EntitySchema<SecurityClass>({
     id: { type: 'uuid', primary: true },
     offeringId: { type: 'uuid', index: true },
     name: { type: 'string' },
-    pricePerUnit: { type: 'decimal', precision: 18, scale: 2 },
+    pricePerUnit: { type: 'decimal', precision: 19, scale: 4 },
     createdAt: { type: 'Date' },
   },
 });

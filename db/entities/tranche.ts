@@ -17,7 +17,7 @@ export const TrancheSchema = new EntitySchema<Tranche>({
     id: { type: 'uuid', primary: true },
     offeringId: { type: 'uuid', index: true },
     name: { type: 'string' },
-    pricePerUnit: { type: 'decimal', precision: 18, scale: 2, nullable: true },
+    pricePerUnit: { type: 'decimal', precision: 19, scale: 4, nullable: true },
     status: { type: 'string' },
     createdAt: { type: 'Date' },
   },

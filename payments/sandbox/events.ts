@@ -64,6 +64,8 @@ export function sandboxNotificationSource(secret: string): NotificationSource {
               kind,
               processorEventId: `sandbox:${event.id}`,
               reference: event.data.reference ?? null,
+              // One payment per session or collection: its reference names the payment.
+              payment: event.data.reference ?? null,
               amount: event.data.amount ?? null,
               failureReason: event.data.failure_reason ?? null,
             },

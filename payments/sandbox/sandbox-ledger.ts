@@ -8,7 +8,7 @@ import {
   type SandboxSession,
   type SandboxSessionStatus,
 } from '../../db/entities/payment-sandbox';
-import { formatMoney } from '../../lib/money';
+import { formatAmount } from '../../lib/money';
 import type { SandboxEventType } from './events';
 import type { SandboxNotifier } from './notifier';
 
@@ -19,7 +19,9 @@ export interface OutcomeResult {
   redirectTo: string;
 }
 
-const amountOf = (cents: string | null) => (cents === null ? null : formatMoney(BigInt(cents)));
+/** A stored count of minor units in its currency's form. */
+const amountOf = (minor: string | null, currency: string) =>
+  minor === null ? null : formatAmount(BigInt(minor), currency);
 
 /**
  * What happens inside the sandbox processor: a person finishing a session page, a collection
@@ -56,7 +58,7 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
     notifier.emit(type, {
       subscription_id: s.subscriptionId,
       reference: s.id,
-      amount: amountOf(s.amountCents),
+      amount: amountOf(s.amountMinor, s.currency),
       currency: s.currency,
       failure_reason: failureReason ?? null,
     });
@@ -64,7 +66,7 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
     notifier.emit(type, {
       subscription_id: c.subscriptionId,
       reference: c.id,
-      amount: amountOf(c.amountCents),
+      amount: amountOf(c.amountMinor, c.currency),
       currency: c.currency,
       failure_reason: failureReason ?? null,
     });

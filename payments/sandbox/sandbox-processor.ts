@@ -4,7 +4,7 @@ import type { Orm } from '../../db/orm';
 import { SandboxCollectionSchema, SandboxSessionSchema } from '../../db/entities/payment-sandbox';
 import type { Config } from '../../lib/config';
 import { logger } from '../../lib/logger';
-import { parseMoney } from '../../lib/money';
+import { parseAmount } from '../../lib/money';
 import {
   PaymentRefused,
   type Collection,
@@ -68,7 +68,7 @@ export function createSandboxProcessor(
       subscriptionId: req.subscriptionId,
       investorId: req.investorId,
       method: req.method,
-      amountCents: mode === 'payment' ? parseMoney(req.amount!).toString() : null,
+      amountMinor: mode === 'payment' ? parseAmount(req.amount!, req.currency).toString() : null,
       currency: req.currency,
       successUrl: req.successUrl,
       cancelUrl: req.cancelUrl,
@@ -135,7 +135,7 @@ export function createSandboxProcessor(
           idempotencyKey: req.idempotencyKey,
           subscriptionId: req.subscriptionId,
           setupSessionId: setup.id,
-          amountCents: parseMoney(req.amount).toString(),
+          amountMinor: parseAmount(req.amount, req.currency).toString(),
           currency: req.currency,
           status: 'processing',
           createdAt: now,

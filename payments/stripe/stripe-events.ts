@@ -1,20 +1,25 @@
 import type Stripe from 'stripe';
-import { formatMoney } from '../../lib/money';
 import type { PaymentNotification } from '../../workflows/subscription-messages';
 import { SignatureError, subscriptionIdOrNull, type InboundEvent, type NotificationSource } from '../inbound-event';
 import type { PaymentReferences } from '../payment-references';
+import { fromStripeAmount } from './stripe-amounts';
 
 type Kind = PaymentNotification['kind'];
 interface Mapped {
   subscriptionId: string | null;
-  /** The PaymentIntent to remember for later refunds and disputes, when the event names one. */
+  /**
+   * The PaymentIntent to remember for later refunds and disputes, when the event names one: also
+   * the payment's identity, the same for the session's and the intent's notifications.
+   */
   paymentIntent: string | null;
+  /** The object's currency, lower case as Stripe writes it. */
+  currency: string | null;
   notifications: [Kind, string | null, number | null, string | null][];
 }
 
 const idOf = (v: string | { id: string } | null | undefined): string | null =>
   v == null ? null : typeof v === 'string' ? v : v.id;
-const IGNORED: Mapped = { subscriptionId: null, paymentIntent: null, notifications: [] };
+const IGNORED: Mapped = { subscriptionId: null, paymentIntent: null, currency: null, notifications: [] };
 
 /** The Stripe events that move a subscription; every other type is acknowledged and ignored. */
 function mapEvent(event: Stripe.Event): Mapped {
@@ -34,6 +39,7 @@ function mapEvent(event: Stripe.Event): Mapped {
       return {
         subscriptionId: subscriptionIdOrNull(s.metadata?.subscription_id),
         paymentIntent: idOf(s.payment_intent),
+        currency: s.currency,
         notifications: [[kind, s.id, s.amount_total, reason]],
       };
     }
@@ -41,7 +47,11 @@ function mapEvent(event: Stripe.Event): Mapped {
     case 'payment_intent.succeeded':
     case 'payment_intent.payment_failed': {
       const pi = event.data.object;
-      const base = { subscriptionId: subscriptionIdOrNull(pi.metadata?.subscription_id), paymentIntent: pi.id };
+      const base = {
+        subscriptionId: subscriptionIdOrNull(pi.metadata?.subscription_id),
+        paymentIntent: pi.id,
+        currency: pi.currency,
+      };
       if (event.type === 'payment_intent.processing')
         return { ...base, notifications: [['processing', pi.id, pi.amount, null]] };
       if (event.type === 'payment_intent.payment_failed') {
@@ -69,6 +79,7 @@ function mapEvent(event: Stripe.Event): Mapped {
       return {
         subscriptionId: subscriptionIdOrNull(charge.metadata?.subscription_id),
         paymentIntent: idOf(charge.payment_intent),
+        currency: charge.currency,
         notifications: [['refunded', charge.id, charge.amount_refunded, null]],
       };
     }
@@ -77,6 +88,7 @@ function mapEvent(event: Stripe.Event): Mapped {
       return {
         subscriptionId: subscriptionIdOrNull(dispute.metadata?.subscription_id),
         paymentIntent: idOf(dispute.payment_intent),
+        currency: dispute.currency,
         notifications: [['disputed', dispute.id, dispute.amount, dispute.reason]],
       };
     }
@@ -112,7 +124,8 @@ export function stripeNotificationSource(
           // One event may carry two notifications (collection: succeeded then in_escrow).
           processorEventId: i === 0 ? `stripe:${event.id}` : `stripe:${event.id}:${kind}`,
           reference,
-          amount: minor === null ? null : formatMoney(BigInt(minor)),
+          payment: mapped.paymentIntent,
+          amount: minor === null || !mapped.currency ? null : fromStripeAmount(minor, mapped.currency),
           failureReason,
         }),
       );

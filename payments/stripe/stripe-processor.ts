@@ -9,8 +9,8 @@ import {
   type SetupResult,
 } from '../../domain/payment-processor';
 import type { PaymentMethod } from '../../domain/subscription';
-import { parseMoney } from '../../lib/money';
 import type { PaymentReferences } from '../payment-references';
+import { toStripeAmount } from './stripe-amounts';
 
 /** spec §2.4 methods as Stripe payment method types; `other` lets Stripe offer what the account has enabled. */
 const METHOD_TYPES: Record<PaymentMethod, Stripe.Checkout.SessionCreateParams.PaymentMethodType[] | undefined> = {
@@ -20,13 +20,6 @@ const METHOD_TYPES: Record<PaymentMethod, Stripe.Checkout.SessionCreateParams.Pa
   wire: ['customer_balance'],
   other: undefined,
 };
-
-/** Stripe takes integer minor units; lib/money's cents are exact, and Stripe's own cap is far below 2^53. */
-export function minorUnits(amount: string): number {
-  const cents = parseMoney(amount);
-  if (cents > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`amount too large for Stripe: ${amount}`);
-  return Number(cents);
-}
 
 const idOf = (v: string | { id: string } | null | undefined): string | null =>
   v == null ? null : typeof v === 'string' ? v : v.id;
@@ -45,22 +38,26 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
     return { sessionId: session.id, sessionUrl: session.url };
   }
 
-  /** A retry opens a new session; the earlier ones must not take a second payment. */
-  async function expireEarlierSessions(subscriptionId: string): Promise<void> {
-    for (const id of await references.ofSubscription(subscriptionId, 'cs_')) {
+  /**
+   * A retry opens a new session; the earlier ones must not take a second payment. Only the open
+   * ones are expired, each once, so the calls stay linear in the sessions a subscription makes.
+   */
+  async function expireOpenSessions(subscriptionId: string): Promise<void> {
+    for (const id of await references.openOf(subscriptionId, 'cs_')) {
       try {
         await stripe.checkout.sessions.expire(id);
       } catch (err) {
         // Already complete or expired: Stripe refuses, and that is the state we want.
         if ((err as { type?: string }).type !== 'StripeInvalidRequestError') throw err;
       }
+      await references.close(id);
     }
   }
 
   const calls: PaymentProcessor = {
     name: 'stripe',
 
-    closeSessions: (subscriptionId: string) => expireEarlierSessions(subscriptionId),
+    closeSessions: (subscriptionId: string) => expireOpenSessions(subscriptionId),
 
     async createSetupSession(req: SessionRequest): Promise<Session> {
       // Off-session charges need the method attached to a Customer; setup mode attaches it.
@@ -94,7 +91,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
 
     async createCheckoutSession(req: SessionRequest): Promise<Session> {
       if (!req.amount) throw new PaymentRefused('AMOUNT_REQUIRED', 'a checkout session needs an amount');
-      await expireEarlierSessions(req.subscriptionId);
+      await expireOpenSessions(req.subscriptionId);
       const wire = req.method === 'wire';
       const customer = wire
         ? (await stripe.customers.create({ metadata: { investor_id: req.investorId, ...metadata(req) } })).id
@@ -115,7 +112,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
             quantity: 1,
             price_data: {
               currency: req.currency.toLowerCase(),
-              unit_amount: minorUnits(req.amount),
+              unit_amount: toStripeAmount(req.amount, req.currency),
               product_data: { name: `Subscription ${req.subscriptionId}` },
             },
           },
@@ -142,7 +139,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       try {
         const pi = await stripe.paymentIntents.create(
           {
-            amount: minorUnits(req.amount),
+            amount: toStripeAmount(req.amount, req.currency),
             currency: req.currency.toLowerCase(),
             customer,
             payment_method: paymentMethod,

@@ -8,7 +8,8 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { paymentReferences } from '../../payments/payment-references';
 import { signSandboxBody, verifySandboxSignature } from '../../payments/sandbox/signature';
 import { stripeClient } from '../../payments/stripe/stripe-client';
-import { createStripeProcessor, minorUnits } from '../../payments/stripe/stripe-processor';
+import { createStripeProcessor } from '../../payments/stripe/stripe-processor';
+import { fromStripeAmount, toStripeAmount } from '../../payments/stripe/stripe-amounts';
 import { freshDatabase } from '../support/service';
 import { startStripeMock } from './stripe-mock';
 
@@ -51,11 +52,22 @@ describe('payment configuration', () => {
 });
 
 describe('money to Stripe', () => {
-  it('crosses as exact integer minor units, never through a float', () => {
-    expect(minorUnits('50.00')).toBe(5000);
-    expect(minorUnits('0.1')).toBe(10);
-    expect(minorUnits('1234567.89')).toBe(123456789);
-    expect(() => minorUnits('1.005')).toThrow(RangeError);
+  it('crosses as exact integer minor units of the currency, never through a float', () => {
+    expect(toStripeAmount('50.00', 'USD')).toBe(5000);
+    expect(toStripeAmount('0.1', 'usd')).toBe(10);
+    expect(toStripeAmount('1234567.89', 'USD')).toBe(123456789);
+    expect(() => toStripeAmount('1.005', 'USD')).toThrow(RangeError);
+    expect(toStripeAmount('1000', 'JPY')).toBe(1000);
+    expect(() => toStripeAmount('1000.5', 'JPY')).toThrow(RangeError);
+    expect(toStripeAmount('12.340', 'BHD')).toBe(12340);
+    // Stripe's own rules: a three-decimal amount ends in 0, ISK carries two zero places.
+    expect(() => toStripeAmount('12.345', 'BHD')).toThrow(/steps of 0.010/);
+    expect(toStripeAmount('500', 'ISK')).toBe(50000);
+    expect([fromStripeAmount(50000, 'isk'), fromStripeAmount(2000, 'jpy'), fromStripeAmount(24690, 'bhd')]).toEqual([
+      '500',
+      '2000',
+      '24.690',
+    ]);
   });
 });
 

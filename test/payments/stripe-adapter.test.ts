@@ -1,4 +1,3 @@
-import Stripe from 'stripe';
 import { startService, type TestService } from '../support/service';
 import {
   eventually,
@@ -10,12 +9,10 @@ import {
   type World,
 } from './payment-helpers';
 import { startStripeMock } from './stripe-mock';
+import * as stripeHelpers from './stripe-helpers';
 
-const WEBHOOK_SECRET = 'whsec_tranche_test_secret_0123456789';
 const SUCCESS = 'https://investor.example/paid';
 const CANCEL = 'https://investor.example/cancelled';
-// Used only to sign events locally with Stripe's own scheme; it never calls the API.
-const signer = new Stripe('sk_test_signer_only');
 
 let mock: Awaited<ReturnType<typeof startStripeMock>>;
 beforeAll(async () => {
@@ -23,43 +20,8 @@ beforeAll(async () => {
 }, 600_000);
 afterAll(() => mock?.stop());
 
-const stripeEnv = () => ({
-  PAYMENT_PROCESSOR: 'stripe',
-  STRIPE_SECRET_KEY: 'sk_test_tranche',
-  STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  STRIPE_API_URL: mock.url,
-  STRIPE_TIMEOUT_MS: '5000',
-});
-
-/** A Stripe event, as Stripe would POST it, signed with the endpoint's secret (or another). */
-async function sendEvent(
-  svc: TestService,
-  id: string,
-  type: string,
-  object: Record<string, unknown>,
-  secret = WEBHOOK_SECRET,
-  tamper?: (body: string) => string,
-) {
-  const payload = JSON.stringify({
-    id,
-    object: 'event',
-    type,
-    api_version: '2026-08-26.dahlia',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    data: { object },
-  });
-  const header = signer.webhooks.generateTestHeaderString({ payload, secret });
-  const res = await fetch(`${svc.baseUrl}/payments/stripe/notifications`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': header },
-    body: tamper ? tamper(payload) : payload,
-    signal: AbortSignal.timeout(30_000),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const stripeEnv = () => stripeHelpers.stripeEnv(mock.url);
+const sendEvent = stripeHelpers.sendStripeEvent;
 
 const paidSession = (subscriptionId: string, sessionId: string, pi: string, paymentStatus = 'paid') => ({
   id: sessionId,
@@ -117,6 +79,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     const refund = await sendEvent(svc, `evt_refund_${id}`, 'charge.refunded', {
       id: 'ch_1',
       object: 'charge',
+      currency: 'usd',
       amount: 2500,
       amount_refunded: 2500,
       refunded: true,
@@ -134,6 +97,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     await sendEvent(svc, `evt_fail_${id}`, 'payment_intent.payment_failed', {
       id: pi,
       object: 'payment_intent',
+      currency: 'usd',
       amount: 2500,
       metadata: { subscription_id: id },
       last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
@@ -146,6 +110,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     await sendEvent(svc, `evt_dispute_${id}`, 'charge.dispute.created', {
       id: 'dp_1',
       object: 'dispute',
+      currency: 'usd',
       amount: 2500,
       reason: 'fraudulent',
       payment_intent: pi,
@@ -188,8 +153,8 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       svc,
       `evt_tampered_${id}`,
       'payment_intent.payment_failed',
-      { id: 'pi_t', object: 'payment_intent', amount: 2500, metadata: { subscription_id: id } },
-      WEBHOOK_SECRET,
+      { id: 'pi_t', object: 'payment_intent', amount: 2500, currency: 'usd', metadata: { subscription_id: id } },
+      stripeHelpers.WEBHOOK_SECRET,
       (body) => body.replace('payment_intent.payment_failed', 'payment_intent.succeeded'),
     );
     expect(tampered.status).toBe(400);
@@ -205,6 +170,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     const object = {
       id: `pi_dup_${id.slice(0, 8)}`,
       object: 'payment_intent',
+      currency: 'usd',
       amount: 2500,
       metadata: { subscription_id: id },
     };
@@ -267,6 +233,7 @@ describe('Set A with the Stripe adapter (stripe-mock, locally signed events)', (
     const res = await sendEvent(svc, `evt_collected_${id}`, 'payment_intent.succeeded', {
       id: pi,
       object: 'payment_intent',
+      currency: 'usd',
       amount: 5000,
       status: 'succeeded',
       metadata: { subscription_id: id, purpose: 'collection' },

@@ -1,4 +1,4 @@
-import { formatMoney, parseMoney } from '../../lib/money';
+import { formatAmount, parseAmount } from '../../lib/money';
 import { actor, approveKyc } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
@@ -108,7 +108,7 @@ describe('Set A wire and check subscriptions', () => {
       'subscription.completed',
     ]);
     const after = (await w.api.get(`/issuance/offerings/${w.offering.offeringId}`, w.staff.token)).body.data;
-    expect(after.raised_amount).toBe(formatMoney(parseMoney(before.raised_amount) + 50_000n));
+    expect(after.raised_amount).toBe(formatAmount(parseAmount(before.raised_amount, 'USD', 'total') + 50_000n, 'USD'));
     expect(after.investor_count).toBe(before.investor_count + 1);
 
     const again = await w.api.post('/issuance/reconciliations', w.staff.token, {
@@ -132,7 +132,7 @@ describe('Set A wire and check subscriptions', () => {
     }
     const after = (await w.api.get(`/issuance/offerings/${w.offering.offeringId}`, w.staff.token)).body.data;
     expect(after.investor_count).toBe(before.investor_count + 1);
-    expect(after.raised_amount).toBe(formatMoney(parseMoney(before.raised_amount) + 100_000n));
+    expect(after.raised_amount).toBe(formatAmount(parseAmount(before.raised_amount, 'USD', 'total') + 100_000n, 'USD'));
   });
 
   it('answers an unknown reference code with 404', async () => {

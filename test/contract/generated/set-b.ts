@@ -1611,9 +1611,9 @@ export interface components {
             investor_id: string;
             /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
             units_subscribed: number;
-            /** @description Decimal string with two places, e.g. "1250.00" */
+            /** @description Decimal string with the currency's ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD */
             price_per_unit: string;
-            /** @description Decimal string with two places, e.g. "1250.00" */
+            /** @description Decimal string with the currency's ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD */
             total_amount: string;
             currency: string;
             payment_method: ("card" | "us_bank_account" | "crypto" | "wire" | "other" | "check") | null;
@@ -2031,9 +2031,9 @@ export interface components {
             investor_id: string;
             /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
             units_subscribed: number;
-            /** @description Decimal string with two places, e.g. "1250.00" */
+            /** @description Decimal string with the currency's ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD */
             price_per_unit: string;
-            /** @description Decimal string with two places, e.g. "1250.00" */
+            /** @description Decimal string with the currency's ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD */
             total_amount: string;
             currency: string;
             payment_method: ("card" | "us_bank_account" | "crypto" | "wire" | "other" | "check") | null;
