@@ -28,7 +28,7 @@ export function formatMoney(cents: Cents): string {
   return `${sign}${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
 }
 
-/** Units are exact to this many decimals (docs/decisions.md, Trust: fractional units). */
+/** Units are exact to this many decimals (docs/decisions/0060-fractional-units.md). */
 export const UNIT_DECIMALS = 6;
 const UNIT_SCALE = 10n ** BigInt(UNIT_DECIMALS);
 const UNITS = new RegExp(`^(\\d+)(?:\\.(\\d{1,${UNIT_DECIMALS}}))?$`);
