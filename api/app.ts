@@ -37,7 +37,8 @@ const routers: ((deps: ApiDeps) => Router)[] = [
 
 export function createApp(deps: ApiDeps): Koa {
   const { config } = deps;
-  // Off by default: trusting the header unasked lets a client pick its own address (docs/decisions.md).
+  // Off by default: trusting the header unasked lets a client pick its own address
+  // (docs/decisions/0126-client-addresses.md).
   const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   app.use(httpMetrics());
   app.use(errorEnvelope());

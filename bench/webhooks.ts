@@ -100,7 +100,7 @@ async function main(): Promise<void> {
         stack.server ??
         'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
       shape:
-        'publish = one statement (outbox, deliveries, queue, NOTIFY); each worker’s dispatcher claims fairly from the queue and POSTs each delivery on its own, recording by group commit; only a failed first attempt costs Temporal a workflow (docs/decisions.md, Delivery engine, part two)',
+        'publish = one statement (outbox, deliveries, queue, NOTIFY); each worker’s dispatcher claims fairly from the queue and POSTs each delivery on its own, recording by group commit; only a failed first attempt costs Temporal a workflow (docs/decisions/0173-dispatcher-engine-shape.md)',
       scale: SCALE,
       engine_ceiling_workflows_per_s: ceiling,
       signed_posts_per_s: posts,

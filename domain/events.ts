@@ -56,7 +56,7 @@ const ACCREDITATION_EVENT_TYPES: Record<BehaviourSet, readonly string[]> = {
 
 export const TEST_PING = 'test.ping';
 /**
- * Not in spec §6.2: an addition (docs/decisions.md, issue 12). Sent to an organisation's other
+ * Not in spec §6.2: an addition (docs/decisions/0164-endpoint-disabled-event.md). Sent to an organisation's other
  * endpoints when one is disabled (410 Gone, failing too long, or by hand).
  */
 export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';

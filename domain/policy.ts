@@ -16,7 +16,7 @@ const OWNER_ACTIONS = [
   'submit_for_review',
   'create_checkout_session',
 ] as const;
-/** Compliance and operations (docs/decisions.md, Subscriptions: staff operations). */
+/** Compliance and operations (docs/decisions/0009-staff-operations.md). */
 const STAFF_ACTIONS = [
   'approve',
   'reject',
@@ -64,7 +64,7 @@ export function canRead(p: Principal, s: Owned): boolean {
 /**
  * Throws the error the caller gets, or returns when the action is allowed. Ownership never comes
  * from a role: investor commands act only on the caller's own subscriptions, whatever else the
- * caller holds. What the caller cannot see is 404, never 403 (docs/decisions.md, Visibility).
+ * caller holds. What the caller cannot see is 404, never 403 (docs/decisions/0014-visibility.md).
  */
 export function authorize(p: Principal, action: SubscriptionAction, s?: Owned): void {
   const needed = rolesFor(action);

@@ -22,7 +22,7 @@ export const SubscriptionViewSchema = z
     investor_id: z
       .string()
       .describe("The investor's user id (the access token's sub); also on every subscription event"),
-    units_subscribed: z.number().positive().describe('Up to 6 decimals (docs/decisions.md, Trust: fractional units)'),
+    units_subscribed: z.number().positive().describe('Up to 6 decimals (docs/decisions/0060-fractional-units.md)'),
     price_per_unit: money,
     total_amount: money,
     currency: z.string(),

@@ -16,8 +16,8 @@ export const ORDERED_DELIVERY_WORKFLOW = 'orderedDeliveryWorkflow';
 /** A delivery workflow per (event, endpoint); the delivery id is webhooks/delivery-id.ts's of both. */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
 /**
- * The long-running retry schedulers, one per shard of a task queue (docs/decisions.md, Delivery
- * engine, part two): each takes failed first attempts by signal and starts their delivery
+ * The long-running retry schedulers, one per shard of a task queue (docs/decisions/0173-dispatcher-engine-shape.md):
+ * each takes failed first attempts by signal and starts their delivery
  * workflows as its children. The task queue is part of the id, so deployments sharing a namespace
  * never signal each other's schedulers.
  */

@@ -52,7 +52,7 @@ export const ConfigSchema = z.object({
   /**
    * The other keys of an access-token key rotation, published in the JWKS and accepted: PEM blocks
    * (public or private; only the public half is used) of the next key before it signs, and of the
-   * previous key until its last tokens expire (docs/decisions.md, key rotation).
+   * previous key until its last tokens expire (docs/decisions/0137-access-token-key-rotation.md).
    */
   // Empty counts as unset: compose passes `${ACCESS_TOKEN_PUBLISHED_KEYS:-}` when there is no rotation.
   ACCESS_TOKEN_PUBLISHED_KEYS: z.preprocess(
@@ -93,7 +93,7 @@ export const ConfigSchema = z.object({
   /**
    * The identity provider staff sign in to the console with (OIDC authorization code + PKCE). Unset:
    * the development identity provider when it is on, else the console's sign-in is closed. Must be
-   * one of OIDC_ISSUERS, pinned with org_ids (docs/decisions.md, Operator console).
+   * one of OIDC_ISSUERS, pinned with org_ids (docs/decisions/0101-console-sign-in.md).
    */
   CONSOLE_OIDC_ISSUER: z.url().optional(),
   /** The console's client id and (for a confidential client) secret at that provider. */
@@ -130,7 +130,7 @@ export const ConfigSchema = z.object({
     .string()
     .optional()
     .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
-  /** The sweep plans events stored this long ago and never planned (docs/decisions.md, Delivery engine, part two). */
+  /** The sweep plans events stored this long ago and never planned (docs/decisions/0182-sweep.md). */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   /** How often each worker's sweep runs: the safety net for a lost notification, a dead worker's attempts, a lost hand-over. */
   WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),

@@ -95,7 +95,7 @@ export function sameAmount(a: string, b: string): boolean {
   return x !== null && x === scaled(b);
 }
 
-/** Units are exact to this many decimals (docs/decisions.md, Trust: fractional units). */
+/** Units are exact to this many decimals (docs/decisions/0060-fractional-units.md). */
 export const UNIT_DECIMALS = 6;
 const UNIT_SCALE = 10n ** BigInt(UNIT_DECIMALS);
 const UNITS = new RegExp(`^(\\d+)(?:\\.(\\d{1,${UNIT_DECIMALS}}))?$`);

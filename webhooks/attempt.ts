@@ -14,7 +14,7 @@ type Gate = { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'thro
  * One attempt of a delivery on its retry schedule (workflows/webhook-delivery.ts), or of an
  * ordered one: the same sender and recorder as the dispatcher's first attempts, behind the same
  * circuit breaker and rate limit. The attempt's start is recorded before its POST; a replay by the
- * same owner finds its row and sends nothing again (docs/decisions.md, Delivery engine).
+ * same owner finds its row and sends nothing again (docs/decisions/0151-attempt-recorded-before-post.md).
  */
 export function attemptService(deps: { knex: () => Knex; sender: Sender; recorder: Recorder }) {
   async function attempt(input: AttemptInput): Promise<AttemptResult> {

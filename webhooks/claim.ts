@@ -53,8 +53,8 @@ interface CandidateRow {
 }
 
 /**
- * One dispatch round's database work, in one transaction (docs/decisions.md, Delivery engine,
- * part two): find the endpoints with queued deliveries (a loose index scan: one probe per
+ * One dispatch round's database work, in one transaction (docs/decisions/0175-dispatch-round.md):
+ * find the endpoints with queued deliveries (a loose index scan: one probe per
  * endpoint, whatever the backlog), lock each one's flow row (SKIP LOCKED, so two workers' rounds
  * take different endpoints and neither waits), count what is in flight to it from every worker,
  * share out the round (webhooks/allotment.ts), and take the granted deliveries off the queue,

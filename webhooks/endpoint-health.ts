@@ -7,7 +7,8 @@ import { publishEvents } from './publish';
 
 /**
  * Disables an enabled endpoint and, in the same transaction, publishes `webhook.endpoint.disabled`
- * to the organisation's endpoints that name that type (never through `*`: docs/decisions.md). The
+ * to the organisation's endpoints that name that type (never through `*`:
+ * docs/decisions/0180-endpoint-disabled-explicit-only.md). The
  * endpoint's queued deliveries leave the queue. Answers false, publishing nothing, when the
  * endpoint was already disabled or is deleted: a second caller changes nothing.
  */

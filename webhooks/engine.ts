@@ -32,7 +32,7 @@ export interface RunningEngine {
 }
 
 /**
- * The webhook delivery engine of one process (docs/decisions.md, Delivery engine, part two): one
+ * The webhook delivery engine of one process (docs/decisions/0173-dispatcher-engine-shape.md): one
  * sender (connection pool, opened secrets), one recorder (group commit), and, in a worker, the
  * dispatcher that makes every first attempt straight from the queue.
  */

@@ -1,5 +1,5 @@
 /**
- * The webhook delivery engine's public face (docs/decisions.md, Delivery engine, part two). The API,
+ * The webhook delivery engine's public face (docs/decisions/0173-dispatcher-engine-shape.md). The API,
  * the activities, the worker, scripts and benchmarks import the engine from here and nowhere else.
  *   publish:  publishEvents (one statement: outbox, deliveries, queue, notify)
  *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery

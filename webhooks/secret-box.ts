@@ -5,7 +5,7 @@ import type { Config } from '../lib/config';
  * Signing secrets at rest (spec §2.6, §8): AES-256-GCM under a keyring, bound to the endpoint id as
  * associated data so a ciphertext copied onto another endpoint does not open. A sealed value names
  * the key it was sealed under (`v2:<key id>:…`), so the key can rotate: the first key of
- * WEBHOOK_SECRET_KEYS seals, every key listed opens (docs/decisions.md, key rotation).
+ * WEBHOOK_SECRET_KEYS seals, every key listed opens (docs/decisions/0138-webhook-secret-keyring.md).
  * Secrets are never logged; callers hand them straight to the HMAC or the one API response.
  */
 export interface SecretBox {

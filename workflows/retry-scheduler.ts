@@ -1,6 +1,6 @@
 /**
- * The parent of every delivery waiting on its retry schedule (docs/decisions.md, Delivery engine,
- * part two): a long-running workflow per shard takes failed first attempts by signal (the
+ * The parent of every delivery waiting on its retry schedule (docs/decisions/0173-dispatcher-engine-shape.md):
+ * a long-running workflow per shard takes failed first attempts by signal (the
  * dispatcher's hand-over) and starts each one's delivery workflow as an abandoned child, which then
  * lives on its own durable timers. A success never reaches it: first attempts cost Temporal nothing.
  */

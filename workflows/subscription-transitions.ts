@@ -41,7 +41,8 @@ const change = (state: SubscriptionState, patch: Partial<SubscriptionState>, ...
   events,
 });
 
-// Decision (docs/decisions.md): draft -> pending_signature when the investor asks for the agreement.
+// Decision (docs/decisions/0004-draft-to-pending-signature.md): draft -> pending_signature when the investor asks
+// for the agreement.
 export const SIGNABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature'];
 // Decision: only an agreement that exists and is not yet fulfilled can be voided.
 export const VOIDABLE: readonly SubscriptionStatus[] = ['pending_payment', 'pending_review', 'approved'];
@@ -159,7 +160,7 @@ export const transitions = {
 
   /**
    * Wire or check releases a linked card or account: approval then collects nothing, and the
-   * reference code is the one way to pay (docs/decisions.md, Trust: wire after a linked card).
+   * reference code is the one way to pay (docs/decisions/0056-wire-after-linked-card.md).
    */
   submitForReview: (s: SubscriptionState, input: SubmitForReviewInput, referenceCode: string): Change =>
     input.paymentMethod

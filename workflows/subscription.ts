@@ -78,7 +78,7 @@ export async function subscriptionWorkflow(input: m.SubscriptionWorkflowInput): 
 
   async function commit(ch: Change): Promise<SubscriptionView> {
     const now = new Date().toISOString();
-    // Per-subscription event order (docs/decisions.md): kept in state, so replays and
+    // Per-subscription event order (docs/decisions/0118-event-sequence.md): kept in state, so replays and
     // continue-as-new carry it; states from before it existed count on from 0.
     let sequence = state.eventSequence ?? 0;
     const base: SubscriptionState = { ...ch.state, version: state.version + 1, updatedAt: now };

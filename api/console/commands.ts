@@ -1,7 +1,10 @@
 import type { Principal } from '../../domain/principal';
 import { html, type Html } from './html';
 
-/** The staff commands the console offers; each is the API route of the same name (docs/decisions.md, Subscriptions). */
+/**
+ * The staff commands the console offers; each is the API route of the same name
+ * (docs/decisions/0009-staff-operations.md).
+ */
 export const COMMANDS = {
   approve: { label: 'Approve', done: 'Approved', reason: null, roles: ['staff', 'admin'] },
   reject: {

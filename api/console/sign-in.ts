@@ -36,7 +36,7 @@ const sameText = (a: string, b: string) => a.length === b.length && timingSafeEq
  * identity provider, then the same ID token checks as the token exchange (IdTokenVerifier), and an
  * access token from the same signer. It replaces the exchange's org API key (which a browser must
  * never hold) with the issuer's organisation pinning: the provider must be configured with
- * org_ids and vouch for the organisation the ID token names (docs/decisions.md, Operator console).
+ * org_ids and vouch for the organisation the ID token names (docs/decisions/0101-console-sign-in.md).
  */
 export function consoleSignIn(deps: {
   config: Config;

@@ -111,7 +111,7 @@ export class IdTokenVerifier {
 
 /**
  * Roles come from the ID token's `roles` claim, restricted to the service's roles; a token
- * without any of them is an investor (docs/decisions.md).
+ * without any of them is an investor (docs/decisions/0042-roles-from-id-token.md).
  */
 function rolesFrom(claim: unknown): Role[] {
   const roles = Array.isArray(claim) ? ROLES.filter((r) => claim.includes(r)) : [];

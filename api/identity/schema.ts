@@ -60,7 +60,7 @@ export const DevMintBody = z.object({
 // ---- Answers (the `data` of the success envelope) ----
 const timestamp = z.iso.datetime({ offset: true });
 
-/** docs/decisions.md, Identity: the exchange's answer. */
+/** docs/decisions/0037-token-exchange-answer.md: the exchange's answer. */
 export const TokenResponse = z
   .object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })
   .meta({ id: 'TokenResponse' });

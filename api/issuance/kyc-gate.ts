@@ -17,7 +17,7 @@ export function kycGate(set: BehaviourSet, eligibility: KycEligibility): KycGate
     };
   }
   // Set B: the caller's token claim decides; staff approving someone else's subscription are
-  // checked against that investor's KYC record, the claim's own source (docs/decisions.md).
+  // checked against that investor's KYC record, the claim's own source (docs/decisions/0012-set-b-approval-kyc.md).
   return async (caller, subjectId, orgId) => {
     const approved = caller.userId === subjectId ? caller.kycCompleted : await eligibility.isApproved(subjectId, orgId);
     if (!approved) throw kycRequired();

@@ -11,7 +11,7 @@ export const ReferenceCodeParams = z.object({ reference_code: z.string().trim().
 /** spec §4.1 create body. */
 export const CreateSubscriptionBody = z.strictObject({
   securityClassId: z.uuid(),
-  // spec §8 says > 0; fractions up to 6 decimals (docs/decisions.md, Trust: fractional units).
+  // spec §8 says > 0; fractions up to 6 decimals (docs/decisions/0060-fractional-units.md).
   unitsSubscribed: z
     .number()
     .positive()
@@ -54,7 +54,7 @@ export const CheckoutSessionBody = z.strictObject({
 /** spec §4.1 submit-for-review body (Set A): empty for card/ACH, a method for wire or check. */
 export const SubmitForReviewBody = z.strictObject({ paymentMethod: z.enum(OFFLINE_PAYMENT_METHODS).optional() });
 
-/** Staff commands the spec leaves unshown (docs/decisions.md). */
+/** Staff commands the spec leaves unshown (docs/decisions/0009-staff-operations.md). */
 export const ReasonBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
 export const ReconcileBody = z.strictObject({
   referenceCode: z.string().trim().min(1).max(40),

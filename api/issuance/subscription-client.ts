@@ -22,7 +22,7 @@ import type { Projection } from './subscription-reads';
 
 /**
  * The API's only way to talk to subscription workflows. A workflow ends 90 days after its terminal
- * state; past that the projection speaks for it (docs/decisions.md, Trust: after the workflow closes).
+ * state; past that the projection speaks for it (docs/decisions/0063-after-workflow-closes.md).
  */
 export function subscriptionClient(
   temporal: Client,

@@ -27,7 +27,7 @@ import {
   SubscriptionParams,
 } from './schema';
 
-/** spec §4.1, plus the staff operations the spec leaves unshown (docs/decisions.md). */
+/** spec §4.1, plus the staff operations the spec leaves unshown (docs/decisions/0009-staff-operations.md). */
 export function subscriptionsRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/issuance' });
   const set = deps.config.BEHAVIOUR_SET;

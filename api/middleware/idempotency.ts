@@ -17,7 +17,7 @@ export const IdempotencyKey = z
   .regex(/^[\x21-\x7e]+$/, 'printable ASCII only');
 
 /**
- * Idempotency-Key on every authenticated POST (docs/decisions.md, Integrator contract). The key is
+ * Idempotency-Key on every authenticated POST (docs/decisions/0113-idempotency-key-every-post.md). The key is
  * scoped to the caller (organisation and user of the verified token), the method and the path.
  * First request: runs, and its answer is kept IDEMPOTENCY_KEY_TTL_HOURS. Same key, same body:
  * that answer again, with `Idempotent-Replayed: true`. Same key, other body: 409

@@ -8,7 +8,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const NOTIFICATIONS = /^\/(payments\/[a-z]+|identity\/provider)\/notifications$/;
 
 /**
- * Limits writes per client (docs/decisions.md, Operations): per access-token subject when the
+ * Limits writes per client (docs/decisions/0094-write-limit.md): per access-token subject when the
  * request carries a token that verifies, else per client address. Only a verified subject is
  * trusted as a key, or a caller could dodge the limit by inventing one per request. Notifications
  * have a budget of their own per sending address. Runs before the body parser, so a client over

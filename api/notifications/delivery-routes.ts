@@ -8,7 +8,10 @@ import { attemptView, deliveryView } from './views';
 import { DeliveryParams, ListDeliveriesQuery, DeliveryDetail, DeliveryList, DeliveryView } from './schema';
 import { ok } from './reply';
 
-/** spec §4.3 delivery history and manual retry; status codes and bodies in docs/decisions.md. */
+/**
+ * spec §4.3 delivery history and manual retry; status codes and bodies in
+ * docs/decisions/0071-webhook-status-codes.md.
+ */
 export function deliveryRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps): void {
   const reads = deliveryReads(deps.orm);
   const one = `${base}/:delivery_id`;

@@ -31,7 +31,7 @@ import {
 } from './schema';
 import { ok } from './reply';
 
-/** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions.md (Webhooks). */
+/** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions/0071-webhook-status-codes.md. */
 export function endpointRoutes(
   router: Router,
   base: string,

@@ -13,7 +13,8 @@ import { eventRoutes } from './event-routes';
 
 /**
  * spec §4.3 under /notifications. The set decides the path segments (paths.ts) and the event
- * types; staff and admins of the token's organisation manage its endpoints (docs/decisions.md).
+ * types; staff and admins of the token's organisation manage its endpoints
+ * (docs/decisions/0068-endpoint-management-roles.md).
  */
 export function notificationsRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/notifications' });

@@ -57,7 +57,10 @@ const cursor = z.string().max(200).optional();
 
 export const ListEndpointsQuery = z.strictObject({ limit, cursor });
 
-/** spec §4.3 delivery list; `event_type` is our name for the event-type filter (docs/decisions.md). */
+/**
+ * spec §4.3 delivery list; `event_type` is our name for the event-type filter
+ * (docs/decisions/0075-delivery-event-type-filter.md).
+ */
 export const ListDeliveriesQuery = z.strictObject({
   endpoint_id: z.uuid().optional(),
   status: z.enum(DELIVERY_STATUSES as [string, ...string[]]).optional(),
@@ -84,7 +87,7 @@ export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
 // ---- Answers (the `data` of the success envelope); built by views.ts, checked by ok() ----
 const timestamp = z.iso.datetime({ offset: true });
 
-/** spec §2.6 plus our id and timestamps (docs/decisions.md, Webhooks). */
+/** spec §2.6 plus our id and timestamps (docs/decisions/0070-endpoint-record.md). */
 export const EndpointView = z
   .object({
     id: z.uuid(),

@@ -1,5 +1,5 @@
 /**
- * The `data` of each event type (spec §6.3; docs/decisions.md for what the spec leaves unshown).
+ * The `data` of each event type (spec §6.3; docs/decisions/0019-event-data.md for what the spec leaves unshown).
  * Documentation of what the publishers build; subscription data is the API's own view schema.
  */
 import { z } from 'zod';
@@ -8,7 +8,7 @@ import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 
 const timestamp = z.iso.datetime({ offset: true });
 const reason = z.string().optional().describe('Given by staff (or the provider) with a refusal or a request');
-/** docs/decisions.md, Integrator contract: per-subscription order of every event the subscription publishes. */
+/** docs/decisions/0118-event-sequence.md: per-subscription order of every event the subscription publishes. */
 const sequence = z
   .number()
   .int()

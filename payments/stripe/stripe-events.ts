@@ -62,7 +62,7 @@ function mapEvent(event: Stripe.Event): Mapped {
         };
       }
       // A collection is a charge to the platform account that holds investor funds in escrow
-      // (docs/decisions.md): its success is both "received" and "in escrow".
+      // (docs/decisions/0030-stripe-escrow.md): its success is both "received" and "in escrow".
       return pi.metadata?.purpose === 'collection'
         ? {
             ...base,

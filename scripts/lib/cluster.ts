@@ -169,7 +169,7 @@ function clusterSecrets(dataDir: string): Record<string, string> {
       generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const secrets = {
       ACCESS_TOKEN_PRIVATE_KEY: ecKey(),
-      // The next key of a rotation, published ahead (docs/decisions.md, key rotation).
+      // The next key of a rotation, published ahead (docs/decisions/0137-access-token-key-rotation.md).
       ACCESS_TOKEN_PUBLISHED_KEYS: ecKey(),
       WEBHOOK_SECRET_KEYS: `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: randomBytes(32).toString('hex'),

@@ -32,6 +32,11 @@ export function consoleDeliveryTests(
 
     await page.goto(`${svc.baseUrl}/console/webhooks`);
     expect(await seriousA11yViolations(page)).toEqual([]);
+    const row = page.getByRole('row').filter({ hasText: receiver.url(hook) });
+    expect([await row.getByTestId('limits').textContent(), await row.getByTestId('circuit').textContent()]).toEqual([
+      '32 at once',
+      'closed',
+    ]);
     await page.getByRole('link', { name: receiver.url(hook) }).click();
     await page.waitForURL(`${svc.baseUrl}/console/webhooks/${endpoint.id}`);
     expect(await page.getByTestId('success-summary').textContent()).toContain('0.0 % over 2 attempts');

@@ -3,7 +3,8 @@ import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
 /**
- * Events an integrator can join and order (docs/decisions.md, Integrator contract): every event a
+ * Events an integrator can join and order (docs/decisions/0117-investor-id.md,
+ * docs/decisions/0118-event-sequence.md): every event a
  * subscription publishes carries its investor_id and a per-subscription sequence 1, 2, 3, … with
  * no gaps, and its data is what the webhooks section of the document says.
  */

@@ -4,7 +4,7 @@ import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
 /**
- * Idempotency-Key on every state-changing POST (docs/decisions.md, Integrator contract): the first
+ * Idempotency-Key on every state-changing POST (docs/decisions/0113-idempotency-key-every-post.md): the first
  * answer is replayed for the same key and body, another body is 409, and a command the workflow
  * did not answer in time (503) gets its real result when retried with the same key.
  */

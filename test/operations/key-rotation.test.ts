@@ -17,7 +17,10 @@ const principal = {
   kycCompleted: true,
 };
 
-/** Both keys of the service roll without a flag day (docs/decisions.md, key rotation). */
+/**
+ * Both keys of the service roll without a flag day (docs/decisions/0137-access-token-key-rotation.md,
+ * docs/decisions/0138-webhook-secret-keyring.md).
+ */
 describe('access-token signing key rotation', () => {
   it('publishes the next key before it signs, then keeps the previous one until its tokens expire', async () => {
     const [oldKey, newKey] = [pem(), pem()];

@@ -40,7 +40,10 @@ const STAFF: SubscriptionAction[] = [
   'operate_payments',
 ];
 
-/** The table written out as the decisions say it (docs/decisions.md, Trust), not derived from the module. */
+/**
+ * The table written out as the decisions say it (docs/decisions/0052-one-policy.md,
+ * docs/decisions/0053-no-self-review.md), not derived from the module.
+ */
 function expected(
   roles: Role[],
   action: SubscriptionAction,

@@ -10,7 +10,7 @@ import type { PaymentNotification } from '../../domain/subscription-messages';
 /**
  * Issue 10, Proof: command sequences across roles and both sets, run through the policy and the
  * workflow's own guards and transitions, checked step by step against a reference model written
- * from spec §3 (and the choices of docs/decisions.md where §3 says "not shown").
+ * from spec §3 (and the choices of docs/decisions/README.md, Subscriptions, where §3 says "not shown").
  */
 
 // ---- The reference model: spec §3, row by row ----------------------------------------------

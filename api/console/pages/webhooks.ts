@@ -8,7 +8,20 @@ export interface EndpointView {
   url: string;
   description: string;
   eventTypes: string[];
+  max_in_flight: number;
+  rate_limit_per_second: number | null;
+  circuit: { state: 'closed' | 'open' | 'half_open'; consecutive_failures: number; next_probe_at: string | null };
 }
+
+/** The endpoint's limits as one line: "32 at once, 5/s". */
+const limits = (e: EndpointView) =>
+  `${e.max_in_flight} at once${e.rate_limit_per_second === null ? '' : `, ${e.rate_limit_per_second}/s`}`;
+const circuit = (e: EndpointView) =>
+  e.circuit.state === 'closed'
+    ? chip('closed')
+    : html`${chip(e.circuit.state)}<br><small>${e.circuit.consecutive_failures} failures in a row${
+        e.circuit.next_probe_at ? html`, next probe ${when(e.circuit.next_probe_at)}` : ''
+      }</small>`;
 
 /** GET /notifications/{endpoints}/{id}/health */
 export interface Health {
@@ -43,12 +56,13 @@ ${
   rows.length
     ? html`<div class="overflow-auto"><table class="striped" data-testid="endpoints">
 <caption class="visually-hidden">Webhook endpoints</caption>
-<thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Success (24 h)</th><th scope="col">Attempts</th><th scope="col">Waiting on retry</th></tr></thead>
+<thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Success (24 h)</th><th scope="col">Attempts</th><th scope="col">Waiting on retry</th><th scope="col">Limits</th><th scope="col">Circuit</th></tr></thead>
 <tbody>${rows.map(
         ({ endpoint: e, health: h }) => html`<tr>
 <td><a href="/console/webhooks/${e.id}">${e.url}</a>${e.description ? html`<br><small class="muted">${e.description}</small>` : ''}</td>
 <td><small>${e.eventTypes.join(', ')}</small></td>
-<td>${h ? percent(h.success_rate) : '—'}</td><td>${h?.attempts ?? '—'}</td><td>${h?.waiting_on_retry.length ?? '—'}</td></tr>`,
+<td>${h ? percent(h.success_rate) : '—'}</td><td>${h?.attempts ?? '—'}</td><td>${h?.waiting_on_retry.length ?? '—'}</td>
+<td data-testid="limits">${limits(e)}</td><td data-testid="circuit">${circuit(e)}</td></tr>`,
       )}</tbody>
 </table></div>`
     : html`<p>No webhook endpoints are registered.</p>`

@@ -1609,7 +1609,7 @@ export interface components {
             tranche_id: string | null;
             /** @description The investor's user id (the access token's sub); also on every subscription event */
             investor_id: string;
-            /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
+            /** @description Up to 6 decimals (docs/decisions/0060-fractional-units.md) */
             units_subscribed: number;
             /** @description Decimal string with the currency's ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD */
             price_per_unit: string;
@@ -2029,7 +2029,7 @@ export interface components {
             tranche_id: string | null;
             /** @description The investor's user id (the access token's sub); also on every subscription event */
             investor_id: string;
-            /** @description Up to 6 decimals (docs/decisions.md, Trust: fractional units) */
+            /** @description Up to 6 decimals (docs/decisions/0060-fractional-units.md) */
             units_subscribed: number;
             /** @description Decimal string with the currency's ISO 4217 places: "1250.00" USD, "1000" JPY, "12.500" BHD */
             price_per_unit: string;
