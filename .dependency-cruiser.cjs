@@ -44,6 +44,9 @@ const ALLOWED = {
   bench: ['api/index.ts', 'webhooks/index.ts', 'payments/index.ts', 'scripts/lib', 'worker', 'db', 'domain', 'lib'],
 };
 
+/** Imports of packages (Node's own, npm's) are not ours to layer. */
+const PACKAGES = ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'];
+
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 /** A path pattern for a folder ("db" -> everything under db/) or one file ("api/index.ts"). */
 const target = (t) => (t.endsWith('.ts') ? `^${escape(t)}$` : `^${escape(t)}/`);
@@ -64,9 +67,8 @@ module.exports = {
       from: { path: `^${folder}/` },
       to: {
         pathNot: [`^${folder}/`, 'node_modules', ...ALLOWED[folder].map(target)],
-        // Node's own modules are packages too. The workflows name their activities' type
-        // (proxyActivities<Activities>): types only, never code.
-        dependencyTypesNot: folder === 'workflows' ? ['core', 'type-only'] : ['core'],
+        // The workflows name their activities' type (proxyActivities<Activities>): types only, never code.
+        dependencyTypesNot: [...PACKAGES, ...(folder === 'workflows' ? ['type-only'] : [])],
       },
     })),
   ],
@@ -75,6 +77,10 @@ module.exports = {
     exclude: { path: '^(node_modules|dist|test|types|docs)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.js', '.json'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      exportsFields: ['exports'],
+    },
   },
 };

@@ -7,7 +7,7 @@ import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
 import { idempotency } from './middleware/idempotency';
-import { secretBoxFrom } from '../webhooks/secret-box';
+import { secretBoxFrom } from '../webhooks';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
 import { offeringsRouter } from './issuance/offerings-router';

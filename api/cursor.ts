@@ -22,7 +22,7 @@ const invalid = () => badRequest('INVALID_CURSOR', 'The cursor is not one this l
  */
 export const exactTime = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-export const encodeCursor = (at: Date | string, id: string) =>
+const encodeCursor = (at: Date | string, id: string) =>
   Buffer.from(JSON.stringify([typeof at === 'string' ? at : at.toISOString(), id])).toString('base64url');
 
 export function decodeCursor(cursor: string): Position {

@@ -7,7 +7,7 @@ import { migrationsList } from './migrations';
 
 export type Orm = MikroORM;
 
-export function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Options {
+function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Options {
   return {
     clientUrl: config.DATABASE_URL,
     entities,

@@ -3,7 +3,7 @@
  */
 import type { BehaviourSet } from './behaviour-set';
 
-export const SUBSCRIPTION_EVENT_TYPES = [
+const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.created',
   'subscription.signed',
   'subscription.funded',
@@ -68,7 +68,7 @@ export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
 export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [ENDPOINT_DISABLED];
 
 /** Whether an endpoint subscribed to `eventTypes` wants an event of `type`. */
-export function subscribedTo(eventTypes: readonly string[], type: string): boolean {
+function subscribedTo(eventTypes: readonly string[], type: string): boolean {
   if (eventTypes.includes(type)) return true;
   return eventTypes.includes('*') && !EXPLICIT_ONLY_EVENT_TYPES.includes(type);
 }

@@ -57,7 +57,7 @@ export function seesWholeOrganisation(p: Principal): boolean {
   return has(p, 'staff', 'admin');
 }
 
-export function canRead(p: Principal, s: Owned): boolean {
+function canRead(p: Principal, s: Owned): boolean {
   return s.orgId === p.orgId && (s.investorId === p.userId || seesWholeOrganisation(p));
 }
 

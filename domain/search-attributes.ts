@@ -2,7 +2,7 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 
 /**
  * Search attributes operators filter open subscriptions by in the Temporal Web UI.
- * They must be registered on the namespace (scripts/temporal-dev.ts does it for the dev server).
+ * They must be registered on the namespace (`npm run temporal:setup`, scripts/temporal-setup.ts).
  */
 export const SubscriptionStatusKey = defineSearchAttributeKey('SubscriptionStatus', 'KEYWORD');
 export const OfferingIdKey = defineSearchAttributeKey('OfferingId', 'KEYWORD');

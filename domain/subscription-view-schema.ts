@@ -49,4 +49,4 @@ export type SubscriptionView = z.infer<typeof SubscriptionViewSchema>;
 export const PaymentSessionSchema = z
   .object({ session_id: z.string(), session_url: z.url() })
   .meta({ id: 'PaymentSession' });
-export type PaymentSession = z.infer<typeof PaymentSessionSchema>;
+type PaymentSession = z.infer<typeof PaymentSessionSchema>;

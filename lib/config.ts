@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 /** The behaviour set a deployment runs (spec: Set A or Set B); see domain/behaviour-set.ts. */
-export const BehaviourSet = z.enum(['A', 'B']);
-export type BehaviourSet = z.infer<typeof BehaviourSet>;
+const BehaviourSet = z.enum(['A', 'B']);
+type BehaviourSet = z.infer<typeof BehaviourSet>;
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 

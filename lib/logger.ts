@@ -23,4 +23,4 @@ export const logger = pino({
   },
 });
 
-export type Logger = typeof logger;
+type Logger = typeof logger;

@@ -9,7 +9,7 @@ import { code as iso4217 } from 'currency-codes';
 export type Minor = bigint;
 
 /** The most decimals any ISO 4217 currency has (CLF, UYW); money columns are numeric(19,4). */
-export const MAX_DECIMALS = 4;
+const MAX_DECIMALS = 4;
 /** Whole digits an amount may have: numeric(19,4) holds 15, as numeric(18,2) did before. */
 const MAX_WHOLE_DIGITS = 15;
 const DECIMAL = new RegExp(`^(0|[1-9]\\d{0,${MAX_WHOLE_DIGITS - 1}})(?:\\.(\\d{1,${MAX_DECIMALS}}))?$`);

@@ -10,6 +10,11 @@ import { stripeClient } from './stripe/stripe-client';
 import { stripeNotificationSource } from './stripe/stripe-events';
 import { createStripeProcessor } from './stripe/stripe-processor';
 
+// The payments' public face: the API and the activities import these, never a file behind them.
+export { SignatureError, type InboundEvent, type NotificationSource } from './inbound-event';
+export { createSandboxProcessor, type SandboxProcessor } from './sandbox/sandbox-processor';
+export type { SandboxLedger, SessionOutcome } from './sandbox/sandbox-ledger';
+
 /** The deployment's payment processor: the built-in sandbox by default, Stripe when configured. */
 export function createProcessor(config: Config, deps: { orm?: Orm } = {}): PaymentProcessor & { close?(): void } {
   // Both adapters keep records in PostgreSQL; callers that never reach a processor may omit it.

@@ -10,6 +10,8 @@ if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tool
 npx tsc --noEmit
 npx eslint .
 npx prettier --check --log-level warn .
+npm run -s lint:architecture   # each folder imports only what .dependency-cruiser.cjs allows; no circle
+npm run -s lint:unused         # no unused file, export or dependency (knip.json)
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi

@@ -3,9 +3,9 @@ import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy }
 import type { SignedRequest } from './signing';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
-export const ATTEMPT_TIMEOUT_MS = 30_000;
+const ATTEMPT_TIMEOUT_MS = 30_000;
 /** What an attempt record keeps of the response body. */
-export const RESPONSE_BODY_LIMIT = 4096;
+const RESPONSE_BODY_LIMIT = 4096;
 /** Response headers the schedule may act on (issue 12: Retry-After on 429/503). */
 const KEPT_HEADERS = ['retry-after'];
 

@@ -13,12 +13,12 @@ import { preparedStatement } from '../db/prepared';
 /** What an attempt whose worker died between its POST and its record is recorded as. */
 export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';
 
-export interface Recorded {
+interface Recorded {
   /** The endpoint was disabled by this answer (a 410, or failing too long): nothing follows. */
   endpointDisabled: boolean;
 }
 
-export interface RecordOptions {
+interface RecordOptions {
   endpointId: string;
   /** When the event was published: a success observes publish-to-delivery time. */
   publishedAt?: Date | string;

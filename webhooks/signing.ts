@@ -47,12 +47,12 @@ export interface SigningKeys {
  * decodes to, where §6.4 keys with the secret string itself. Node's decoder takes base64 and
  * base64url alike, so secrets issued before the switch to standard base64 still work.
  */
-export function standardKey(secret: string): Buffer {
+function standardKey(secret: string): Buffer {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
 }
 
 /** `v1,` + base64 HMAC-SHA256 over `id.timestamp.body`, once per key, space separated. */
-export function standardSignature(keys: SigningKeys, id: string, timestamp: number, body: string): string {
+function standardSignature(keys: SigningKeys, id: string, timestamp: number, body: string): string {
   const secrets = keys.previous ? [keys.current, keys.previous] : [keys.current];
   return secrets
     .map(

@@ -24,7 +24,7 @@ const IDLE_MS = 10 * 60_000;
 /** Deliveries per run before continue-as-new; each costs a handful of history events. */
 const PER_RUN = 500;
 
-export interface OrderedInput {
+interface OrderedInput {
   endpointId: string;
   subscriptionId: string;
   /** Taken but not yet delivered when the previous run continued as new. */

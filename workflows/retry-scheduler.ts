@@ -32,7 +32,7 @@ const HISTORY_LIMIT = 2_000;
  */
 const CHILDREN_PER_RUN = 1000;
 
-export interface RetrySchedulerInput {
+interface RetrySchedulerInput {
   shard: number;
   /** Taken but not yet started when the previous run continued as new. */
   queued?: RetryItem[];

@@ -21,7 +21,7 @@ import type {
   SubmitForReviewInput,
 } from '../domain/subscription-messages';
 
-export interface PendingEvent {
+interface PendingEvent {
   type: string;
   data?: Record<string, unknown>;
 }
@@ -43,9 +43,9 @@ const change = (state: SubscriptionState, patch: Partial<SubscriptionState>, ...
 
 // Decision (docs/decisions/0004-draft-to-pending-signature.md): draft -> pending_signature when the investor asks
 // for the agreement.
-export const SIGNABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature'];
+const SIGNABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature'];
 // Decision: only an agreement that exists and is not yet fulfilled can be voided.
-export const VOIDABLE: readonly SubscriptionStatus[] = ['pending_payment', 'pending_review', 'approved'];
+const VOIDABLE: readonly SubscriptionStatus[] = ['pending_payment', 'pending_review', 'approved'];
 
 export const guards = {
   requestSignature: (s: SubscriptionState) => requireStatus(s, 'request a signature for', ['draft']),

@@ -15,8 +15,8 @@ import { unauthenticated } from '../../lib/errors';
 import { ROLES, type Principal, type Role } from '../../domain/principal';
 
 const ALG = 'ES256';
-export const ACCESS_TOKEN_ISSUER = 'tranche';
-export const ACCESS_TOKEN_AUDIENCE = 'tranche-api';
+const ACCESS_TOKEN_ISSUER = 'tranche';
+const ACCESS_TOKEN_AUDIENCE = 'tranche-api';
 
 /**
  * Signs and verifies the service's own access tokens (asymmetric, so others verify with the JWKS).

@@ -13,7 +13,7 @@ import type { Mover } from './kyc-model';
 
 const OPEN: Accreditation['status'][] = ['created', 'submitted', 'more_info_needed'];
 
-export type AccreditationView = ReturnType<ReturnType<typeof accreditations>['view']>;
+type AccreditationView = ReturnType<ReturnType<typeof accreditations>['view']>;
 
 /** Accreditation records of users in organisations, moved through the set's flow. */
 export function accreditations(flow: AccreditationFlow) {

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { unauthenticated, unavailable } from '../../lib/errors';
 
 /** How far a notification's timestamp may be from our clock; older ones are treated as replays. */
-export const PROVIDER_TOLERANCE_SECONDS = 300;
+const PROVIDER_TOLERANCE_SECONDS = 300;
 
 /**
  * The provider signs `<X-Provider-Timestamp>.<raw body>` with HMAC-SHA256 and sends

@@ -65,7 +65,7 @@ export const TokenResponse = z
   .object({ access_token: z.string(), token_type: z.literal('Bearer'), expires_in: z.number().int() })
   .meta({ id: 'TokenResponse' });
 
-export const ApiKeyView = z
+const ApiKeyView = z
   .object({
     id: z.uuid(),
     name: z.string(),

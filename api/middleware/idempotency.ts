@@ -5,12 +5,12 @@ import { conflict, validationFailed } from '../../lib/errors';
 import { withIdempotencyScope } from '../../lib/idempotency-scope';
 import { logger } from '../../lib/logger';
 import type { Orm } from '../../db/orm';
-import type { SecretBox } from '../../webhooks/secret-box';
+import type { SecretBox } from '../../webhooks';
 import type { AccessTokens } from '../identity/access-tokens';
 import { errorBody, toAppError } from './errors';
 import { idempotencyStore, type IdempotencyScope } from './idempotency-store';
 
-export const IdempotencyKey = z
+const IdempotencyKey = z
   .string()
   .min(1)
   .max(255)

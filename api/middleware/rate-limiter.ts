@@ -5,7 +5,7 @@ import { AppError, rateLimited } from '../../lib/errors';
 import { logger } from '../../lib/logger';
 
 /** The table rate-limiter-flexible keeps its counters in (db/migrations/0011-rate-limits.ts). */
-export const RATE_LIMIT_TABLE = 'rate_limits';
+const RATE_LIMIT_TABLE = 'rate_limits';
 
 /**
  * A fixed-window limit counted in PostgreSQL, so every API instance shares it (rate-limiter-flexible,

@@ -1,7 +1,7 @@
 import type { Orm } from '../../db/orm';
 import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/entities/webhook-rows';
 import { notFound } from '../../lib/errors';
-import { lastAttemptNumber } from '../../webhooks/attempt-store';
+import { lastAttemptNumber } from '../../webhooks';
 import { applyCursor, byCreation, page } from '../cursor';
 import type { ListDeliveriesQuery } from './schema';
 
@@ -46,4 +46,4 @@ export function deliveryReads(orm: Orm) {
   };
 }
 
-export type DeliveryReads = ReturnType<typeof deliveryReads>;
+type DeliveryReads = ReturnType<typeof deliveryReads>;

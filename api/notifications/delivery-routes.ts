@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { deliveryReads } from './delivery-reads';
-import { retryDelivery } from '../../webhooks/manual-retry';
+import { retryDelivery } from '../../webhooks';
 import { attemptView, deliveryView } from './views';
 import { DeliveryParams, ListDeliveriesQuery, DeliveryDetail, DeliveryList, DeliveryView } from './schema';
 import { ok } from './reply';

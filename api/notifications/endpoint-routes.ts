@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import type { SecretBox } from '../../webhooks/secret-box';
+import type { SecretBox } from '../../webhooks';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
 import { newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';

@@ -2,7 +2,7 @@ import type { Orm } from '../../db/orm';
 import type { EndpointOrdering, WebhookEndpointReadRow, WebhookEndpointRow } from '../../db/entities/webhook-rows';
 import { newId } from '../../lib/ids';
 import { notFound } from '../../lib/errors';
-import { newSigningSecret, type SecretBox } from '../../webhooks/secret-box';
+import { newSigningSecret, type SecretBox } from '../../webhooks';
 import { applyCursor, byCreation, page } from '../cursor';
 
 /** Webhook endpoints of an organisation; every read and write is scoped by the caller's org. */

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { supportedEventTypes } from '../../domain/events';
-import { renderEventBody, type EnvelopeSource } from '../../webhooks/signing';
+import { renderEventBody, type EnvelopeSource } from '../../webhooks';
 import { checkEventTypes } from './event-type-policy';
 import { decodeSeqCursor, encodeSeqCursor } from '../cursor';
 import { EventList, ListEventsQuery } from './schema';

@@ -2,7 +2,7 @@ import { badRequest } from '../../lib/errors';
 import { supportedEventTypes } from '../../domain/events';
 import type { BehaviourSet } from '../../domain/behaviour-set';
 
-export const ALL_EVENTS = '*';
+const ALL_EVENTS = '*';
 
 /**
  * spec §4.3: subscribed types must be in the set's list (§6.2); an unknown one is a 400 that lists

@@ -3,7 +3,7 @@ import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from './reply';
-import { secretBoxFrom } from '../../webhooks/secret-box';
+import { secretBoxFrom } from '../../webhooks';
 import { supportedEventTypes } from '../../domain/events';
 import { NOTIFICATION_PATHS } from './paths';
 import { EventTypesView } from './schema';

@@ -164,7 +164,7 @@ export const DeliveryView = z
     updated_at: timestamp,
   })
   .meta({ id: 'WebhookDelivery' });
-export const AttemptView = z
+const AttemptView = z
   .object({
     number: z.number().int(),
     attempted_at: timestamp,
@@ -203,7 +203,7 @@ export const RecoveryView = z
   .meta({ id: 'WebhookRecovery' });
 
 /** One event as the §6.3 envelope that was (or would have been) delivered; `data` is the type's (see webhooks). */
-export const EventEnvelopeView = z
+const EventEnvelopeView = z
   .object({
     event_id: z.uuid(),
     event_type: z.string(),

@@ -23,7 +23,7 @@ export const SubscriptionEventData = SubscriptionViewSchema.extend({
   message: z.string().optional().describe('subscription.info_requested: what staff ask for'),
 }).meta({ id: 'SubscriptionEventData' });
 
-export const SharesIssuedData = z
+const SharesIssuedData = z
   .object({
     shares_id: z.string(),
     subscription_id: z.uuid(),
@@ -68,10 +68,10 @@ const AccreditationData: Record<BehaviourSet, z.ZodType> = {
   B: accreditation('session_id', 'AccreditationSessionEventData'),
 };
 
-export const TestPingData = z.object({ endpoint_id: z.uuid(), message: z.string() }).meta({ id: 'TestPingData' });
+const TestPingData = z.object({ endpoint_id: z.uuid(), message: z.string() }).meta({ id: 'TestPingData' });
 
 /** Sent when an endpoint is disabled after failing for too long (issue 12). */
-export const EndpointDisabledData = z
+const EndpointDisabledData = z
   .object({ endpoint_id: z.uuid(), reason: z.string(), disabled_at: timestamp })
   .meta({ id: 'WebhookEndpointDisabledData' });
 export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';

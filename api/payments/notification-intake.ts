@@ -2,7 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Orm } from '../../db/orm';
 import { PaymentNotificationSchema } from '../../db/entities/payment-notification';
 import { logger } from '../../lib/logger';
-import type { InboundEvent } from '../../payments/inbound-event';
+import type { InboundEvent } from '../../payments';
 import type { SubscriptionClient } from '../issuance/subscription-client';
 
 export type IntakeOutcome = 'signalled' | 'ignored' | 'duplicate';

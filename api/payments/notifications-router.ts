@@ -3,7 +3,7 @@ import { z, ZodError } from 'zod';
 import { badRequest } from '../../lib/errors';
 import { logger } from '../../lib/logger';
 import { notificationSources } from '../../payments';
-import { SignatureError, type NotificationSource } from '../../payments/inbound-event';
+import { SignatureError, type NotificationSource } from '../../payments';
 import type { ApiDeps } from '../deps';
 import { subscriptionClient } from '../issuance/subscription-client';
 import { projectionOf } from '../issuance/subscription-reads';

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { createSandboxProcessor } from '../../payments/sandbox/sandbox-processor';
+import { createSandboxProcessor } from '../../payments';
 import type { ApiDeps } from '../deps';
 import { paymentNotificationsRouter } from './notifications-router';
 import { sandboxOperatorRouter } from './sandbox-operator-router';

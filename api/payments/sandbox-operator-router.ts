@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { conflict, notFound } from '../../lib/errors';
 import { formatAmount } from '../../lib/money';
 import type { SandboxCollection } from '../../db/entities/payment-sandbox';
-import type { SandboxProcessor } from '../../payments/sandbox/sandbox-processor';
+import type { SandboxProcessor } from '../../payments';
 import type { ApiDeps } from '../deps';
 import { subscriptionReads } from '../issuance/subscription-reads';
 import { auth } from '../middleware/auth';

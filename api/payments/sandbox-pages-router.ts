@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Orm } from '../../db/orm';
-import type { SandboxLedger, SessionOutcome } from '../../payments/sandbox/sandbox-ledger';
+import type { SandboxLedger, SessionOutcome } from '../../payments';
 import { closedPage, sessionPage } from './sandbox-pages';
 import { validate } from '../middleware/validate';
 

@@ -2,7 +2,7 @@ import { startStack, type Stack } from '../../scripts/lib/stack';
 import { freePortRange } from '../../scripts/lib/free-port';
 
 /** Which Temporal server a benchmark runs on: BENCH_SERVER (scripts/bench.sh --server). */
-export const BENCH_SERVER = process.env.BENCH_SERVER === 'cluster' ? 'cluster' : 'dev';
+const BENCH_SERVER = process.env.BENCH_SERVER === 'cluster' ? 'cluster' : 'dev';
 
 /**
  * The benchmark's own stack on the chosen server: the dev server (SQLite, the embedded default) or

@@ -77,7 +77,7 @@ export async function warmUp(ctx: PhaseContext) {
 }
 
 /** Sustained deliveries/s at 1, 10 and 100 endpoints per event, offered above capacity. */
-export async function throughput(ctx: PhaseContext) {
+async function throughput(ctx: PhaseContext) {
   const phases: Awaited<ReturnType<typeof sustained>>[] = [];
   const perS: Record<number, number> = {};
   for (const fanout of [1, 10, 100]) {
@@ -114,7 +114,7 @@ export async function throughput(ctx: PhaseContext) {
 }
 
 /** Publish → arrival at 50 events/s through the API, one endpoint. */
-export async function apiLatency(ctx: PhaseContext) {
+async function apiLatency(ctx: PhaseContext) {
   const org = await ctx.api.org();
   const [endpoint] = await org.endpoints(1);
   const run = await pings(ctx, org, endpoint!, 50, ctx.seconds(60));
@@ -124,7 +124,7 @@ export async function apiLatency(ctx: PhaseContext) {
 }
 
 /** Publish → arrival at 100 events/s × 10 endpoints, in-process, after the phases above. */
-export async function tenEndpoints(ctx: PhaseContext) {
+async function tenEndpoints(ctx: PhaseContext) {
   const org = await ctx.api.org();
   await org.endpoints(10);
   const run = await paced({
@@ -143,7 +143,7 @@ export async function tenEndpoints(ctx: PhaseContext) {
 }
 
 /** Organisation Y at 5 events/s alone, then while X sends 10 events/s to an endpoint that never answers. */
-export async function noisyNeighbour(ctx: PhaseContext) {
+async function noisyNeighbour(ctx: PhaseContext) {
   const y = await ctx.api.org();
   const [yEndpoint] = await y.endpoints(1);
   const baseline = firstAttemptLatency(
@@ -168,7 +168,7 @@ export async function noisyNeighbour(ctx: PhaseContext) {
 }
 
 /** Y at 5 events/s while X publishes a 20,000-delivery burst (2,000 events × 10 endpoints). */
-export async function burstNeighbour(ctx: PhaseContext) {
+async function burstNeighbour(ctx: PhaseContext) {
   const y = await ctx.api.org();
   const [yEndpoint] = await y.endpoints(1);
   const x = await ctx.api.org();
@@ -191,7 +191,7 @@ export async function burstNeighbour(ctx: PhaseContext) {
 }
 
 /** Messages/s through the API at one endpoint, 32 in flight, as Svix was measured. */
-export async function apiMessages(ctx: PhaseContext) {
+async function apiMessages(ctx: PhaseContext) {
   const org = await ctx.api.org();
   const [endpoint] = await org.endpoints(1);
   const before = await ctx.sink.stats();
@@ -221,7 +221,7 @@ export async function apiMessages(ctx: PhaseContext) {
 }
 
 /** Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`. */
-export async function lifecycles(ctx: PhaseContext) {
+async function lifecycles(ctx: PhaseContext) {
   const detail = await lifecyclesPerS(ctx.svc, ctx.databaseUrl, ctx.count(300), async (orgId) => {
     const org = await ctx.api.org(orgId);
     await org.endpoints(10, { eventTypes: ['*'] });
@@ -231,7 +231,7 @@ export async function lifecycles(ctx: PhaseContext) {
 }
 
 /** Worker memory with 10,000 deliveries waiting on their retry timers. */
-export async function waiting(ctx: PhaseContext) {
+async function waiting(ctx: PhaseContext) {
   const before = rssMiB(ctx.svc.workerPid);
   const org = await ctx.api.org();
   await org.endpoints(1, { kind: 'f' });

@@ -41,11 +41,11 @@ export interface WebhookEndpointReadRow extends WebhookEndpointRow {
   circuit_probe_at: Date | null;
 }
 
-export type EndpointStatus = 'enabled' | 'disabled';
+type EndpointStatus = 'enabled' | 'disabled';
 export const ENDPOINT_ORDERINGS = ['none', 'per_subscription'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 
-export type RecoveryStatus = 'running' | 'completed' | 'cancelled';
+type RecoveryStatus = 'running' | 'completed' | 'cancelled';
 
 /** A bulk recovery of one endpoint (db/migrations/0009-webhook-health.ts). */
 export interface WebhookRecoveryRow {

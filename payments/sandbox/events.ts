@@ -4,7 +4,7 @@ import { SignatureError, subscriptionIdOrNull, type InboundEvent, type Notificat
 import { SANDBOX_SIGNATURE_HEADER, verifySandboxSignature } from './signature';
 
 /** Every notification the sandbox sends; only the payment.* ones move a subscription. */
-export const SANDBOX_EVENT_TYPES = [
+const SANDBOX_EVENT_TYPES = [
   'setup.completed',
   'checkout.cancelled',
   'payment.processing',

@@ -27,7 +27,7 @@ export type SandboxProcessor = PaymentProcessor & {
   close(): void;
 };
 
-export const sandboxNotificationUrl = (config: Pick<Config, 'SANDBOX_NOTIFICATION_URL' | 'PUBLIC_BASE_URL'>) =>
+const sandboxNotificationUrl = (config: Pick<Config, 'SANDBOX_NOTIFICATION_URL' | 'PUBLIC_BASE_URL'>) =>
   config.SANDBOX_NOTIFICATION_URL ?? `${config.PUBLIC_BASE_URL!.replace(/\/$/, '')}/payments/sandbox/notifications`;
 
 /**

@@ -28,7 +28,7 @@ export const SCHEMA_STEPS: { database: string; schema: string }[] = [
   { database: 'temporal_visibility', schema: 'postgresql/v12/visibility' },
 ];
 
-export async function setUpTemporalSchema(sqlTool: string, db: TemporalDatabase): Promise<void> {
+async function setUpTemporalSchema(sqlTool: string, db: TemporalDatabase): Promise<void> {
   for (const step of SCHEMA_STEPS) {
     const base = [
       '--plugin',

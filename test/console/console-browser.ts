@@ -17,7 +17,7 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 /** Screenshots of each test's final screen (git-ignored). */
-export const SHOTS = join(__dirname, '../../test-output/console');
+const SHOTS = join(__dirname, '../../test-output/console');
 
 /**
  * Chromium on a fresh profile at a laptop's size. CSP is bypassed only so the test can inject

@@ -5,8 +5,8 @@ import { dirname, join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 
-export const MOCK_CUSTOMER = 'cus_tranche_investor';
-export const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
+const MOCK_CUSTOMER = 'cus_tranche_investor';
+const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
 
 /**
  * stripe-mock (scripts/tools.sh stripe-mock) on a free port. It is stateless and answers from

@@ -35,7 +35,7 @@ export interface DeliveryVerdict {
 }
 
 /** Every event of the subscription reached the receiver at least once, and no attempt is missing from any record. */
-export async function deliveryVerdict(
+async function deliveryVerdict(
   databaseUrl: string,
   received: Map<string, number>,
   subscriptionId: string,
