@@ -6,22 +6,14 @@
  *             workflow's attempts)
  *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
  */
-export { publishEvents, type Published,  } from './publish';
+export { publishEvents, type Published } from './publish';
 export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
 export { deliveryIdFor } from './delivery-id';
-export { retryDelivery,  } from './manual-retry';
+export { retryDelivery } from './manual-retry';
 export { recoverPage, type RecoveryStep } from './recovery';
 export { disableEndpoint } from './endpoint-health';
 export { lastAttemptNumber } from './attempt-store';
 export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
-export {
-  renderEventBody,
-  
-  
-  
-  
-  type EnvelopeSource,
-} from './signing';
-;
+export { renderEventBody, type EnvelopeSource } from './signing';
 export { IN_DOUBT_ERROR } from './recorder';
 export { CIRCUIT_OPEN } from './sender';

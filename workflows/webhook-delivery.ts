@@ -20,8 +20,6 @@ import { nextAttemptDelay } from '../domain/endpoint-health';
 import { WebhookDeliveryStatusKey } from '../domain/search-attributes';
 import * as m from '../domain/webhook-messages';
 
-;
-
 const { attemptDelivery } = proxyLocalActivities<Activities>({
   // 30 s for the endpoint (spec §8) plus the database writes.
   startToCloseTimeout: '45s',

@@ -92,7 +92,10 @@ describe('money at creation and completion', () => {
       raised_amount: formatAmount(maxAmount('USD') * BigInt(count), 'USD'),
     });
     const read = await w.api.get(`/issuance/offerings/${big.offeringId}`, w.staff.token);
-    expect([read.status, read.body.data?.raised_amount]).toEqual([200, formatAmount(maxAmount('USD') * BigInt(count), 'USD')]);
+    expect([read.status, read.body.data?.raised_amount]).toEqual([
+      200,
+      formatAmount(maxAmount('USD') * BigInt(count), 'USD'),
+    ]);
   });
 
   /** A Set A subscription whose funds reached escrow, as the workflow hands it to the projection. */
