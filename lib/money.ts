@@ -5,16 +5,13 @@
  * as decimal strings with exactly the currency's places ("1250.00", "1000", "12.500").
  */
 import { code as iso4217 } from 'currency-codes';
+import { MAX_DECIMALS, TOTAL_AMOUNT } from './decimal-amount';
 
 export type Minor = bigint;
 
-/** The most decimals any ISO 4217 currency has (CLF, UYW); money columns are numeric(19,4). */
-const MAX_DECIMALS = 4;
 /** Whole digits an amount may have: numeric(19,4) holds 15, as numeric(18,2) did before. */
 const MAX_WHOLE_DIGITS = 15;
 const DECIMAL = new RegExp(`^(0|[1-9]\\d{0,${MAX_WHOLE_DIGITS - 1}})(?:\\.(\\d{1,${MAX_DECIMALS}}))?$`);
-/** A sum of amounts (an offering's raised amount, numeric(39,4)): up to 35 whole digits. */
-const TOTAL = new RegExp(`^(0|[1-9]\\d{0,34})(?:\\.(\\d{1,${MAX_DECIMALS}}))?$`);
 
 /**
  * The ISO 4217 minor-unit exponent of a currency, or null when the code is not a currency an
@@ -40,7 +37,7 @@ export function isDecimalAmount(text: string): boolean {
  * pass: "1000.00" in JPY is 1000n).
  */
 export function toMinor(text: string, currency: string, form: 'amount' | 'total' = 'amount'): Minor | null {
-  const m = (form === 'total' ? TOTAL : DECIMAL).exec(text);
+  const m = (form === 'total' ? TOTAL_AMOUNT : DECIMAL).exec(text);
   if (!m) return null;
   const exponent = exponentOf(currency);
   const fraction = (m[2] ?? '').replace(/0+$/, '');
@@ -79,20 +76,6 @@ export function normaliseAmount(text: string, currency: string, form: 'amount' |
 /** The largest amount any money column holds and an API answer carries: 15 nines, any currency. */
 export function maxAmount(currency: string): Minor {
   return 10n ** BigInt(MAX_WHOLE_DIGITS + exponentOf(currency)) - 1n;
-}
-
-/**
- * Whether two decimal strings are the same amount ("12.5" and "12.50"), without knowing their
- * currency: workflow code compares a payment with a total this way, with no lookup.
- */
-export function sameAmount(a: string, b: string): boolean {
-  const scaled = (text: string): bigint | null => {
-    const m = TOTAL.exec(text);
-    if (!m) return null;
-    return BigInt(m[1]!) * 10n ** BigInt(MAX_DECIMALS) + BigInt((m[2] ?? '').padEnd(MAX_DECIMALS, '0'));
-  };
-  const x = scaled(a);
-  return x !== null && x === scaled(b);
 }
 
 /** Units are exact to this many decimals (docs/decisions/0060-fractional-units.md). */

@@ -13,7 +13,7 @@ import {
   type SubscriptionStatus,
 } from '../domain/subscription';
 import { invalidTransition, refusal } from '../domain/refusal';
-import { sameAmount } from '../lib/money';
+import { sameAmount } from '../lib/decimal-amount';
 import type {
   PaymentNotification,
   ReasonInput,

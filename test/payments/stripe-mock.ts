@@ -41,9 +41,16 @@ export async function startStripeMock(
   writeFileSync(file, JSON.stringify(fixtures));
 
   const port = await freePort();
-  const child = spawn(bin, ['-http-addr', `127.0.0.1:${port}`, '-fixtures', file], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  // Its HTTPS listener defaults to port 12112: a second stripe-mock (a parallel test file) would
+  // fail to bind it and exit, so it gets a free port of its own too.
+  const httpsPort = await freePort();
+  const child = spawn(
+    bin,
+    ['-http-addr', `127.0.0.1:${port}`, '-https-addr', `127.0.0.1:${httpsPort}`, '-fixtures', file],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   child.stderr!.resume();
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createProjectionActivities } from '../../activities/subscription-projection';
 import type { SubscriptionState } from '../../domain/subscription';
-import { formatAmount, maxAmount } from '../../lib/money';
+import { formatAmount, maxAmount, normaliseAmount } from '../../lib/money';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 import { openOffering } from '../support/fixtures';
@@ -142,6 +142,8 @@ describe('money at creation and completion', () => {
     const [row] = await svc.orm.em
       .getConnection()
       .execute(`select investor_count, raised_amount::text from offerings where id = ?`, [id]);
-    return row as { investor_count: number; raised_amount: string };
+    const { investor_count, raised_amount } = row as { investor_count: number; raised_amount: string };
+    // The column holds four places (every currency's); a USD amount reads back with two.
+    return { investor_count, raised_amount: normaliseAmount(raised_amount, 'USD', 'total') };
   }
 });
