@@ -50,7 +50,6 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(
     idempotency({
       orm: deps.orm,
-      tokens: deps.tokens,
       box: secretBoxFrom(config),
       ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS,
       commandTimeoutMs: config.COMMAND_TIMEOUT_MS,

@@ -14,6 +14,7 @@ import { Migration0013EndpointOrdering } from './0013-endpoint-ordering';
 import { Migration0014OfferingTotals } from './0014-offering-totals';
 import { Migration0015AttemptRetryAfter } from './0015-attempt-retry-after';
 import { Migration0016DeliveryQueue } from './0016-delivery-queue';
+import { Migration0030IdempotentSecretAnswers } from './0030-idempotent-secret-answers';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0014-offering-totals', class: Migration0014OfferingTotals },
   { name: '0015-attempt-retry-after', class: Migration0015AttemptRetryAfter },
   { name: '0016-delivery-queue', class: Migration0016DeliveryQueue },
+  { name: '0030-idempotent-secret-answers', class: Migration0030IdempotentSecretAnswers },
 ];
