@@ -7,6 +7,7 @@ import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
 import { idempotency } from './middleware/idempotency';
+import { bodyDepthLimit } from './middleware/body-depth';
 import { secretBoxFrom } from '../webhooks/secret-box';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
@@ -47,6 +48,7 @@ export function createApp(deps: ApiDeps): Koa {
   for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)])
     app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
+  app.use(bodyDepthLimit());
   app.use(
     idempotency({
       orm: deps.orm,
