@@ -7,6 +7,7 @@ import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
 import { idempotency } from './middleware/idempotency';
+import { bodyDepthLimit } from './middleware/body-depth';
 import { secretBoxFrom } from '../webhooks';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
@@ -48,10 +49,10 @@ export function createApp(deps: ApiDeps): Koa {
   for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)])
     app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
+  app.use(bodyDepthLimit());
   app.use(
     idempotency({
       orm: deps.orm,
-      tokens: deps.tokens,
       box: secretBoxFrom(config),
       ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS,
       commandTimeoutMs: config.COMMAND_TIMEOUT_MS,

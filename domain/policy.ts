@@ -1,7 +1,9 @@
 /**
- * Who may do what to which subscription: the one place that decides it. Every issuance and payment
- * route calls `authorize`; the route's own role guard is derived from `rolesFor`, so the two agree.
- * Pure (no I/O): the property test of the state machine runs it next to the workflow's guards.
+ * Who may do what to which subscription, identity record or organisation tool: the one place that
+ * decides it. Every issuance and payment route calls `authorize`, every identity decision and
+ * operator tool `authorizeInOrganisation`; route role guards are derived from `rolesFor` and
+ * `organisationRoles`, so the two agree. Pure (no I/O): the property test of the state machine
+ * runs it next to the workflow's guards.
  */
 import { AppError, forbidden, notFound } from '../lib/errors';
 import type { Principal, Role } from './principal';
@@ -91,6 +93,67 @@ export function decide(
 ): 'allow' | { status: number; code: string } {
   try {
     authorize(p, action, s);
+    return 'allow';
+  } catch (err) {
+    if (err instanceof AppError) return { status: err.status, code: err.code };
+    throw err;
+  }
+}
+
+/**
+ * Actions on an organisation's records other than subscriptions (issue 20): deciding a person's KYC
+ * or accreditation, and the sandbox operator's organisation-wide tools.
+ */
+export const ORGANISATION_ACTIONS = ['decide_kyc', 'decide_accreditation', 'redeliver_payment_notifications'] as const;
+export type OrganisationAction = (typeof ORGANISATION_ACTIONS)[number];
+
+/** The person an identity record is about. */
+export interface Subject {
+  orgId: string;
+  userId: string;
+}
+
+/** Decisions about a person: the record's name in a 404, and the refusal for deciding one's own. */
+const ABOUT_A_PERSON: Partial<Record<OrganisationAction, { record: string; own: string; noun: string }>> = {
+  decide_kyc: { record: 'KYC record', own: 'OWN_KYC', noun: 'KYC' },
+  decide_accreditation: { record: 'Accreditation', own: 'OWN_ACCREDITATION', noun: 'accreditation' },
+};
+
+export function organisationRoles(_action: OrganisationAction): Role[] {
+  return ['staff', 'admin'];
+}
+
+/**
+ * Throws the error the caller gets, or returns the organisation the action is confined to. A
+ * decision about a person needs the record's subject: staff decide within their organisation only
+ * (another organisation's record is 404, as if absent), and nobody decides their own KYC or
+ * accreditation, whatever roles they hold, as nobody reviews their own subscription.
+ */
+export function authorizeInOrganisation(
+  p: Principal,
+  action: OrganisationAction,
+  subject?: Subject,
+): { orgId: string } {
+  const about = ABOUT_A_PERSON[action];
+  const needed = organisationRoles(action);
+  if (about && !subject) throw new Error(`${action} needs the subject of the record`);
+  // What the caller could not even read is 404, never 403 (docs/decisions.md, Visibility).
+  const hidden = subject && (subject.orgId !== p.orgId || (subject.userId !== p.userId && !has(p, ...needed)));
+  if (about && hidden) throw notFound(about.record);
+  if (!has(p, ...needed)) throw forbidden(`This operation needs the role ${needed.join(' or ')}`, 'ROLE_REQUIRED');
+  if (about && subject!.userId === p.userId)
+    throw forbidden(`Nobody may decide their own ${about.noun}, whatever roles they hold`, about.own);
+  return { orgId: p.orgId };
+}
+
+/** The same decision as a value, for tables. */
+export function decideInOrganisation(
+  p: Principal,
+  action: OrganisationAction,
+  subject?: Subject,
+): 'allow' | { status: number; code: string } {
+  try {
+    authorizeInOrganisation(p, action, subject);
     return 'allow';
   } catch (err) {
     if (err instanceof AppError) return { status: err.status, code: err.code };

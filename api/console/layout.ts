@@ -26,6 +26,7 @@ export function layout(opts: {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false}'>
 <title>${opts.title} · Tranche console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/assets/pico.min.css">
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/htmx.min.js" defer></script>

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Principal } from '../../domain/principal';
+import { authorizeInOrganisation, organisationRoles, seesWholeOrganisation, type Subject } from '../../domain/policy';
 import { notFound } from '../../lib/errors';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
@@ -17,13 +18,12 @@ import {
   AccreditationView,
 } from './schema';
 
-const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
 const owner = (p: Principal) => ({ orgId: p.orgId, userId: p.userId });
 
 /** Investors create, document and submit their accreditation; staff read and decide within their organisation. */
 export function accreditationRoutes(router: Router, deps: ApiDeps, records: ReturnType<typeof accreditations>): void {
   const investor = auth(deps.tokens, 'investor');
-  const staff = auth(deps.tokens, 'staff', 'admin');
+  const staff = auth(deps.tokens, ...organisationRoles('decide_accreditation'));
   const anyone = auth(deps.tokens);
 
   router.post(
@@ -54,7 +54,7 @@ export function accreditationRoutes(router: Router, deps: ApiDeps, records: Retu
       },
       async (ctx, input) => {
         const p = ctx.state.principal;
-        const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
+        const userId = seesWholeOrganisation(p) && input.query.user_id ? input.query.user_id : p.userId;
         ok(ctx, await records.list(deps.orm.em.fork(), p.orgId, userId));
       },
     ),
@@ -68,7 +68,7 @@ export function accreditationRoutes(router: Router, deps: ApiDeps, records: Retu
       async (ctx, input) => {
         const p = ctx.state.principal;
         const a = await records.get(deps.orm.em.fork(), input.params.id, p.orgId);
-        if (!isStaff(p) && a.userId !== p.userId) throw notFound('Accreditation');
+        if (!seesWholeOrganisation(p) && a.userId !== p.userId) throw notFound('Accreditation');
         ok(ctx, records.view(a));
       },
     ),
@@ -120,7 +120,12 @@ export function accreditationRoutes(router: Router, deps: ApiDeps, records: Retu
         summary: 'Decide an accreditation (staff)',
       },
       async (ctx, input) => {
-        const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
+        const p = ctx.state.principal;
+        const target = {
+          id: input.params.id,
+          orgId: p.orgId,
+          allow: (subject: Subject) => authorizeInOrganisation(p, 'decide_accreditation', subject),
+        };
         ok(
           ctx,
           await commitIdentityChange(deps, null, (em) =>

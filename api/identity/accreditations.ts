@@ -9,7 +9,7 @@ import { conflict, forbidden, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { identityEvent, type IdentityChange } from './identity-change';
 import type { AccreditationDecision, AccreditationFlow } from './accreditation-flow';
-import type { Mover } from './kyc-model';
+import type { Mover, Target } from './kyc-model';
 
 const OPEN: Accreditation['status'][] = ['created', 'submitted', 'more_info_needed'];
 
@@ -118,17 +118,12 @@ export function accreditations(flow: AccreditationFlow) {
       return moved(a, flow.documentUpload.event, { document_id: d.id, content_type: d.contentType });
     },
 
-    async decide(
-      em: EntityManager,
-      target: { id: string; orgId?: string },
-      decision: AccreditationDecision,
-      by: Mover,
-      reason?: string,
-    ) {
+    async decide(em: EntityManager, target: Target, decision: AccreditationDecision, by: Mover, reason?: string) {
       const s = flow.decisions[decision];
       if (!s.by.includes(by))
         throw forbidden(`Only ${s.by.join(' or ')} may decide this`, 'ACCREDITATION_ACTION_NOT_ALLOWED');
       const a = await load(em, target.id, target.orgId);
+      target.allow?.({ orgId: a.orgId, userId: a.userId });
       // A notification the provider sends twice changes nothing the second time.
       if (a.status === s.to) return { result: view(a), events: [] };
       step(a, s, decision);

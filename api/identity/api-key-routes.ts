@@ -1,12 +1,16 @@
 import type Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
+import { answerHoldsSecret } from '../middleware/idempotency';
 import { validate } from '../middleware/validate';
 import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from './api-keys';
 import { ok } from './respond';
 import { ApiKeyParams, CreateApiKeyBody, ApiKeyCreated, ApiKeyList } from './schema';
 
-/** An administrator manages their organisation's API keys; the plain key is shown once, on creation. */
+/**
+ * An administrator manages their organisation's API keys; the plain key is shown once, on creation
+ * (and again only to a retry of that request by the same admin with the same roles).
+ */
 export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
   const admin = auth(deps.tokens, 'admin');
 
@@ -27,7 +31,7 @@ export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
           name: input.body.name,
           createdBy: p.userId,
         });
-        ctx.set('Cache-Control', 'no-store');
+        answerHoldsSecret(ctx);
         ok(ctx, { ...toApiKeyView(record), key }, 201);
       },
     ),

@@ -33,7 +33,11 @@ export const toApiKeyView = (k: IdentityApiKey): ApiKeyView => ({
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
 });
 
-/** Creates a key for the organisation; the plain key is returned here once and never stored. */
+/**
+ * Creates a key for the organisation; the plain key is returned here once and the key's record keeps
+ * only its hash. The answer that shows it is kept sealed under its Idempotency-Key, if it came with
+ * one, and replayed only to the same admin holding the same roles (docs/decisions-access.md).
+ */
 export async function createApiKey(em: EntityManager, input: { orgId: string; name: string; createdBy: string }) {
   const secret = randomBytes(32).toString('hex');
   const key = `service_ak_${input.orgId}_${secret}`;

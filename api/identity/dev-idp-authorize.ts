@@ -9,6 +9,11 @@ import { html } from '../console/html';
 import { DEV_IDP_AUDIENCE, devIdpOf, type DevIdp } from './dev-idp';
 
 const CODE_TTL_MS = 60_000;
+/**
+ * A UUID, for the form's `pattern`. Browsers compile a pattern with the `v` flag, where a bare `-`
+ * in a character class is a syntax error (and the pattern is then ignored): none is used here.
+ */
+const UUID_PATTERN = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const ID_TOKEN_TTL_SECONDS = 600;
 
 /** The authorization request (OIDC core §3.1.2.1), code flow with PKCE S256 only. */
@@ -138,13 +143,15 @@ function page(ctx: Context, status: number, main: ReturnType<typeof html>): void
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
+  // img-src data: for Pico's icons (the checkbox tick, the select arrow), which are data: SVGs.
   ctx.set(
     'Content-Security-Policy',
-    "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'",
   );
   ctx.body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sign in · Development identity provider</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/assets/pico.min.css"><link rel="stylesheet" href="/console/assets/console.css"></head>
 <body><main class="container narrow">${main}</main></body></html>`.text;
 }
@@ -160,7 +167,7 @@ function signInForm(q: AuthorizeQuery) {
   <label for="user_id">User id</label>
   <input id="user_id" name="user_id" required autocomplete="username" autofocus>
   <label for="org_id">Organisation id</label>
-  <input id="org_id" name="org_id" required pattern="[0-9a-fA-F-]{36}" aria-describedby="org_hint">
+  <input id="org_id" name="org_id" required pattern="${UUID_PATTERN}" aria-describedby="org_hint">
   <small id="org_hint">The organisation’s UUID.</small>
   <fieldset><legend>Roles</legend>
     ${ROLES.map((r) => html`<label><input type="checkbox" name="roles" value="${r}" ${r === 'staff' ? html`checked` : ''}> ${r}</label>`)}

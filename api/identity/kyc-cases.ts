@@ -11,7 +11,7 @@ import {
 import { conflict, forbidden, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { identityEvent, type IdentityChange } from './identity-change';
-import type { KycModel, KycView, Mover } from './kyc-model';
+import type { KycModel, KycView, Mover, Target } from './kyc-model';
 
 const OPEN: KycAttemptStatus[] = ['pending', 'action_required', 'needs_review'];
 
@@ -125,6 +125,7 @@ export const kycCases: KycModel = {
     if (!spec.by.includes(by))
       throw forbidden(`Only ${spec.by.join(' or ')} may ${action} a KYC case`, 'KYC_ACTION_NOT_ALLOWED');
     const { c, a } = await load(em, target, by);
+    target.allow?.({ orgId: c.orgId, userId: c.userId });
     const attemptDone = a.status === spec.attempt.to || (spec.attempt.optional && !OPEN.includes(a.status));
     // A notification the provider sends twice changes nothing the second time.
     if (attemptDone && (!spec.case || c.status === spec.case.to)) return { result: view(c, a), events: [] };
@@ -153,11 +154,7 @@ export const kycCases: KycModel = {
 };
 
 /** Staff name the case (of their organisation); the provider names the attempt, which must be the current one. */
-async function load(
-  em: EntityManager,
-  target: { id: string; orgId?: string },
-  by: Mover,
-): Promise<{ c: KycCase; a: KycAttempt }> {
+async function load(em: EntityManager, target: Target, by: Mover): Promise<{ c: KycCase; a: KycAttempt }> {
   const lock = { lockMode: LockMode.PESSIMISTIC_WRITE };
   const attempt = by === 'provider' ? await em.findOne(KycAttemptSchema, { id: target.id }, lock) : null;
   const caseId = by === 'provider' ? attempt?.caseId : target.id;

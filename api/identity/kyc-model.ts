@@ -1,8 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Subject } from '../../domain/policy';
 import type { IdentityChange } from './identity-change';
 
 /** Who moves a KYC record: staff through the API, or the verification provider's signed notification. */
 export type Mover = 'staff' | 'provider';
+
+/**
+ * The record a command names. Staff commands also carry `allow`, the policy's check of who the record
+ * is about (domain/policy.ts), run on the locked record before anything changes.
+ */
+export interface Target {
+  id: string;
+  orgId?: string;
+  allow?: (subject: Subject) => void;
+}
 
 export type KycView = Record<string, unknown> & { user_id: string; status: string };
 
@@ -21,7 +32,7 @@ export interface KycModel {
    */
   apply(
     em: EntityManager,
-    target: { id: string; orgId?: string },
+    target: Target,
     action: string,
     by: Mover,
     reason?: string,

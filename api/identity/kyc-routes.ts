@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Principal } from '../../domain/principal';
+import { authorizeInOrganisation, organisationRoles, seesWholeOrganisation, type Subject } from '../../domain/policy';
 import { notFound } from '../../lib/errors';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
@@ -9,12 +9,10 @@ import type { KycModel } from './kyc-model';
 import { ok } from './respond';
 import { kycDecisionBody, RecordParams, SubjectQuery, KycCaseView, KycSessionView } from './schema';
 
-const isStaff = (p: Principal) => p.roles.includes('staff') || p.roles.includes('admin');
-
 /** Investors start their own KYC; staff read and decide the KYC records of their organisation. */
 export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void {
   const investor = auth(deps.tokens, 'investor');
-  const staff = auth(deps.tokens, 'staff', 'admin');
+  const staff = auth(deps.tokens, ...organisationRoles('decide_kyc'));
   const anyone = auth(deps.tokens);
   const view = deps.config.BEHAVIOUR_SET === 'A' ? KycCaseView : KycSessionView;
 
@@ -24,7 +22,7 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
     validate(
       { response: view, status: 201, summary: 'Start (or restart) KYC verification for the caller' },
       async (ctx) => {
-        const { orgId, userId } = ctx.state.principal as Principal;
+        const { orgId, userId } = ctx.state.principal;
         ok(ctx, await commitIdentityChange(deps, { orgId, userId }, (em) => model.start(em, orgId, userId)));
       },
     ),
@@ -42,7 +40,7 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
       async (ctx, input) => {
         const p = ctx.state.principal;
         // Investors read only their own record, whatever user_id they pass.
-        const userId = isStaff(p) && input.query.user_id ? input.query.user_id : p.userId;
+        const userId = seesWholeOrganisation(p) && input.query.user_id ? input.query.user_id : p.userId;
         const record = await model.current(deps.orm.em.fork(), p.orgId, userId);
         if (!record) throw notFound('KYC record');
         ok(ctx, record);
@@ -61,7 +59,12 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
         summary: 'Decide a KYC record (staff)',
       },
       async (ctx, input) => {
-        const target = { id: input.params.id, orgId: ctx.state.principal.orgId };
+        const p = ctx.state.principal;
+        const target = {
+          id: input.params.id,
+          orgId: p.orgId,
+          allow: (subject: Subject) => authorizeInOrganisation(p, 'decide_kyc', subject),
+        };
         ok(
           ctx,
           await commitIdentityChange(deps, null, (em) =>

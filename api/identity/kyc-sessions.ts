@@ -71,6 +71,7 @@ export const kycSessions: KycModel = {
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );
     if (!s) throw notFound('KYC session');
+    target.allow?.({ orgId: s.orgId, userId: s.userId });
     // A notification the provider sends twice changes nothing the second time.
     if (s.status === spec.to) return { result: view(s), events: [] };
     if (!spec.from.includes(s.status))

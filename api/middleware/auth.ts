@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { forbidden, unauthenticated } from '../../lib/errors';
 import type { Principal, Role } from '../../domain/principal';
 import type { AccessTokens } from '../identity/access-tokens';
+import { runUnderIdempotencyKey } from './idempotency';
 
 export interface AuthState {
   principal: Principal;
@@ -10,7 +11,10 @@ export interface AuthState {
 /** Left on the middleware auth() returns (the roles it accepts), so api/openapi can document security and 401/403. */
 export const AUTH_ROLES = Symbol('tranche.authRoles');
 
-/** Requires a valid bearer access token (spec §5.1) and, when given, one of the roles. */
+/**
+ * Requires a valid bearer access token (spec §5.1) and, when given, one of the roles; then runs the
+ * request under its Idempotency-Key, if it has one (api/middleware/idempotency.ts).
+ */
 export function auth(tokens: AccessTokens, ...anyOf: Role[]): Middleware {
   const middleware: Middleware = async (ctx, next) => {
     const header = ctx.get('authorization');
@@ -21,7 +25,8 @@ export function auth(tokens: AccessTokens, ...anyOf: Role[]): Middleware {
       throw forbidden(`This operation needs the role ${anyOf.join(' or ')}`, 'ROLE_REQUIRED');
     }
     (ctx.state as AuthState).principal = principal;
-    await next();
+    // Only now, with the caller allowed to make this request, may a kept answer be replayed.
+    await runUnderIdempotencyKey(ctx, principal, next);
   };
   return Object.assign(middleware, { [AUTH_ROLES]: anyOf });
 }

@@ -9,11 +9,12 @@ export interface IdempotencyScope {
 
 export type Claim =
   | { kind: 'claimed' }
-  | { kind: 'replay'; status: number; bodySealed: string | null }
+  /** `boundToRoles`: set when the answer holds a secret, the roles it may be replayed to. */
+  | { kind: 'replay'; status: number; bodySealed: string | null; boundToRoles: string | null }
   | { kind: 'reused' }
   | { kind: 'in_use'; retryAfterSeconds: number };
 
-/** Rows of idempotency_keys (db/migrations/0010): claim, complete, release, purge. */
+/** Rows of idempotency_keys (db/migrations/0010, 0030): claim, complete, release, purge. */
 export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: number) {
   const sql = (query: string, params: unknown[]) =>
     orm.em.getConnection().execute(query, params, 'all') as Promise<Record<string, unknown>[]>;
@@ -25,7 +26,7 @@ export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: num
       `insert into idempotency_keys (principal, method, path, key, request_hash, locked_until, expires_at)
        values (?, ?, ?, ?, ?, now() + make_interval(secs => ?), now() + make_interval(secs => ?))
        on conflict (principal, method, path, key) do update
-         set request_hash = excluded.request_hash, status = null, body_sealed = null, created_at = now(),
+         set request_hash = excluded.request_hash, status = null, body_sealed = null, replay_roles = null, created_at = now(),
              locked_until = excluded.locked_until, expires_at = excluded.expires_at
          where idempotency_keys.expires_at < now()
             or (idempotency_keys.status is null and idempotency_keys.locked_until < now() and idempotency_keys.request_hash = excluded.request_hash)
@@ -34,14 +35,19 @@ export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: num
     );
     if (taken.length) return { kind: 'claimed' };
     const [row] = await sql(
-      `select request_hash, status, body_sealed, greatest(1, ceil(extract(epoch from locked_until - now())))::int as wait
+      `select request_hash, status, body_sealed, replay_roles, greatest(1, ceil(extract(epoch from locked_until - now())))::int as wait
          from idempotency_keys where principal = ? and method = ? and path = ? and key = ?`,
       pk(s),
     );
     if (!row) return undefined; // released between the two statements: claim again
     if (row.request_hash !== hash) return { kind: 'reused' };
     if (row.status === null) return { kind: 'in_use', retryAfterSeconds: Math.min(Number(row.wait), 60) };
-    return { kind: 'replay', status: Number(row.status), bodySealed: (row.body_sealed as string | null) ?? null };
+    return {
+      kind: 'replay',
+      status: Number(row.status),
+      bodySealed: (row.body_sealed as string | null) ?? null,
+      boundToRoles: (row.replay_roles as string | null) ?? null,
+    };
   }
 
   return {
@@ -53,10 +59,13 @@ export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: num
       return { kind: 'in_use', retryAfterSeconds: 1 };
     },
 
-    async complete(s: IdempotencyScope, status: number, bodySealed: string | null): Promise<void> {
+    async complete(
+      s: IdempotencyScope,
+      answer: { status: number; bodySealed: string | null; boundToRoles: string | null },
+    ): Promise<void> {
       await sql(
-        'update idempotency_keys set status = ?, body_sealed = ? where principal = ? and method = ? and path = ? and key = ? and status is null',
-        [status, bodySealed, ...pk(s)],
+        'update idempotency_keys set status = ?, body_sealed = ?, replay_roles = ? where principal = ? and method = ? and path = ? and key = ? and status is null',
+        [answer.status, answer.bodySealed, answer.boundToRoles, ...pk(s)],
       );
     },
 

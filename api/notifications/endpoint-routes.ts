@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
+import { answerHoldsSecret } from '../middleware/idempotency';
 import { validate } from '../middleware/validate';
 import type { SecretBox } from '../../webhooks';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
@@ -76,6 +77,7 @@ export function endpointRoutes(
           rateLimitPerSecond: body.rateLimitPerSecond,
         };
         const { row, secret } = await store.create(ctx.state.principal.orgId, input);
+        answerHoldsSecret(ctx);
         ok(ctx, { ...endpointView(row, limits), signing_secret: secret }, 201);
       },
     ),
@@ -160,6 +162,7 @@ export function endpointRoutes(
       },
       async (ctx, { params }) => {
         const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
+        answerHoldsSecret(ctx);
         ok(ctx, { ...(await withRate(row)), signing_secret: secret });
       },
     ),

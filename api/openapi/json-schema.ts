@@ -65,11 +65,11 @@ export const ERROR_ENVELOPE: JsonSchema = {
 
 /** Why each error status can be answered; a route lists the ones that apply to it. */
 export const ERROR_REASONS: Record<number, string> = {
-  400: 'The body is not JSON',
+  400: 'The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP)',
   401: 'No valid bearer access token',
   403: 'The token lacks the role, organisation or KYC this needs',
   404: 'The resource does not exist or is not visible to the caller',
-  409: 'The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use',
+  409: 'The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles',
   413: 'The body is larger than the configured limit',
   415: 'The body is not application/json',
   422: 'Path, query or body failed validation; details lists every issue',

@@ -7,7 +7,7 @@ import type { SandboxProcessor } from '../../payments';
 import type { ApiDeps } from '../deps';
 import { subscriptionReads } from '../issuance/subscription-reads';
 import { auth } from '../middleware/auth';
-import { rolesFor } from '../../domain/policy';
+import { authorizeInOrganisation, organisationRoles, rolesFor } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
 
@@ -123,11 +123,15 @@ export function sandboxOperatorRouter(deps: ApiDeps, sandbox: SandboxProcessor):
   }
   router.post(
     '/notifications/redeliver',
-    staff,
+    auth(deps.tokens, ...organisationRoles('redeliver_payment_notifications')),
     validate(
-      { response: RedeliveredView, summary: 'Resend sandbox notifications not yet delivered (staff)' },
+      {
+        response: RedeliveredView,
+        summary: "Resend the sandbox notifications not yet delivered about the organisation's subscriptions (staff)",
+      },
       async (ctx) => {
-        ok(ctx, { redelivered: await sandbox.notifier.redeliver() });
+        const scope = authorizeInOrganisation(ctx.state.principal, 'redeliver_payment_notifications');
+        ok(ctx, { redelivered: await sandbox.notifier.redeliver(scope) });
       },
     ),
   );

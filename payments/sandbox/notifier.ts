@@ -35,11 +35,19 @@ export class SandboxNotifier {
     return id;
   }
 
-  /** Sends every stored event not yet delivered (an operator's nudge after an outage). */
-  async redeliver(): Promise<number> {
-    const pending = await this.orm.em
-      .fork()
-      .find(SandboxEventSchema, { deliveredAt: null }, { orderBy: { createdAt: 'asc' }, limit: 500 });
+  /**
+   * Sends every stored event not yet delivered about a subscription of the organisation (an
+   * operator's nudge after an outage; an operator sees only their own organisation's payments).
+   */
+  async redeliver(scope: { orgId: string }): Promise<number> {
+    const pending = (await this.orm.em.getConnection().execute(
+      `select e.id, e.body from payment_sandbox_events e
+        where e.delivered_at is null
+          and exists (select 1 from subscriptions s
+                       where s.org_id = ? and s.id::text = e.body::jsonb -> 'data' ->> 'subscription_id')
+        order by e.created_at limit 500`,
+      [scope.orgId],
+    )) as { id: string; body: string }[];
     for (const e of pending) await this.deliver(e.id, e.body, RETRY_DELAYS_MS.length);
     return pending.length;
   }

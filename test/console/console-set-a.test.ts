@@ -4,7 +4,14 @@ import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 import { eventually, Receiver } from '../webhooks/support/receiver';
 import { registerHook } from '../webhooks/support/hooks';
-import { openBrowser, screenshot, seriousA11yViolations, signIn } from './console-browser';
+import {
+  failOnConsoleErrors,
+  openBrowser,
+  screenshot,
+  seriousA11yViolations,
+  signIn,
+  type Browser,
+} from './console-browser';
 import { consoleDeliveryTests } from './console-deliveries';
 
 /** The operator console in Chromium against the whole Set A stack (issue 15). */
@@ -14,6 +21,8 @@ describe('Set A operator console', () => {
   let receiver: Receiver;
   let browser: BrowserContext;
   let closeBrowser: () => Promise<void>;
+  let opened: Browser | undefined;
+  failOnConsoleErrors(() => opened);
   let page: Page;
   const staffUser = `console-staff-${randomUUID().slice(0, 8)}`;
   const sub = (id: string) => w.api.get(`/issuance/subscriptions/${id}`, w.staff.token).then((r) => r.body.data);
@@ -32,7 +41,8 @@ describe('Set A operator console', () => {
     ]);
     w = await lifecycleWorld(svc);
     await registerHook(svc, receiver, w.staff, `all-${randomUUID().slice(0, 8)}`, ['*']);
-    ({ context: browser, close: closeBrowser } = await openBrowser());
+    opened = await openBrowser();
+    ({ context: browser, close: closeBrowser } = opened);
     page = await browser.newPage();
   }, 120_000);
   afterAll(async () => {

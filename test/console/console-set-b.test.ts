@@ -4,7 +4,14 @@ import { actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { eventually, signedSubscription, subscription, world, type World } from '../payments/payment-helpers';
 import { Receiver } from '../webhooks/support/receiver';
-import { openBrowser, screenshot, seriousA11yViolations, signIn } from './console-browser';
+import {
+  failOnConsoleErrors,
+  openBrowser,
+  screenshot,
+  seriousA11yViolations,
+  signIn,
+  type Browser,
+} from './console-browser';
 import { consoleDeliveryTests } from './console-deliveries';
 
 /** The operator console in Chromium against the whole Set B stack (issue 15). */
@@ -14,6 +21,8 @@ describe('Set B operator console', () => {
   let receiver: Receiver;
   let browser: BrowserContext;
   let closeBrowser: () => Promise<void>;
+  let opened: Browser | undefined;
+  failOnConsoleErrors(() => opened);
   let page: Page;
 
   /** Set B reaches pending_review when the investor pays at the hosted checkout (spec §3). */
@@ -40,7 +49,8 @@ describe('Set B operator console', () => {
       Receiver.start(),
     ]);
     w = await world(svc);
-    ({ context: browser, close: closeBrowser } = await openBrowser());
+    opened = await openBrowser();
+    ({ context: browser, close: closeBrowser } = opened);
     page = await browser.newPage();
   }, 120_000);
   afterAll(async () => {

@@ -236,6 +236,34 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
       });
     }
 
+    it('refuses anyone deciding their own KYC or accreditation, whatever roles they hold (issue 20)', async () => {
+      for (const roles of [
+        ['investor', 'staff'],
+        ['investor', 'admin'],
+      ] as const) {
+        const both = await actor(svc, org, [...roles]);
+        const kyc = expectOk(await api.post('/identity/kyc', both.token), 201);
+        const kycId = set === 'A' ? kyc.kyc_case_id : kyc.session_id;
+        // Set B: a session is decidable once the provider has it.
+        if (set === 'B') await provider('kyc', kycId, 'processing');
+        const ownKyc = await api.post(`/identity/kyc/${kycId}/decisions`, both.token, { action: 'approve' });
+        expect([ownKyc.status, ownKyc.body.error?.code]).toEqual([403, 'OWN_KYC']);
+        expect(await gateRow(both)).not.toBe('approved');
+
+        const a = expectOk(await api.post('/identity/accreditations', both.token, { method: 'income' }), 201);
+        if (set === 'B') expectOk(await api.post(`/identity/accreditations/${a.id}/submit`, both.token));
+        const ownAccreditation = await api.post(`/identity/accreditations/${a.id}/decisions`, both.token, {
+          action: 'approve',
+        });
+        expect([ownAccreditation.status, ownAccreditation.body.error?.code]).toEqual([403, 'OWN_ACCREDITATION']);
+        expect((await api.get(`/identity/accreditations/${a.id}`, both.token)).body.data.status).toBe('submitted');
+
+        // A colleague decides both.
+        expect(await decide('kyc', kycId, 'approve')).toMatchObject({ status: 'approved' });
+        expect(await decide('accreditations', a.id, 'approve')).toMatchObject({ status: 'approved' });
+      }
+    });
+
     it("keeps an investor out of another investor's accreditation", async () => {
       const [gina, hank] = [await actor(svc, org, ['investor']), await actor(svc, org, ['investor'])];
       const a = expectOk(await api.post('/identity/accreditations', gina.token, { method: 'income' }), 201);

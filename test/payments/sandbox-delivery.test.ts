@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { actor, newOrg } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import {
   eventually,
@@ -98,6 +99,12 @@ describe('sandbox notification delivery', () => {
     await settle(3000); // the 0.5 s and 2 s retries fail too
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
     g.open = true;
+    // Staff of another organisation resend nothing of this one's (issue 20): the event stays where it was.
+    const before = await stored(sessionId);
+    const outsider = await actor(svc, newOrg(), ['staff']);
+    const theirs = await w.api.post('/payments/sandbox/operator/notifications/redeliver', outsider.token);
+    expect([theirs.status, theirs.body.data?.redelivered]).toEqual([200, 0]);
+    expect(await stored(sessionId)).toEqual(before);
     const res = await w.api.post('/payments/sandbox/operator/notifications/redeliver', w.staff.token);
     expect(res.body.data.redelivered).toBeGreaterThanOrEqual(1);
     await eventually(w, id, { status: 'pending_review', payment_status: 'received' });

@@ -832,7 +832,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resend sandbox notifications not yet delivered (staff)
+         * Resend the sandbox notifications not yet delivered about the organisation's subscriptions (staff)
          * @description Needs the role staff or admin.
          */
         post: operations["postPaymentsSandboxOperatorNotificationsRedeliver"];
@@ -2272,7 +2272,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2356,7 +2356,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2392,7 +2392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2545,7 +2545,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2581,7 +2581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2664,7 +2664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2700,7 +2700,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2799,7 +2799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2835,7 +2835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2937,7 +2937,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2973,7 +2973,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3060,7 +3060,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3214,7 +3214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3283,7 +3283,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3319,7 +3319,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3416,7 +3416,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3452,7 +3452,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3539,7 +3539,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3575,7 +3575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3668,7 +3668,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3704,7 +3704,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3797,7 +3797,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3833,7 +3833,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3926,7 +3926,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3962,7 +3962,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4049,7 +4049,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4085,7 +4085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4177,7 +4177,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4213,7 +4213,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4373,7 +4373,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4409,7 +4409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4496,7 +4496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4532,7 +4532,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4626,7 +4626,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4662,7 +4662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4798,7 +4798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4889,7 +4889,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4925,7 +4925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5092,7 +5092,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5174,7 +5174,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5210,7 +5210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5286,7 +5286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5322,7 +5322,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5474,7 +5474,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5510,7 +5510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5586,7 +5586,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5622,7 +5622,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5716,7 +5716,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5752,7 +5752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5927,7 +5927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5997,7 +5997,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6133,7 +6133,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6169,7 +6169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6255,7 +6255,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6324,7 +6324,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6430,7 +6430,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6500,7 +6500,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6574,7 +6574,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6610,7 +6610,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6704,7 +6704,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6740,7 +6740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6832,7 +6832,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6868,7 +6868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6960,7 +6960,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6996,7 +6996,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7083,7 +7083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7119,7 +7119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7207,7 +7207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7374,7 +7374,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7410,7 +7410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7515,7 +7515,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7581,7 +7581,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7653,7 +7653,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7689,7 +7689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7784,7 +7784,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7820,7 +7820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7904,7 +7904,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7983,7 +7983,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8019,7 +8019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8176,7 +8176,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8212,7 +8212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8299,7 +8299,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8335,7 +8335,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8430,7 +8430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8466,7 +8466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8568,7 +8568,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8660,7 +8660,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8796,7 +8796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;

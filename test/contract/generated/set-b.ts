@@ -752,7 +752,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resend sandbox notifications not yet delivered (staff)
+         * Resend the sandbox notifications not yet delivered about the organisation's subscriptions (staff)
          * @description Needs the role staff or admin.
          */
         post: operations["postPaymentsSandboxOperatorNotificationsRedeliver"];
@@ -2205,7 +2205,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2289,7 +2289,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2325,7 +2325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2478,7 +2478,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2514,7 +2514,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2597,7 +2597,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2633,7 +2633,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2732,7 +2732,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2768,7 +2768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2870,7 +2870,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2906,7 +2906,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2993,7 +2993,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3147,7 +3147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3216,7 +3216,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3252,7 +3252,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3349,7 +3349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3385,7 +3385,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3472,7 +3472,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3508,7 +3508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3601,7 +3601,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3637,7 +3637,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3730,7 +3730,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3766,7 +3766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3859,7 +3859,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3895,7 +3895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3982,7 +3982,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4018,7 +4018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4116,7 +4116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4152,7 +4152,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4288,7 +4288,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4379,7 +4379,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4415,7 +4415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4582,7 +4582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4664,7 +4664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4700,7 +4700,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4776,7 +4776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4812,7 +4812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4964,7 +4964,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5000,7 +5000,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5076,7 +5076,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5112,7 +5112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5206,7 +5206,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5242,7 +5242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5417,7 +5417,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5487,7 +5487,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5623,7 +5623,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5659,7 +5659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5745,7 +5745,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5814,7 +5814,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5920,7 +5920,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5990,7 +5990,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6064,7 +6064,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6100,7 +6100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6194,7 +6194,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6230,7 +6230,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6322,7 +6322,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6358,7 +6358,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6450,7 +6450,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6486,7 +6486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6573,7 +6573,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6609,7 +6609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6697,7 +6697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6864,7 +6864,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6900,7 +6900,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7005,7 +7005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7071,7 +7071,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7143,7 +7143,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7179,7 +7179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7274,7 +7274,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7310,7 +7310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7394,7 +7394,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7473,7 +7473,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7509,7 +7509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7666,7 +7666,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7702,7 +7702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7789,7 +7789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7825,7 +7825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7920,7 +7920,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7956,7 +7956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body or is still in use */
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8058,7 +8058,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8150,7 +8150,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8286,7 +8286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
                     [name: string]: unknown;
