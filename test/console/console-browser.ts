@@ -23,7 +23,9 @@ export const SHOTS = join(__dirname, '../../test-output/console');
  * Chromium on a fresh profile at a laptop's size. CSP is bypassed only so the test can inject
  * axe-core into the page; the console's own scripts are loaded as the CSP allows.
  */
-export async function openBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+export async function openBrowser(
+  opts: { ignoreHTTPSErrors?: boolean } = {},
+): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const executablePath = process.env.CHROMIUM_PATH;
   if (!executablePath) throw new Error('CHROMIUM_PATH is not set: run the tests with scripts/test.sh');
   mkdirSync(SHOTS, { recursive: true });
@@ -35,6 +37,8 @@ export async function openBrowser(): Promise<{ context: BrowserContext; close():
     timeout: 60_000,
     viewport: { width: 1440, height: 900 },
     bypassCSP: true,
+    // Behind a TLS gateway with Caddy's own local CA, which this fresh profile does not trust.
+    ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? false,
   });
   context.setDefaultTimeout(30_000);
   return {
@@ -49,7 +53,7 @@ export async function openBrowser(): Promise<{ context: BrowserContext; close():
 /** Signs in the way a person does: the console's sign-in page, the identity provider's form, back to the queue. */
 export async function signIn(
   page: Page,
-  svc: TestService,
+  svc: { baseUrl: string; config: Pick<TestService['config'], 'PUBLIC_BASE_URL'> },
   who: { userId: string; orgId: string; roles: Role[] },
 ): Promise<void> {
   await page.goto(`${svc.baseUrl}/console/`);
