@@ -109,8 +109,9 @@ function operation(
   if (WRITES.has(method) && !roles) [401, 404].forEach((s) => errors.add(s));
   if (WRITES.has(method)) errors.add(429);
   if (WRITES.has(method) && roles) errors.add(409);
-  // A command the workflow did not answer in time may still apply: 503, retry with the same key.
-  if (idempotent || (method === 'delete' && roles)) errors.add(503);
+  // Every route but liveness answers 503 while PostgreSQL or Temporal is down (api/middleware/errors.ts,
+  // outageGate); a command the workflow did not answer in time may still apply: 503, retry with the same key.
+  if (rawPath !== '/health') errors.add(503);
 
   const status = String(doc.status ?? (method === 'delete' ? 204 : 200));
   const responses: Record<string, JsonSchema> = {};
