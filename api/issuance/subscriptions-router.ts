@@ -242,7 +242,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
           const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
           ok(
             ctx,
-            await workflows.command(record.id, m.reconcileFunds, {
+            await workflows.command(record.id, m.reconcile, {
               amount: input.body.amount,
               actorId: ctx.state.principal.userId,
             }),

@@ -286,7 +286,7 @@ function run(s: SubscriptionState, cmd: Command): SubscriptionState {
       return transitions.issueShares(s, 'shares-1', '2026-11-23T00:00:00Z').state;
     case 'reconcile':
       guards.reconcile(s, s.totalAmount);
-      return transitions.fundsInEscrow(s).state;
+      return transitions.reconcile(s).state;
     default:
       throw new Error(`not a command: ${cmd}`);
   }
