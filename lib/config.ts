@@ -1,8 +1,5 @@
 import { z } from 'zod';
-
-/** The behaviour set a deployment runs (spec: Set A or Set B); see domain/behaviour-set.ts. */
-const BehaviourSet = z.enum(['A', 'B']);
-type BehaviourSet = z.infer<typeof BehaviourSet>;
+import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -10,7 +7,7 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BEHAVIOUR_SET: BehaviourSet.default('A'),
+  BEHAVIOUR_SET: z.enum(BEHAVIOUR_SETS).default('A'),
 
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),

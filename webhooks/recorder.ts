@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { BehaviourSet } from '../domain/behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import { countsAsOutage, observe, type Circuit, type CircuitRules } from '../domain/circuit-breaker';
 import { logger } from '../lib/logger';
 import { recordCircuitTransition, recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';

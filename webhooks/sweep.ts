@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { BehaviourSet } from '../domain/behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import { logger } from '../lib/logger';
 import { recordSweep } from '../lib/metrics';
 import { LIVENESS_LOCK_CLASS } from './listener';

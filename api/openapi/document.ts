@@ -6,7 +6,7 @@ import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, outputSchema, type JsonSche
 import { IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
 import { TAGS, tagOf } from './tags';
 import { webhooksSection } from './webhooks';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 
 type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[]; [ROUTE_DOC]?: RouteDoc };
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);
