@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { RETENTION_WORKFLOW, retentionScheduleId } from '../../domain/retention-messages';
 import { embeddedDefaults } from '../../scripts/lib/embedded-defaults';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
@@ -27,6 +29,7 @@ describe('metrics on by default under npm start', () => {
   describe('the worker and the API with what npm start adds', () => {
     const children: ChildProcess[] = [];
     const ports: Record<string, string> = {};
+    const taskQueue = `metrics-${randomUUID()}`;
 
     beforeAll(async () => {
       // Ports of their own (someone's `npm start` may hold 9464-9466), passed as already set.
@@ -38,7 +41,7 @@ describe('metrics on by default under npm start', () => {
         NODE_ENV: 'development',
         LOG_LEVEL: 'warn',
         DATABASE_URL: await freshDatabase(),
-        TEMPORAL_TASK_QUEUE: `metrics-${randomUUID()}`,
+        TEMPORAL_TASK_QUEUE: taskQueue,
         PORT: String(port),
         ...embeddedDefaults(ports),
       };
@@ -70,5 +73,24 @@ describe('metrics on by default under npm start', () => {
       },
       100_000,
     );
+
+    it("has ensured the retention prune's schedule on its task queue (issue 21, retention)", async () => {
+      const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+      const handle = new Client({ connection }).schedule.getHandle(retentionScheduleId(taskQueue));
+      try {
+        const deadline = Date.now() + 60_000;
+        let described: Awaited<ReturnType<typeof handle.describe>> | undefined;
+        while (!described && Date.now() < deadline)
+          described = await handle.describe().catch(async () => {
+            await new Promise((r) => setTimeout(r, 500));
+            return undefined;
+          });
+        expect(described?.action).toMatchObject({ workflowType: RETENTION_WORKFLOW, taskQueue });
+        expect(described?.spec.intervals).toEqual([expect.objectContaining({ every: 10 * 60_000 })]);
+      } finally {
+        await handle.delete().catch(() => undefined);
+        await connection.close();
+      }
+    }, 70_000);
   });
 });
