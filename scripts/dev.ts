@@ -15,6 +15,7 @@ const PORT = process.env.PORT ?? '3000';
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
 
 async function main(): Promise<void> {
+  const defaults = embeddedDefaults(process.env);
   const stack = await startStack({
     dataDir: process.env.TRANCHE_DATA_DIR ?? join(root, '.data'),
     database: 'tranche',
@@ -24,14 +25,23 @@ async function main(): Promise<void> {
     temporalPort: Number(process.env.TEMPORAL_PORT ?? 7233),
     uiPort: UI_PORT,
     command: 'npm start',
-    ports: [{ port: Number(PORT), part: 'the API', setting: 'PORT' }],
+    ports: [
+      { port: Number(PORT), part: 'the API', setting: 'PORT' },
+      { port: Number(defaults.METRICS_PORT), part: "the API's metrics", setting: 'METRICS_PORT' },
+      { port: Number(defaults.WORKER_METRICS_PORT), part: "the worker's metrics", setting: 'WORKER_METRICS_PORT' },
+      {
+        port: Number(defaults.TEMPORAL_METRICS_PORT),
+        part: "the worker's Temporal SDK metrics",
+        setting: 'TEMPORAL_METRICS_PORT',
+      },
+    ],
   });
   const env = {
     ...process.env,
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     PORT,
-    ...embeddedDefaults(process.env),
+    ...defaults,
   };
   const children: ChildProcess[] = [];
   const run = (
@@ -92,11 +102,15 @@ async function main(): Promise<void> {
       `  Temporal Web UI ${stack.temporalUiUrl ?? '(external cluster)'}`,
       `  Temporal gRPC   ${stack.temporalAddress}`,
       `  PostgreSQL      ${stack.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
+      `  Metrics         ${metricsUrl(defaults.METRICS_PORT)} (API), ${metricsUrl(defaults.WORKER_METRICS_PORT)} (worker),`,
+      `                  ${metricsUrl(defaults.TEMPORAL_METRICS_PORT)} (worker's Temporal SDK)`,
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
   );
 }
+
+const metricsUrl = (port: string | undefined) => `http://localhost:${port}/metrics`;
 
 /** The URLs are printed only once the API answers /ready (PostgreSQL and Temporal reachable). */
 async function untilReady(url: string): Promise<void> {
