@@ -1,7 +1,7 @@
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { eventually, signedSubscription, world, type World } from './payment-helpers';
+import { eventually, openCheckout, RETURN_URLS, signedSubscription, world, type World } from './payment-helpers';
 import { recordingProxy } from './recording-proxy';
 import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
@@ -10,8 +10,6 @@ import { startStripeMock } from './stripe-mock';
  * Issue 20, money in every currency: ISO 4217's minor unit decides what a price may say, what a
  * total comes to and what reaches the processor. JPY has no minor unit, USD two places, BHD three.
  */
-const SUCCESS = 'https://investor.example/paid';
-const CANCEL = 'https://investor.example/cancelled';
 
 /** 2 units at each price: the total, and what Stripe is sent for it. */
 const CASES = [
@@ -95,14 +93,10 @@ describe('prices and totals in the currency of the offering', () => {
     const id = await signedSubscription(w, 2);
     const sub = await w.api.get(`/issuance/subscriptions/${id}`, w.investor.token);
     expect([sub.body.data.total_amount, sub.body.data.price_per_unit]).toEqual([c.total, c.price]);
-    const session = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
-      paymentMethod: 'card',
-      successUrl: SUCCESS,
-      cancelUrl: CANCEL,
-    });
-    const page = await fetch(session.body.data.session_url, { signal: AbortSignal.timeout(30_000) });
+    const session = await openCheckout(w, id);
+    const page = await fetch(session.session_url, { signal: AbortSignal.timeout(30_000) });
     expect(await page.text()).toContain(`${c.total} ${c.currency}`);
-    const paid = await fetch(`${session.body.data.session_url}/complete`, {
+    const paid = await fetch(`${session.session_url}/complete`, {
       method: 'POST',
       redirect: 'manual',
       signal: AbortSignal.timeout(30_000),
@@ -137,12 +131,7 @@ describe('amounts sent to Stripe, in each currency', () => {
     async (c) => {
       const w = await worldIn(setB, c.currency, c.price);
       const id = await signedSubscription(w, 2);
-      const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
-        paymentMethod: 'card',
-        successUrl: SUCCESS,
-        cancelUrl: CANCEL,
-      });
-      expect(res.status).toBe(200);
+      const session = await openCheckout(w, id);
       const sent = proxy.requests.filter(
         (r) => r.path === '/v1/checkout/sessions' && r.form.get('client_reference_id') === id,
       );
@@ -153,7 +142,7 @@ describe('amounts sent to Stripe, in each currency', () => {
         ]),
       ).toEqual([[String(c.stripe), c.currency.toLowerCase()]]);
       const paid = await sendStripeEvent(setB, `evt_paid_${id}`, 'checkout.session.completed', {
-        id: res.body.data.session_id,
+        id: session.session_id,
         object: 'checkout.session',
         mode: 'payment',
         status: 'complete',
@@ -173,8 +162,7 @@ describe('amounts sent to Stripe, in each currency', () => {
     const id = await signedSubscription(w, 2);
     await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, {
       paymentMethod: 'card',
-      successUrl: SUCCESS,
-      cancelUrl: CANCEL,
+      ...RETURN_URLS,
     });
     expect((await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token)).status).toBe(200);
     await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {});

@@ -24,6 +24,26 @@ export async function world(svc: TestService): Promise<World> {
   return { api, staff, investor, offering };
 }
 
+/** Where the processor sends the investor's browser after a session (the tests only need the URLs). */
+export const RETURN_URLS = {
+  successUrl: 'https://investor.example/paid',
+  cancelUrl: 'https://investor.example/cancelled',
+};
+
+/** Opens a checkout session (Set B) as the investor; fails the test unless it opened. */
+export async function openCheckout(
+  w: World,
+  id: string,
+  paymentMethod = 'card',
+): Promise<{ session_id: string; session_url: string }> {
+  const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
+    paymentMethod,
+    ...RETURN_URLS,
+  });
+  if (res.status !== 200) throw new Error(`checkout: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
 /** A subscription of `units` units, created and signed: pending_payment. */
 export async function signedSubscription(w: World, units = 4): Promise<string> {
   const created = await w.api.post(`/issuance/offerings/${w.offering.offeringId}/subscriptions`, w.investor.token, {

@@ -1,5 +1,13 @@
 import { startService, type TestService } from '../support/service';
-import { eventually, postSandboxEvent, signedSubscription, subscription, world, type World } from './payment-helpers';
+import {
+  eventually,
+  openCheckout,
+  postSandboxEvent,
+  signedSubscription,
+  subscription,
+  world,
+  type World,
+} from './payment-helpers';
 import { recordingProxy } from './recording-proxy';
 import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
@@ -9,8 +17,6 @@ import { startStripeMock } from './stripe-mock';
  * or arrives once the total is paid, is held with `payment.held` and its reason, for staff to
  * refund; the same payment told twice is taken once. A new checkout expires only open sessions.
  */
-const SUCCESS = 'https://investor.example/paid';
-const CANCEL = 'https://investor.example/cancelled';
 
 /** The payment.held events of one subscription, with their reasons, in order. */
 async function heldReasons(svc: TestService, id: string): Promise<string[]> {
@@ -44,14 +50,7 @@ describe('Set B, sandbox: payments compared with what is owed', () => {
   }, 120_000);
   afterAll(() => svc?.stop());
 
-  const checkout = async (id: string) =>
-    (
-      await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
-        paymentMethod: 'card',
-        successUrl: SUCCESS,
-        cancelUrl: CANCEL,
-      })
-    ).body.data as { session_id: string; session_url: string };
+  const checkout = (id: string) => openCheckout(w, id);
   const succeeded = (id: string, event: string, reference: string, amount: string) =>
     postSandboxEvent(svc, event, 'payment.succeeded', { subscription_id: id, reference, amount, currency: 'USD' });
 
@@ -109,15 +108,7 @@ describe('Set B, Stripe: one payment told twice, a second payment, and linear se
     await mock?.stop();
   });
 
-  const checkout = async (id: string) => {
-    const res = await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
-      paymentMethod: 'card',
-      successUrl: SUCCESS,
-      cancelUrl: CANCEL,
-    });
-    expect(res.status).toBe(200);
-    return res.body.data as { session_id: string };
-  };
+  const checkout = (id: string) => openCheckout(w, id);
 
   it('takes the session and its PaymentIntent as one payment, and holds another PaymentIntent', async () => {
     const id = await signedSubscription(w, 2);

@@ -1,6 +1,14 @@
 import { actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
-import { eventually, postSandboxEvent, signedSubscription, subscription, world, type World } from './payment-helpers';
+import {
+  eventually,
+  openCheckout,
+  postSandboxEvent,
+  signedSubscription,
+  subscription,
+  world,
+  type World,
+} from './payment-helpers';
 
 /** Issue 10, Money: no payment taken twice, none after cancel or void, none recorded silently. */
 const SUCCESS = 'https://investor.example/ok';
@@ -26,14 +34,7 @@ describe('Set B: payment after cancel or void', () => {
   }, 120_000);
   afterAll(() => svc?.stop());
 
-  const checkout = async (id: string) =>
-    (
-      await w.api.post(`/issuance/subscriptions/${id}/create-checkout-session`, w.investor.token, {
-        paymentMethod: 'card',
-        successUrl: SUCCESS,
-        cancelUrl: CANCEL,
-      })
-    ).body.data as { session_url: string };
+  const checkout = (id: string) => openCheckout(w, id);
 
   it('closes the open checkout session on cancel, so its page can no longer take the payment', async () => {
     const id = await signedSubscription(w, 2);
