@@ -5,7 +5,7 @@
  * `organisationRoles`, so the two agree. Pure (no I/O): the property test of the state machine
  * runs it next to the workflow's guards.
  */
-import { AppError, forbidden, notFound } from '../lib/errors';
+import { AppError, forbidden, kycRequired, notFound } from '../lib/errors';
 import type { Principal, Role } from './principal';
 
 /** Commands the investor gives on their own subscription (spec §4.1). */
@@ -83,6 +83,17 @@ export function authorize(p: Principal, action: SubscriptionAction, s?: Owned): 
   if ((isStaffAction(action) || action === 'void') && s.investorId === p.userId) {
     throw forbidden('Staff may not act on their own subscription', 'OWN_SUBSCRIPTION');
   }
+}
+
+/**
+ * Who may approve a subscription, whole: staff or admin of its organisation (rolesFor), never the
+ * investor themselves (OWN_SUBSCRIPTION), and only for an investor whose KYC is approved (spec §5.3;
+ * the API looks the fact up, the rule is here). Which status it may be approved from is the
+ * transition table's (workflows/subscription-transitions.ts, guards.approve).
+ */
+export function authorizeApproval(p: Principal, s: Owned, investorKycApproved: boolean): void {
+  authorize(p, 'approve', s);
+  if (!investorKycApproved) throw kycRequired();
 }
 
 /** The same decision as a value, for tables and property tests. */

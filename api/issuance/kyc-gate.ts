@@ -4,8 +4,8 @@ import type { KycEligibility } from '../../domain/kyc';
 import type { Principal } from '../../domain/principal';
 
 /**
- * spec §5.3, one strategy per set. `subjectId` is the investor whose KYC matters: the caller when
- * creating or signing, the subscription's investor when staff approve.
+ * spec §5.3 for the investor's own commands, one strategy per set: `subjectId` is the caller, who
+ * creates or signs. Approval's KYC rule is domain/policy.ts's authorizeApproval.
  */
 export type KycGate = (caller: Principal, subjectId: string, orgId: string) => Promise<void>;
 

@@ -5,7 +5,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import * as m from '../../domain/subscription-messages';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
-import { authorize, rolesFor, type SubscriptionAction } from '../../domain/policy';
+import { authorize, authorizeApproval, rolesFor, type SubscriptionAction } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
@@ -161,9 +161,10 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     validate(
       { params: SubscriptionParams, response: View, summary: 'Approve a subscription under review (staff)' },
       async (ctx, input) => {
-        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'approve');
-        await gate(ctx.state.principal, record.investorId, record.orgId);
-        ok(ctx, await workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId }));
+        const p = ctx.state.principal;
+        const record = await reads.authorized(input.params.subscription_id, p, 'read');
+        authorizeApproval(p, record, await deps.kyc.isApproved(record.investorId, record.orgId));
+        ok(ctx, await workflows.command(record.id, m.approve, { actorId: p.userId }));
       },
     ),
   );
