@@ -220,6 +220,11 @@ export const ConfigSchema = z.object({
   STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Deadline of each Stripe API call (the SDK retries network failures within it up to twice). */
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /**
+   * Days the audit trail (audit_events) is kept, apart from operational data: 2555 = 7 years.
+   * Nothing prunes it yet (docs/decisions-audit.md).
+   */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(2555),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -3,6 +3,8 @@ import { conflict } from '../../lib/errors';
 import { toSubscriptionView, type SubscriptionView } from '../../domain/subscription-view';
 import type { UpdateDefinition } from '@temporalio/common';
 import * as m from '../../domain/subscription-messages';
+import type { SubscriptionRecord } from '../../db/entities/subscription-record';
+import { recordCommand } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { authorize, rolesFor, type SubscriptionAction } from '../../domain/policy';
@@ -37,15 +39,45 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   /** Authentication plus the roles the policy needs before anything is loaded (and documented). */
   const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
 
+  /**
+   * A staff decision, in the audit trail once the workflow answers or refuses, with the
+   * subscription's status before and after (api/audit/recorder.ts).
+   */
+  const staffDecision = (
+    ctx: Ctx,
+    action: SubscriptionAction,
+    subjectId: string,
+    run: (before: (record: SubscriptionRecord) => void) => Promise<SubscriptionView>,
+  ) =>
+    recordCommand(
+      deps.orm,
+      ctx,
+      { action: `subscription.${action}`, subject: { type: 'subscription', id: subjectId } },
+      (spec) =>
+        run((record) => {
+          spec.subject = { type: 'subscription', id: record.id };
+          spec.before = { status: record.state.status };
+        }),
+      (view) => ({ status: view.status }),
+    );
+
   /** Runs a command on a subscription the policy allows, and answers with the updated view. */
   function command<A extends unknown[]>(
     action: SubscriptionAction,
     update: UpdateDefinition<SubscriptionView, A>,
     args: (ctx: Ctx, body: never) => A,
+    audited = false,
   ) {
     return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
-      const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
-      ok(ctx, await workflows.command(record.id, update, ...args(ctx, input.body as never)));
+      const run = async (seen: (record: SubscriptionRecord) => void) => {
+        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
+        seen(record);
+        return workflows.command(record.id, update, ...args(ctx, input.body as never));
+      };
+      ok(
+        ctx,
+        audited ? await staffDecision(ctx, action, input.params.subscription_id, run) : await run(() => undefined),
+      );
     };
   }
 
@@ -161,9 +193,13 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     validate(
       { params: SubscriptionParams, response: View, summary: 'Approve a subscription under review (staff)' },
       async (ctx, input) => {
-        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'approve');
-        await gate(ctx.state.principal, record.investorId, record.orgId);
-        ok(ctx, await workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId }));
+        const approved = await staffDecision(ctx, 'approve', input.params.subscription_id, async (seen) => {
+          const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'approve');
+          seen(record);
+          await gate(ctx.state.principal, record.investorId, record.orgId);
+          return workflows.command(record.id, m.approve, { actorId: ctx.state.principal.userId });
+        });
+        ok(ctx, approved);
       },
     ),
   );
@@ -180,7 +216,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         response: View,
         summary: 'Reject a subscription under review, with a reason (staff)',
       },
-      command('reject', m.reject, reason),
+      command('reject', m.reject, reason, true),
     ),
   );
   router.post(
@@ -193,7 +229,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         response: View,
         summary: 'Ask the investor for more information (staff)',
       },
-      command('request_info', m.requestInfo, reason),
+      command('request_info', m.requestInfo, reason, true),
     ),
   );
   router.post(
@@ -201,7 +237,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     may('void'),
     validate(
       { params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Void the signed agreement (admin)' },
-      command('void', m.voidAgreement, reason),
+      command('void', m.voidAgreement, reason, true),
     ),
   );
 
@@ -216,7 +252,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
           response: View,
           summary: 'Issue shares for an approved subscription (Set B, staff)',
         },
-        command('issue_shares', m.issueShares, actor),
+        command('issue_shares', m.issueShares, actor, true),
       ),
     );
   } else {
@@ -225,7 +261,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
       may('retry_collection'),
       validate(
         { params: SubscriptionParams, response: View, summary: 'Collect a failed payment again (Set A, staff)' },
-        command('retry_collection', m.retryCollection, actor),
+        command('retry_collection', m.retryCollection, actor, true),
       ),
     );
     // Set A wire/check: staff match received funds to a subscription by its reference code.
@@ -239,14 +275,15 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
           summary: 'Reconcile wire or check funds by reference code (Set A, staff)',
         },
         async (ctx, input) => {
-          const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
-          ok(
-            ctx,
-            await workflows.command(record.id, m.reconcileFunds, {
+          const reconciled = await staffDecision(ctx, 'reconcile', input.body.referenceCode, async (seen) => {
+            const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
+            seen(record);
+            return workflows.command(record.id, m.reconcileFunds, {
               amount: input.body.amount,
               actorId: ctx.state.principal.userId,
-            }),
-          );
+            });
+          });
+          ok(ctx, reconciled);
         },
       ),
     );
