@@ -1,4 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
+import type { Context } from 'koa';
+import type { Principal } from '../../domain/principal';
 import { appendAuditEvent, type AuditActor } from '../../db/audit-log';
 import type { Orm } from '../../db/orm';
 import { logger } from '../../lib/logger';
@@ -14,8 +16,9 @@ export interface AuditSpec {
 }
 
 /** The caller as the request knows it: the token's user, roles and API key or console session, its address and id. */
-function auditActor(ctx: Ctx): AuditActor {
-  const p = ctx.state.principal;
+const auditActor = (ctx: Ctx): AuditActor => actorOf(ctx, ctx.state.principal);
+
+function actorOf(ctx: Context, p: Principal): AuditActor {
   return {
     userId: p.userId,
     roles: p.roles,
@@ -98,4 +101,23 @@ export async function recordCommand<T>(
   const result = await recordingRefusals(orm, ctx, spec, () => run(spec));
   await recordSucceeded(orm.em.getConnection().getKnex(), ctx, { ...spec, after: after(result) });
   return result;
+}
+
+/**
+ * A console sign-in or sign-out. The session is a cookie and nothing else is written, so the entry
+ * is the only write: if it fails, the sign-in fails with it.
+ */
+export async function recordConsoleSession(
+  orm: Orm,
+  ctx: Context,
+  principal: Principal,
+  action: 'console.sign_in' | 'console.sign_out',
+): Promise<void> {
+  await appendAuditEvent(orm.em.getConnection().getKnex(), {
+    orgId: principal.orgId,
+    actor: actorOf(ctx, principal),
+    action,
+    subject: { type: 'console_session', id: principal.consoleSession ?? 'unknown' },
+    result: { outcome: 'succeeded' },
+  });
 }

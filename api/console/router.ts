@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { AppError } from '../../lib/errors';
 import { logger } from '../../lib/logger';
 import type { Principal } from '../../domain/principal';
+import { recordConsoleSession } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { devIdpOf } from '../identity/dev-idp';
 import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
@@ -142,7 +143,8 @@ export function consoleRouter(deps: ApiDeps): Router {
     const pending = readPending(ctx);
     clearSession(ctx, 'pending');
     try {
-      const { accessToken, expiresIn } = await signIn.finish(ctx.query, pending);
+      const { accessToken, expiresIn, principal } = await signIn.finish(ctx.query, pending);
+      await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_in');
       writeSession(ctx, accessToken, expiresIn);
       ctx.redirect('/console/');
     } catch (err) {
@@ -151,7 +153,10 @@ export function consoleRouter(deps: ApiDeps): Router {
     }
   });
 
-  router.post('/auth/sign-out', sameOrigin, (ctx) => {
+  router.post('/auth/sign-out', sameOrigin, async (ctx) => {
+    // An expired or unreadable session signs out all the same, without an audit entry (no one to name).
+    const principal = await deps.tokens.verify(readSession(ctx) ?? '').catch(() => null);
+    if (principal) await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_out');
     clearSession(ctx, 'session');
     ctx.status = 303;
     ctx.redirect('/console/sign-in?signed_out=1');

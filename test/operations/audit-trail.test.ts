@@ -222,6 +222,54 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     expect((await one('subscription.reject', rejected.id, w.staff)).after).toEqual({ status: 'rejected' });
   });
 
+  it('records console sign-ins and sign-outs, and names the console session in what staff do through it', async () => {
+    const get = (url: string, cookie?: string) =>
+      fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {}, signal: AbortSignal.timeout(30_000) });
+    const start = await get(`${svc.baseUrl}/console/auth/start`);
+    const pending = start.headers.get('set-cookie')!.split(';')[0]!;
+    const asked = new URL(start.headers.get('location')!).searchParams;
+    const form = new URLSearchParams({ ...Object.fromEntries(asked), user_id: 'console-reviewer', org_id: w.org });
+    form.set('roles', 'staff');
+    const authorized = await fetch(`${svc.baseUrl}/dev-idp/authorize`, {
+      method: 'POST',
+      body: form,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
+    const back = new URL(authorized.headers.get('location')!);
+    const signedIn = await get(`${svc.baseUrl}/console/auth/callback${back.search}`, pending);
+    expect(signedIn.status).toBe(302);
+    const session = signedIn.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('tranche_console='))!
+      .split(';')[0]!;
+    const reviewer = { userId: 'console-reviewer', orgId: w.org, token: '' };
+    const signIn = (await entries({ action: 'console.sign_in' })).filter((e) => e.actor_user_id === reviewer.userId);
+    expect(signIn).toHaveLength(1);
+    expect(signIn[0]!.actor_session).toEqual(expect.any(String));
+    expect(signIn[0]!.subject_id).toBe(signIn[0]!.actor_session);
+
+    const s = await inReview();
+    const approved = await fetch(`${svc.baseUrl}/console/subscriptions/${s.id}/approve`, {
+      method: 'POST',
+      headers: { cookie: session, origin: svc.baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'from=queue',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(approved.status).toBeLessThan(400);
+    expect((await one('subscription.approve', s.id, reviewer)).actor_session).toBe(signIn[0]!.actor_session);
+
+    const out = await fetch(`${svc.baseUrl}/console/auth/sign-out`, {
+      method: 'POST',
+      headers: { cookie: session, origin: svc.baseUrl },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(out.status).toBe(303);
+    expect((await one('console.sign_out', signIn[0]!.actor_session!, reviewer)).actor_roles).toEqual(['staff']);
+  });
+
   it('leaves no entry for a change that rolled back, and the chain goes on without a gap', async () => {
     const org = newOrg();
     const before = await entries({ org });
