@@ -270,6 +270,17 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     expect((await one('console.sign_out', signIn[0]!.actor_session!, reviewer)).actor_roles).toEqual(['staff']);
   });
 
+  it('chains entries written at the same time by concurrent requests', async () => {
+    const admin = await actor(svc, newOrg(), ['admin']);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => w.api.post('/identity/api-keys', admin.token, { name: `burst-${i}` })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(12).fill(201));
+    const rows = await entries({ org: admin.orgId });
+    expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 12 }, (_, i) => String(i + 1)));
+    expect(await verifyAuditChain(sql().getKnex(), admin.orgId)).toEqual({ ok: true, checked: 12 });
+  });
+
   it('leaves no entry for a change that rolled back, and the chain goes on without a gap', async () => {
     const org = newOrg();
     const before = await entries({ org });
