@@ -17,6 +17,7 @@ import { chip, refusal } from './format';
 import { html } from './html';
 import { banner, layout, type Notice, type Section } from './layout';
 import { temporalLinks } from './links';
+import { auditBody, auditPath } from './pages/audit';
 import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
 import { doneCard, queueBody, queueCard, type QueuePage } from './pages/queue';
 import { signInBody } from './pages/sign-in';
@@ -255,6 +256,10 @@ export function consoleRouter(deps: ApiDeps): Router {
       );
     });
   }
+
+  router.get('/audit', session, async (ctx) =>
+    page(ctx, 200, 'Audit trail', 'none', auditBody(await ctx.state.api.get(auditPath(ctx.query)), ctx.query)),
+  );
 
   router.get('/webhooks', session, async (ctx) => {
     const list = await ctx.state.api.get(`/notifications${paths.endpoints}?limit=100`);

@@ -343,6 +343,33 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     expect(lines).toHaveLength(1 + (await entries()).filter((e) => e.action.startsWith('api_key.')).length);
   });
 
+  it('shows the trail on a console page to admins, filtered and paged, and the refusal to other staff', async () => {
+    const page = async (who: Actor, query = '') => {
+      const res = await fetch(`${svc.baseUrl}/console/audit${query}`, {
+        headers: { cookie: `tranche_console=${who.token}` },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(30_000),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    // More than a page (50) of entries, so the page links to older ones.
+    for (let n = (await entries()).length; n <= 50; n += 1)
+      expectOk(await w.api.post('/identity/api-keys', w.admin.token, { name: `page-${n}` }), 201);
+    const keys = (await entries()).filter((e) => e.action.startsWith('api_key.')).slice(-50);
+    const shown = await page(w.admin, '?action=api_key.*');
+    expect(shown.status).toBe(200);
+    for (const e of keys) expect(shown.text).toContain(`data-testid="audit-${e.id}"`);
+    expect(shown.text).not.toContain('webhook_endpoint.');
+    const older = /href="\/console\/audit\?([^"]+)" data-testid="next"/.exec((await page(w.admin)).text);
+    expect(older?.[1]).toContain('cursor=');
+    expect((await page(w.admin, `?${older![1]!.replaceAll('&amp;', '&')}`)).text).toContain(
+      'data-testid="audit-events"',
+    );
+    const staff = await page(w.staff);
+    expect(staff.text).toContain('ROLE_REQUIRED');
+    expect(staff.text).not.toContain('data-testid="audit-events"');
+  });
+
   it('verifies the chain, refuses edits, and names the first entry an edit broke', async () => {
     const verify = (org: string) =>
       run('npm', ['run', '-s', 'audit:verify', '--', '--org', org], {
