@@ -3,8 +3,6 @@ import { conflict } from '../../lib/errors';
 import { toSubscriptionView, type SubscriptionView } from '../../domain/subscription-view';
 import type { UpdateDefinition } from '@temporalio/common';
 import * as m from '../../domain/subscription-messages';
-import type { SubscriptionRecord } from '../../db/entities/subscription-record';
-import { recordCommand } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { authorize, rolesFor, type SubscriptionAction } from '../../domain/policy';
@@ -14,6 +12,7 @@ import { SubscriptionViewSchema as View } from '../../domain/subscription-view-s
 import { newSubscription } from './create-subscription';
 import { kycGate } from './kyc-gate';
 import { paymentRoutes } from './payment-routes';
+import { staffDecisions, type SeenRecord } from './staff-decisions';
 import { subscriptionClient } from './subscription-client';
 import { projectionOf, subscriptionReads } from './subscription-reads';
 import {
@@ -39,27 +38,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   /** Authentication plus the roles the policy needs before anything is loaded (and documented). */
   const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
 
-  /**
-   * A staff decision, in the audit trail once the workflow answers or refuses, with the
-   * subscription's status before and after (api/audit/recorder.ts).
-   */
-  const staffDecision = (
-    ctx: Ctx,
-    action: SubscriptionAction,
-    subjectId: string,
-    run: (before: (record: SubscriptionRecord) => void) => Promise<SubscriptionView>,
-  ) =>
-    recordCommand(
-      deps.orm,
-      ctx,
-      { action: `subscription.${action}`, subject: { type: 'subscription', id: subjectId } },
-      (spec) =>
-        run((record) => {
-          spec.subject = { type: 'subscription', id: record.id };
-          spec.before = { status: record.state.status };
-        }),
-      (view) => ({ status: view.status }),
-    );
+  const staffDecision = staffDecisions(deps.orm);
 
   /** Runs a command on a subscription the policy allows, and answers with the updated view. */
   function command<A extends unknown[]>(
@@ -69,7 +48,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     audited = false,
   ) {
     return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
-      const run = async (seen: (record: SubscriptionRecord) => void) => {
+      const run = async (seen: SeenRecord) => {
         const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
         seen(record);
         return workflows.command(record.id, update, ...args(ctx, input.body as never));
