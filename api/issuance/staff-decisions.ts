@@ -16,13 +16,17 @@ export function staffDecisions(orm: Orm) {
   return (
     ctx: Ctx,
     action: SubscriptionAction,
-    subjectId: string,
+    /** The subscription's id, or what names it until it is found (a reconciliation's reference code). */
+    subject: string | { type: string; id: string },
     run: (seen: SeenRecord) => Promise<SubscriptionView>,
   ) =>
     recordCommand(
       orm,
       ctx,
-      { action: `subscription.${action}`, subject: { type: 'subscription', id: subjectId } },
+      {
+        action: `subscription.${action}`,
+        subject: typeof subject === 'string' ? { type: 'subscription', id: subject } : subject,
+      },
       (spec) =>
         run((record) => {
           spec.subject = { type: 'subscription', id: record.id };

@@ -254,14 +254,19 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
           summary: 'Reconcile wire or check funds by reference code (Set A, staff)',
         },
         async (ctx, input) => {
-          const reconciled = await staffDecision(ctx, 'reconcile', input.body.referenceCode, async (seen) => {
-            const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
-            seen(record);
-            return workflows.command(record.id, m.reconcileFunds, {
-              amount: input.body.amount,
-              actorId: ctx.state.principal.userId,
-            });
-          });
+          const reconciled = await staffDecision(
+            ctx,
+            'reconcile',
+            { type: 'reference_code', id: input.body.referenceCode },
+            async (seen) => {
+              const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
+              seen(record);
+              return workflows.command(record.id, m.reconcileFunds, {
+                amount: input.body.amount,
+                actorId: ctx.state.principal.userId,
+              });
+            },
+          );
           ok(ctx, reconciled);
         },
       ),

@@ -212,6 +212,19 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
         }),
       );
       expect((await one('subscription.reconcile', reviewed.id, w.staff)).after).toEqual({ status: 'completed' });
+      // A reference code that names nothing: refused, and the entry names the code.
+      const unknown = await w.api.post('/issuance/reconciliations', w.staff.token, {
+        referenceCode: 'TRN-ZZZZ-ZZZZ-ZZZ',
+        amount: '1.00',
+      });
+      expect(unknown.status).toBeGreaterThanOrEqual(400);
+      const refusedReconcile = await one(
+        'subscription.reconcile',
+        'TRN-ZZZZ-ZZZZ-ZZZ',
+        w.staff,
+        unknown.body.error.code,
+      );
+      expect(refusedReconcile.subject_type).toBe('reference_code');
     } else {
       expectOk(await w.post(reviewed.id, 'issue-shares', w.staff));
       expect((await one('subscription.issue_shares', reviewed.id, w.staff)).after).toEqual({ status: 'completed' });
