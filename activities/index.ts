@@ -6,6 +6,7 @@ import { createPaymentActivities } from './payments';
 import { createProjectionActivities } from './subscription-projection';
 import { createAttemptActivities } from './webhook-attempt';
 import { createRecoveryActivities } from './webhook-recovery';
+import { createRetentionActivities } from './retention';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities(deps.processor),
     ...createAttemptActivities(deps.engine),
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
+    ...createRetentionActivities({ orm: deps.orm, config: deps.config }),
   };
 }
 

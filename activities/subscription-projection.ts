@@ -1,7 +1,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Orm } from '../db/orm';
-import type { BehaviourSet } from '../domain/behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import type { ServiceEvent } from '../domain/events';
 import type { SubscriptionState } from '../domain/subscription';
 import { publishEvents } from '../webhooks';

@@ -2,7 +2,8 @@ import Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
 import type { ApiDeps } from './deps';
-import { errorEnvelope } from './middleware/errors';
+import { errorEnvelope, outageGate } from './middleware/errors';
+import { dependencyWatchOf } from './health/dependencies';
 import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
@@ -43,8 +44,10 @@ export function createApp(deps: ApiDeps): Koa {
   // Off by default: trusting the header unasked lets a client pick its own address
   // (docs/decisions/0126-client-addresses.md).
   const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
+  const dependencies = dependencyWatchOf(deps);
   app.use(httpMetrics());
-  app.use(errorEnvelope());
+  app.use(errorEnvelope(dependencies));
+  app.use(outageGate(dependencies));
   app.use(requestContext(deps.orm));
   app.use(writeRateLimit(deps));
   // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.

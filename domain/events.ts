@@ -1,7 +1,7 @@
 /**
  * Event types and the event envelope (spec §6). Pure data: bundled into workflows.
  */
-import type { BehaviourSet } from './behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 
 const SUBSCRIPTION_EVENT_TYPES = [
   'subscription.created',

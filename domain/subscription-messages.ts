@@ -63,7 +63,8 @@ export const voidAgreement = defineUpdate<SubscriptionView, [ReasonInput]>('void
 export const requestInfo = defineUpdate<SubscriptionView, [ReasonInput]>('requestInfo');
 export const issueShares = defineUpdate<SubscriptionView, [{ actorId: string }]>('issueShares');
 export const retryCollection = defineUpdate<SubscriptionView, [{ actorId: string }]>('retryCollection');
-export const reconcileFunds = defineUpdate<SubscriptionView, [ReconcileInput]>('reconcileFunds');
+/** Reconcile a Set A wire or check; its wire name predates the one name, and histories carry it. */
+export const reconcile = defineUpdate<SubscriptionView, [ReconcileInput]>('reconcileFunds');
 
 export const paymentNotified = defineSignal<[PaymentNotification]>('paymentNotified');
 

@@ -2,7 +2,7 @@
  * The subscription as both the API and the workflow see it (spec §2.1–§2.4). Pure data and
  * constants only: this module is bundled into workflow code, so it must stay free of I/O.
  */
-import type { BehaviourSet } from './behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 
 export const SUBSCRIPTION_STATUSES = [
   'draft',

@@ -4,10 +4,6 @@
  */
 import { defineSignal } from '@temporalio/workflow';
 
-// spec §6.5: delay before attempts 1..8, each counted from the end of the previous attempt.
-export const ATTEMPT_DELAYS_MS = [0, 30_000, 120_000, 900_000, 3_600_000, 14_400_000, 43_200_000, 86_400_000] as const;
-export const AUTOMATIC_ATTEMPTS = ATTEMPT_DELAYS_MS.length;
-
 /** The workflow types the engine starts by name (it never imports workflow code). */
 export const DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
 export const RETRY_SCHEDULER_WORKFLOW = 'retrySchedulerWorkflow';

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-
-/** The behaviour set a deployment runs (spec: Set A or Set B); see domain/behaviour-set.ts. */
-const BehaviourSet = z.enum(['A', 'B']);
-type BehaviourSet = z.infer<typeof BehaviourSet>;
+import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -10,7 +7,7 @@ const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' |
 export const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BEHAVIOUR_SET: BehaviourSet.default('A'),
+  BEHAVIOUR_SET: z.enum(BEHAVIOUR_SETS).default('A'),
 
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -220,6 +217,19 @@ export const ConfigSchema = z.object({
   STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Deadline of each Stripe API call (the SDK retries network failures within it up to twice). */
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+
+  /**
+   * Retention (issue 21), in days; 0 keeps forever. Events with their webhook deliveries and
+   * attempts: only deliveries that ended (never a pending one or one waiting for a retry), and an
+   * event once none of its deliveries is left. Pruned rows are gone from every list and the events API.
+   */
+  RETENTION_EVENTS_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  /** Processor payment notifications (their event ids deduplicate the processor's retries). */
+  RETENTION_PAYMENT_NOTIFICATIONS_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+  /** How often the worker's Temporal Schedule runs the prune (expired Idempotency-Keys go with it). */
+  RETENTION_PRUNE_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(1440).default(10),
+  /** Rows (events, deliveries, notifications or keys) one prune statement deletes at most; attempts go with their delivery. */
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
   /**
    * Days the audit trail (audit_events) is kept, apart from operational data: 2555 = 7 years.
    * Nothing prunes it yet (docs/decisions-audit.md).

@@ -30,3 +30,17 @@ const tooLarge = () => new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body 
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'RATE_LIMITED', 'Too many requests', { retry_after_seconds: retryAfterSeconds });
 export const unavailable = (message: string) => new AppError(503, 'UNAVAILABLE', message);
+
+/** What the service cannot work without; an outage of either is a 503, never a 500. */
+export type Dependency = 'database' | 'temporal';
+const DEPENDENCY_NAMES: Record<Dependency, string> = { database: 'PostgreSQL', temporal: 'Temporal' };
+/** Seconds a caller should wait before trying again while a dependency is down. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+export const dependencyUnavailable = (down: Dependency[]) =>
+  new AppError(
+    503,
+    'SERVICE_UNAVAILABLE',
+    `${down.map((d) => DEPENDENCY_NAMES[d]).join(' and ')} cannot be reached; try again shortly`,
+    { dependency: down[0], down, retry_after_seconds: OUTAGE_RETRY_AFTER_SECONDS },
+  );
+export const dependencyName = (d: Dependency) => DEPENDENCY_NAMES[d];

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * The service's own Prometheus metrics, one registry per process. The API serves it at /metrics;
@@ -79,6 +79,37 @@ export const recordSweep = (): void => sweeps.inc();
 
 /** Counts one endpoint's circuit entering `to`. */
 export const recordCircuitTransition = (to: 'open' | 'closed' | 'half_open'): void => circuits.inc({ to });
+
+const rowsPruned = new Counter({
+  name: 'tranche_retention_rows_pruned_total',
+  help: 'Rows the retention prune deleted, by table',
+  labelNames: ['table'] as const,
+  registers: [registry],
+});
+
+const lastPrune = new Gauge({
+  name: 'tranche_retention_last_run_timestamp_seconds',
+  help: 'When the last retention prune run finished (Unix time), as seen by the worker that finished it',
+  registers: [registry],
+});
+
+const lastPruneRows = new Gauge({
+  name: 'tranche_retention_last_run_rows',
+  help: 'Rows the last finished retention prune run deleted, by table',
+  labelNames: ['table'] as const,
+  registers: [registry],
+});
+
+/** Counts rows one prune statement deleted. */
+export function recordRowsPruned(counts: Record<string, number>): void {
+  for (const [table, n] of Object.entries(counts)) if (n > 0) rowsPruned.inc({ table }, n);
+}
+
+/** Notes a finished prune run: when, and what it deleted in all. */
+export function recordPruneRun(finishedAt: Date, counts: Record<string, number>): void {
+  lastPrune.set(finishedAt.getTime() / 1000);
+  for (const [table, n] of Object.entries(counts)) lastPruneRows.set({ table }, n);
+}
 
 /** The text a Prometheus scrape reads, and its content type. */
 export async function scrape(): Promise<{ contentType: string; body: string }> {

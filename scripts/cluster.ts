@@ -2,17 +2,22 @@
  * `npm run cluster`: the production shape on this machine (scripts/lib/cluster.ts), compiled code,
  * data in .data/cluster/ (git-ignored). Ctrl-C stops everything it started.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster } from './lib/cluster';
+import { explainStartupFailure } from './lib/startup-error';
 
 const root = join(__dirname, '..');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const dataDir = join(root, '.data', 'cluster');
+  const dataDir = process.env.TRANCHE_DATA_DIR ?? join(root, '.data', 'cluster');
   const port = num('PORT', 3000);
+  const toStdout = process.env.CLUSTER_LOG === 'stdout';
+  const logPath = join(dataDir, 'cluster.log');
+  if (!toStdout) mkdirSync(dataDir, { recursive: true });
+  const tls = process.env.CLUSTER_TLS === '1';
   const cluster = await startCluster({
     dataDir,
     port,
@@ -22,14 +27,13 @@ async function main(): Promise<void> {
     databaseUrl: process.env.DATABASE_URL,
     pgPort: num('EMBEDDED_PG_PORT', 5434),
     uiPort: num('TEMPORAL_UI_PORT', 8233),
-    temporalServerDir: process.env.TEMPORAL_SERVER_DIR!,
+    temporalServerDir: process.env.TEMPORAL_SERVER_DIR ?? '',
     temporalUi: process.env.TEMPORAL_UI || undefined,
     compiled: true,
     env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: process.env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true' },
-    output:
-      process.env.CLUSTER_LOG === 'stdout'
-        ? process.stdout
-        : createWriteStream(join(dataDir, 'cluster.log'), { flags: 'a' }),
+    output: toStdout ? process.stdout : createWriteStream(logPath, { flags: 'a' }),
+    logPath: toStdout ? 'the output above' : logPath,
+    tls: tls ? { caddy: process.env.CADDY ?? 'caddy', innerPort: num('CLUSTER_GATEWAY_PORT', port + 10) } : undefined,
   });
   let stopping = false;
   const stop = async () => {
@@ -50,11 +54,13 @@ async function main(): Promise<void> {
     [
       '',
       `Tranche cluster is up (${((Date.now() - started) / 1000).toFixed(1)} s):`,
-      `  API             http://localhost:${port}   (2 instances behind a balancer)`,
+      tls
+        ? `  API             https://localhost:${port}   (TLS ended by Caddy, its own local CA; 2 instances behind its gateway)`
+        : `  API             http://localhost:${port}   (2 instances behind a balancer)`,
       `  Temporal Web UI ${cluster.uiUrl ?? '(UI server not built: bash scripts/tools.sh temporal-ui)'}`,
       `  Temporal gRPC   ${cluster.temporalAddress}   (full server, PostgreSQL persistence)`,
       `  PostgreSQL      ${cluster.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
-      `  Logs            ${process.env.CLUSTER_LOG === 'stdout' ? 'here' : join(dataDir, 'cluster.log')}`,
+      `  Logs            ${toStdout ? 'here' : logPath}`,
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
@@ -62,6 +68,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error('[cluster] failed:', err);
+  console.error(explainStartupFailure('[cluster]', err));
   process.exit(1);
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { embeddedDefaults } from './lib/embedded-defaults';
 import { startStack } from './lib/stack';
 import { stopProcess } from './lib/temporal-dev-server';
+import { explainStartupFailure, StartupError } from './lib/startup-error';
 import { WORKER_ENV, WORKER_NODE_ARGS } from './lib/worker-runtime';
 
 const root = join(__dirname, '..');
@@ -14,21 +15,33 @@ const PORT = process.env.PORT ?? '3000';
 const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
 
 async function main(): Promise<void> {
+  const defaults = embeddedDefaults(process.env);
   const stack = await startStack({
-    dataDir: join(root, '.data'),
+    dataDir: process.env.TRANCHE_DATA_DIR ?? join(root, '.data'),
     database: 'tranche',
     persistent: true,
     temporalCli: process.env.TEMPORAL_CLI,
     pgPort: Number(process.env.EMBEDDED_PG_PORT ?? 5433),
-    temporalPort: 7233,
+    temporalPort: Number(process.env.TEMPORAL_PORT ?? 7233),
     uiPort: UI_PORT,
+    command: 'npm start',
+    ports: [
+      { port: Number(PORT), part: 'the API', setting: 'PORT' },
+      { port: Number(defaults.METRICS_PORT), part: "the API's metrics", setting: 'METRICS_PORT' },
+      { port: Number(defaults.WORKER_METRICS_PORT), part: "the worker's metrics", setting: 'WORKER_METRICS_PORT' },
+      {
+        port: Number(defaults.TEMPORAL_METRICS_PORT),
+        part: "the worker's Temporal SDK metrics",
+        setting: 'TEMPORAL_METRICS_PORT',
+      },
+    ],
   });
   const env = {
     ...process.env,
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     PORT,
-    ...embeddedDefaults(process.env),
+    ...defaults,
   };
   const children: ChildProcess[] = [];
   const run = (
@@ -41,13 +54,22 @@ async function main(): Promise<void> {
       stdio: 'inherit',
     });
     child.on('exit', (code, signal) => {
-      if (!stopping) {
-        console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
-        void stop(1);
-      }
+      if (stopping) return;
+      console.error(
+        explainStartupFailure(
+          '[start]',
+          new StartupError({
+            part: `the ${name} (${file})`,
+            problem: `it exited (${signal ?? `code ${code}`})${ready ? '' : ' before the API was ready'}`,
+            remedy: `read its output above (lines it wrote just before exiting); everything else is being stopped`,
+          }),
+        ),
+      );
+      void stop(1);
     });
     children.push(child);
   };
+  let ready = false;
   // The worker migrates first; the API's migration then finds nothing to do.
   run('worker', 'worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
   run('api', 'api/main.ts');
@@ -63,7 +85,14 @@ async function main(): Promise<void> {
   }
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
-  await untilReady(`http://127.0.0.1:${PORT}/ready`);
+  try {
+    await untilReady(`http://127.0.0.1:${PORT}/ready`);
+  } catch (err) {
+    if (stopping) return;
+    console.error(explainStartupFailure('[start]', err));
+    return stop(1);
+  }
+  ready = true;
 
   console.log(
     [
@@ -73,11 +102,15 @@ async function main(): Promise<void> {
       `  Temporal Web UI ${stack.temporalUiUrl ?? '(external cluster)'}`,
       `  Temporal gRPC   ${stack.temporalAddress}`,
       `  PostgreSQL      ${stack.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
+      `  Metrics         ${metricsUrl(defaults.METRICS_PORT)} (API), ${metricsUrl(defaults.WORKER_METRICS_PORT)} (worker),`,
+      `                  ${metricsUrl(defaults.TEMPORAL_METRICS_PORT)} (worker's Temporal SDK)`,
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
   );
 }
+
+const metricsUrl = (port: string | undefined) => `http://localhost:${port}/metrics`;
 
 /** The URLs are printed only once the API answers /ready (PostgreSQL and Temporal reachable). */
 async function untilReady(url: string): Promise<void> {
@@ -90,10 +123,14 @@ async function untilReady(url: string): Promise<void> {
     if (ok) return;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`the API did not become ready at ${url} within 180 s`);
+  throw new StartupError({
+    part: `the API (${url})`,
+    problem: 'it did not answer ready within 180 s',
+    remedy: `read the worker's and the API's output above; ${url} names the dependency it cannot reach`,
+  });
 }
 
 main().catch((err) => {
-  console.error('[start] failed:', err);
+  console.error(explainStartupFailure('[start]', err));
   process.exit(1);
 });

@@ -1,8 +1,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement } from '../db/prepared';
 import type { AttemptInput } from '../domain/webhook-messages';
-import { AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
-import { nextAttemptDelay } from '../domain/endpoint-health';
+import { AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
 
 export interface Target {
   delivery_id: string;

@@ -1,10 +1,11 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { ATTEMPT_DELAYS_MS, type AttemptInput } from '../domain/webhook-messages';
+import { type AttemptInput } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import { stopWaiting } from './attempt-store';
 import { claimRound, type Claimed, type RoundLimits } from './claim';
 import type { Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
+import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
 
 export interface DispatcherSettings extends Omit<RoundLimits, 'budget'> {
   /** POSTs this process keeps in flight at most, across every endpoint. */

@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { BehaviourSet } from '../domain/behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import { disableReason, type DisableReason } from '../domain/endpoint-health';
 import { ENDPOINT_DISABLED, EVENT_SOURCES, type ServiceEvent } from '../domain/events';
 import { newId } from '../lib/ids';

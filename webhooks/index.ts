@@ -5,12 +5,14 @@
  *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery
  *             workflow's attempts)
  *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
+ *   retain:   pruneEventBatch (issue 21: old events with their finished deliveries and attempts)
  */
 export { publishEvents, type Published } from './publish';
 export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
 export { deliveryIdFor } from './delivery-id';
 export { retryDelivery } from './manual-retry';
 export { recoverPage, type RecoveryStep } from './recovery';
+export { pruneEventBatch } from './retention';
 export { disableEndpoint } from './endpoint-health';
 export { lastAttemptNumber } from './attempt-store';
 export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';

@@ -1,6 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement } from '../db/prepared';
-import type { BehaviourSet } from '../domain/behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import { EXPLICIT_ONLY_EVENT_TYPES, supportedEventTypes, type ServiceEvent } from '../domain/events';
 import { renderEventBody } from './signing';
 

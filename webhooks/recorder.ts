@@ -1,14 +1,13 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { BehaviourSet } from '../domain/behaviour-set';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import { countsAsOutage, observe, type Circuit, type CircuitRules } from '../domain/circuit-breaker';
-import { nextAttemptDelay } from '../domain/endpoint-health';
-import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import { recordCircuitTransition, recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
 import { isSuccess, recordResults, recordSuccesses, stopWaiting, type Finished } from './attempt-store';
 import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health';
 import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
 import { preparedStatement } from '../db/prepared';
+import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
 
 /** What an attempt whose worker died between its POST and its record is recorded as. */
 export const IN_DOUBT_ERROR = 'worker stopped before the result was recorded; the endpoint may have received it';

@@ -1,11 +1,11 @@
 import type { AttemptInput } from '../domain/webhook-messages';
-import { parseRetryAfter } from '../domain/endpoint-health';
 import { logger } from '../lib/logger';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
 import type { Finished, Target } from './attempt-store';
 import { connectionFor, post, type Connection } from './post';
 import { openingCache, type SecretBox } from './secret-box';
 import { endpointKeys, signedRequest } from './signing';
+import { parseRetryAfter } from '../domain/retry-schedule';
 
 export interface Sender {
   /** Signs and POSTs one attempt; every outcome, a delivery that cannot be signed included, is a result. */

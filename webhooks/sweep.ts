@@ -1,12 +1,12 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { BehaviourSet } from '../domain/behaviour-set';
-import { ATTEMPT_DELAYS_MS } from '../domain/webhook-messages';
+import type { BehaviourSet } from '../lib/behaviour-set';
 import { logger } from '../lib/logger';
 import { recordSweep } from '../lib/metrics';
 import { LIVENESS_LOCK_CLASS } from './listener';
 import { planStoredEvents } from './publish';
 import { IN_DOUBT_ERROR, type Recorder } from './recorder';
 import { notSent } from './sender';
+import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
 
 const PAGE = 500;
 

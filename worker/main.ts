@@ -6,6 +6,7 @@ import { createWorker } from './create-worker';
 import { connectClient } from '../lib/temporal';
 import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './metrics-server';
+import { ensureRetentionSchedule } from './retention-schedule';
 
 /**
  * A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled.
@@ -24,6 +25,10 @@ async function main(): Promise<void> {
   });
   // First attempts straight from the queue, the sweep, the hand-overs to the retry schedulers.
   const delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  // Retention (issue 21): a worker that cannot ensure the schedule still delivers; the error says why.
+  await ensureRetentionSchedule(temporal, config).catch((err: unknown) =>
+    logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
+  );
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await delivering.stop();

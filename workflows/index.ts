@@ -4,3 +4,4 @@ export { retrySchedulerWorkflow } from './retry-scheduler';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { webhookRecoveryWorkflow } from './webhook-recovery';
 export { orderedDeliveryWorkflow } from './ordered-delivery';
+export { retentionPruneWorkflow } from './retention-prune';

@@ -225,17 +225,19 @@ export const transitions = {
   retryCollection: (s: SubscriptionState): Change =>
     change(s, { paymentStatus: 'pending', statusReason: null, collectionAttempts: (s.collectionAttempts ?? 0) + 1 }),
 
-  /** Set A: funds reached escrow (collected card/ACH, or reconciled wire/check). */
-  fundsInEscrow: (s: SubscriptionState): Change =>
-    change(
-      s,
-      { status: 'completed', paymentStatus: 'in_escrow' },
-      { type: 'subscription.funded' },
-      {
-        type: 'subscription.completed',
-      },
-    ),
+  /** Set A: staff reconcile a wire or check by its reference code; its funds are in escrow. */
+  reconcile: (s: SubscriptionState): Change => fundsInEscrow(s),
 };
+
+/** Set A: funds reached escrow (a collected card or ACH payment, or a reconciled wire or check). */
+function fundsInEscrow(s: SubscriptionState): Change {
+  return change(
+    s,
+    { status: 'completed', paymentStatus: 'in_escrow' },
+    { type: 'subscription.funded' },
+    { type: 'subscription.completed' },
+  );
+}
 
 /** Money has moved: a late `failed` or `succeeded` changes nothing, a refund or dispute may follow. */
 const CAPTURED: readonly PaymentStatus[] = ['received', 'in_escrow', 'refunded', 'disputed'];
@@ -343,7 +345,7 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification, compa
     case 'in_escrow':
       if (s.set === 'A' && CLOSES_SESSIONS.includes(s.status)) return held(s, n);
       if (s.set !== 'A' || s.paymentStatus === 'refunded' || s.paymentStatus === 'disputed') return unchanged(s);
-      if (s.status === 'approved') return transitions.fundsInEscrow(s);
+      if (s.status === 'approved') return fundsInEscrow(s);
       return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
     case 'refunded':
     case 'disputed':

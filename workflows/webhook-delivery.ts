@@ -16,9 +16,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { nextAttemptDelay } from '../domain/endpoint-health';
 import { WebhookDeliveryStatusKey } from '../domain/search-attributes';
 import * as m from '../domain/webhook-messages';
+import { ATTEMPT_DELAYS_MS, nextAttemptDelay } from '../domain/retry-schedule';
 
 const { attemptDelivery } = proxyLocalActivities<Activities>({
   // 30 s for the endpoint (spec §8) plus the database writes.
@@ -63,15 +63,15 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
     // A Retry-After longer than the schedule's delay stretches the wait, from the recorded result
     // (so replay decides the same); the attempt count stays 8.
     let wait = input.firstDelayMs ?? null;
-    while (made < m.ATTEMPT_DELAYS_MS.length) {
-      const delay = wait ?? m.ATTEMPT_DELAYS_MS[made]!;
+    while (made < ATTEMPT_DELAYS_MS.length) {
+      const delay = wait ?? ATTEMPT_DELAYS_MS[made]!;
       if (delay > 0) await condition(() => retryRequested || deleted, delay);
       if (deleted) return 'endpoint_deleted';
       const manual = retryRequested;
       retryRequested = false;
-      const result = await attempt(m.ATTEMPT_DELAYS_MS[made + 1] ?? null, manual);
+      const result = await attempt(ATTEMPT_DELAYS_MS[made + 1] ?? null, manual);
       if (result.outcome !== 'failed') return result.outcome;
-      wait = nextAttemptDelay(m.ATTEMPT_DELAYS_MS[made] ?? null, result.responseStatus, result.retryAfterMs ?? null);
+      wait = nextAttemptDelay(ATTEMPT_DELAYS_MS[made] ?? null, result.responseStatus, result.retryAfterMs ?? null);
     }
   }
   // Exhausted; a manual retry (this run's `once`, or a signal that raced the end) gets one more.

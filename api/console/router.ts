@@ -2,11 +2,13 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Next } from 'koa';
 import { z } from 'zod';
-import { AppError } from '../../lib/errors';
+import { AppError, OUTAGE_RETRY_AFTER_SECONDS } from '../../lib/errors';
 import { logger } from '../../lib/logger';
 import type { Principal } from '../../domain/principal';
 import { recordConsoleSession } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
+import { dependencyWatchOf } from '../health/dependencies';
+import { toResponseError } from '../middleware/errors';
 import { devIdpOf } from '../identity/dev-idp';
 import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
 import { NOTIFICATION_PATHS } from '../notifications/paths';
@@ -31,7 +33,7 @@ import {
   type Health,
   type WindowName,
 } from './pages/webhooks';
-import { clearSession, readPending, readSession, writePending, writeSession } from './session-cookies';
+import { consoleCookies } from './session-cookies';
 import { consoleSignIn } from './sign-in';
 
 interface ConsoleState {
@@ -64,6 +66,10 @@ export function consoleRouter(deps: ApiDeps): Router {
     kyc: deps.kyc,
   });
   const form = bodyParser({ enableTypes: ['form'], formLimit: '32kb', encoding: 'utf-8' });
+  const dependencies = dependencyWatchOf(deps);
+  const publicOrigin = new URL(config.PUBLIC_BASE_URL!);
+  const sameOrigin = sameOriginAs(publicOrigin.origin);
+  const { clearSession, readPending, readSession, writePending, writeSession } = consoleCookies(config);
 
   const page = (
     ctx: Context,
@@ -98,13 +104,16 @@ export function consoleRouter(deps: ApiDeps): Router {
     ctx.set('X-Content-Type-Options', 'nosniff');
     try {
       await next();
-    } catch (err) {
-      const known = err instanceof AppError;
-      if (!known) logger.error({ err }, 'console page failed');
+    } catch (raw) {
+      // A page whose data is away answers like the API does: 503 naming PostgreSQL or Temporal, with Retry-After.
+      const err = await toResponseError(raw, dependencies);
+      const known = err.code !== 'INTERNAL';
+      if (!known) logger.error({ err: raw }, 'console page failed');
       const message = known ? `${err.message} (${err.code})` : 'Something went wrong on our side; try again.';
+      if (err.status === 503) ctx.set('Retry-After', String(retryAfterOf(err)));
       page(
         ctx,
-        known ? err.status : 500,
+        err.status,
         'Error',
         'none',
         html`<h1>Cannot show this page</h1><p role="alert">${message}</p><p><a href="/console/">Back to the console</a></p>`,
@@ -132,9 +141,10 @@ export function consoleRouter(deps: ApiDeps): Router {
   );
 
   router.get('/auth/start', async (ctx) => {
-    const own = new URL(config.PUBLIC_BASE_URL!).origin;
     // The callback lands on PUBLIC_BASE_URL; the pending cookie must be set on that same origin.
-    if (ownOrigin(ctx) !== own) return ctx.redirect(`${own}/console/auth/start`);
+    // Only the host can tell a stray address (127.0.0.1 for localhost): the scheme may have been
+    // ended by TLS upstream, so it is not asked (docs/decisions-ops.md).
+    if (ctx.host !== publicOrigin.host) return ctx.redirect(`${publicOrigin.origin}/console/auth/start`);
     const { url, pending } = await signIn.start();
     writePending(ctx, pending);
     ctx.redirect(url);
@@ -406,9 +416,6 @@ export function consoleRouter(deps: ApiDeps): Router {
   return router;
 }
 
-/** This request's own origin. (Koa 3's ctx.origin is the Origin request header, not this.) */
-const ownOrigin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
-
 function uuid(value: string | undefined): string {
   if (!Uuid.safeParse(value).success) throw new AppError(404, 'NOT_FOUND', 'Not found');
   return value!;
@@ -416,12 +423,19 @@ function uuid(value: string | undefined): string {
 
 /**
  * Console writes ride a cookie, so a form on another site must not be able to send one: the
- * browser's Origin (or, without it, Sec-Fetch-Site) must say the request came from this origin.
+ * browser's Origin (or, without it, Sec-Fetch-Site) must say the request came from the console's
+ * origin, which is PUBLIC_BASE_URL's: behind TLS termination the request itself may say http.
  */
-async function sameOrigin(ctx: Context, next: Next): Promise<void> {
-  const origin = ctx.get('origin');
-  const site = ctx.get('sec-fetch-site');
-  const same = origin ? origin === ownOrigin(ctx) : site === 'same-origin';
-  if (!same) throw new AppError(403, 'CROSS_SITE_REQUEST', 'This form must be sent from the console itself');
-  await next();
+function sameOriginAs(consoleOrigin: string) {
+  return async function sameOrigin(ctx: Context, next: Next): Promise<void> {
+    const origin = ctx.get('origin');
+    const site = ctx.get('sec-fetch-site');
+    const same = origin ? origin === consoleOrigin : site === 'same-origin';
+    if (!same) throw new AppError(403, 'CROSS_SITE_REQUEST', 'This form must be sent from the console itself');
+    await next();
+  };
 }
+
+const retryAfterOf = (err: AppError) =>
+  (err.details as { retry_after_seconds?: number } | null | undefined)?.retry_after_seconds ??
+  OUTAGE_RETRY_AFTER_SECONDS;

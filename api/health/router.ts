@@ -1,9 +1,10 @@
 import Router from '@koa/router';
-import { AppError } from '../../lib/errors';
 import { z } from 'zod';
+import { AppError, dependencyName, OUTAGE_RETRY_AFTER_SECONDS } from '../../lib/errors';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
+import { dependencyWatchOf } from './dependencies';
 
 const Alive = z.object({ status: z.literal('ok') });
 const Ready = z.object({ database: z.literal('ok'), temporal: z.literal('ok') });
@@ -11,6 +12,7 @@ const Ready = z.object({ database: z.literal('ok'), temporal: z.literal('ok') })
 /** GET /health: the process is alive. GET /ready: PostgreSQL and Temporal answer. */
 export function healthRouter(deps: ApiDeps): Router {
   const router = new Router();
+  const dependencies = dependencyWatchOf(deps);
   router.get(
     '/health',
     validate({ response: Alive, summary: 'Liveness: the process answers' }, (ctx) => ok(ctx, { status: 'ok' })),
@@ -18,31 +20,21 @@ export function healthRouter(deps: ApiDeps): Router {
   router.get(
     '/ready',
     validate(
-      { response: Ready, summary: 'Readiness: PostgreSQL and Temporal answer (503 NOT_READY otherwise)' },
+      {
+        response: Ready,
+        summary: 'Readiness: PostgreSQL and Temporal answer (503 NOT_READY otherwise)',
+      },
       async (ctx) => {
-        const [database, temporal] = await Promise.all([
-          check(() => deps.orm.em.getConnection().execute('select 1')),
-          check(() => deps.temporal.connection.workflowService.getSystemInfo({})),
-        ]);
-        if (database && temporal) return ok(ctx, { database: 'ok', temporal: 'ok' });
-        throw new AppError(503, 'NOT_READY', 'A dependency is unreachable', {
-          database: database ? 'ok' : 'down',
-          temporal: temporal ? 'ok' : 'down',
+        const reachable = await dependencies.check();
+        if (reachable.database && reachable.temporal) return ok(ctx, { database: 'ok', temporal: 'ok' });
+        const down = (['database', 'temporal'] as const).filter((d) => !reachable[d]);
+        throw new AppError(503, 'NOT_READY', `${down.map(dependencyName).join(' and ')} cannot be reached`, {
+          database: reachable.database ? 'ok' : 'down',
+          temporal: reachable.temporal ? 'ok' : 'down',
+          retry_after_seconds: OUTAGE_RETRY_AFTER_SECONDS,
         });
       },
     ),
   );
   return router;
-}
-
-async function check(probe: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 3000).unref()),
-    ]);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,5 @@
 import type { AccreditationStatus } from '../../db/entities/identity-accreditation';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import type { Mover } from './kyc-model';
 
 interface Step {

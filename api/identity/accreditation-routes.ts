@@ -8,7 +8,7 @@ import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import type { accreditations } from './accreditations';
 import { commitIdentityChange } from './identity-change';
-import { ok } from './respond';
+import { ok } from '../respond';
 import {
   AccreditationDecisionBody,
   AccreditationDocumentBody,

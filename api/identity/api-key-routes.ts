@@ -6,7 +6,7 @@ import { auth } from '../middleware/auth';
 import { answerHoldsSecret } from '../middleware/idempotency';
 import { validate } from '../middleware/validate';
 import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from './api-keys';
-import { ok } from './respond';
+import { ok } from '../respond';
 import { ApiKeyParams, CreateApiKeyBody, ApiKeyCreated, ApiKeyList } from './schema';
 
 /**

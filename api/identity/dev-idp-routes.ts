@@ -3,7 +3,7 @@ import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { createApiKey } from './api-keys';
 import { DEV_IDP_AUDIENCE, type DevIdp } from './dev-idp';
-import { ok } from './respond';
+import { ok } from '../respond';
 import { DevMintBody, DevMintResponse } from './schema';
 
 const ID_TOKEN_TTL_SECONDS = 600;

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { parseApiKey } from './api-keys';
-import { ok } from './respond';
+import { ok } from '../respond';
 import { ExchangeBody, TokenResponse } from './schema';
 import type { tokenExchange } from './token-exchange';
 

@@ -1,4 +1,4 @@
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import { kycCases } from './kyc-cases';
 import type { KycModel } from './kyc-model';
 import { kycSessions } from './kyc-sessions';

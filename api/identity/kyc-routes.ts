@@ -7,7 +7,7 @@ import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { commitIdentityChange } from './identity-change';
 import type { KycModel } from './kyc-model';
-import { ok } from './respond';
+import { ok } from '../respond';
 import { kycDecisionBody, RecordParams, SubjectQuery, KycCaseView, KycSessionView } from './schema';
 
 /** Investors start their own KYC; staff read and decide the KYC records of their organisation. */

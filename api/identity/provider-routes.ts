@@ -5,7 +5,7 @@ import type { accreditations } from './accreditations';
 import { commitIdentityChange } from './identity-change';
 import type { KycModel } from './kyc-model';
 import { verifyProviderSignature } from './provider-signature';
-import { ok } from './respond';
+import { ok } from '../respond';
 import { providerNotification, AccreditationView, KycCaseView, KycSessionView } from './schema';
 import { z } from 'zod';
 

@@ -6,7 +6,7 @@ import { TrancheSchema } from '../../db/entities/tranche';
 import { AppError, conflict, notFound, validationFailed } from '../../lib/errors';
 import { newId, uuidFromName } from '../../lib/ids';
 import { formatAmount, maxAmount, multiply, parseAmount } from '../../lib/money';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import type { Principal } from '../../domain/principal';
 import type { NewSubscription } from '../../domain/subscription';
 import type { CreateSubscriptionBody } from './schema';

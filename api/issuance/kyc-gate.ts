@@ -1,5 +1,5 @@
 import { kycRequired } from '../../lib/errors';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import type { KycEligibility } from '../../domain/kyc';
 import type { Principal } from '../../domain/principal';
 

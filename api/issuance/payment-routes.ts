@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import * as m from '../../domain/subscription-messages';
 import type { SubscriptionAction } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';

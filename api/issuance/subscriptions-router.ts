@@ -261,7 +261,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
             async (seen) => {
               const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
               seen(record);
-              return workflows.command(record.id, m.reconcileFunds, {
+              return workflows.command(record.id, m.reconcile, {
                 amount: input.body.amount,
                 actorId: ctx.state.principal.userId,
               });

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import {
   isGrpcServiceError,
   ServiceError,
@@ -9,28 +9,62 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { NotFoundError } from '@mikro-orm/core';
 import { ZodError } from 'zod';
-import { AppError, notFound, validationFailed } from '../../lib/errors';
+import { AppError, dependencyUnavailable, notFound, validationFailed } from '../../lib/errors';
+import type { DependencyWatch } from '../health/dependencies';
 import { logger } from '../../lib/logger';
 
 /**
  * The one place an error becomes a response: `{ success: false, error: { code, message, details } }`.
- * Routes never build error bodies by hand.
+ * Routes never build error bodies by hand. A failure while PostgreSQL or Temporal is down is that
+ * outage (503 SERVICE_UNAVAILABLE naming it), not a bug (500).
  */
-export function errorEnvelope(): Middleware {
+export function errorEnvelope(watch?: DependencyWatch): Middleware {
   return async (ctx, next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined)
         throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`);
     } catch (raw) {
-      const err = toAppError(raw);
-      if (err.status >= 500) logger.error({ err: raw, requestId: ctx.state.requestId }, 'request failed');
+      const err = await toResponseError(raw, watch);
+      if (err.status >= 500 && err.code !== 'SERVICE_UNAVAILABLE')
+        logger.error({ err: raw, requestId: ctx.state.requestId }, 'request failed');
       ctx.status = err.status;
       ctx.body = errorBody(err);
-      const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
-      if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
+      setRetryAfter(ctx, err);
     }
   };
+}
+
+/**
+ * Routes that answer whatever the dependencies do: liveness, readiness (it names what is down), the
+ * API's own description, and the console, whose pages call this API and show its 503 as a page.
+ */
+const UNGATED = /^\/(health|ready|openapi\.json|docs(\/.*)?|console(\/.*)?)$/;
+
+/**
+ * While PostgreSQL or Temporal is known to be down, every route answers 503 at once rather than
+ * each request waiting to fail on it (a Temporal call retries for some 20 s before it gives up).
+ */
+export function outageGate(watch: DependencyWatch): Middleware {
+  return async (ctx, next) => {
+    if (!UNGATED.test(ctx.path)) {
+      const down = await watch.down();
+      if (down.length) throw dependencyUnavailable(down);
+    }
+    await next();
+  };
+}
+
+/** The AppError to answer with: an outage's 503 when a server-side failure met a dependency that is down. */
+export async function toResponseError(raw: unknown, watch?: DependencyWatch): Promise<AppError> {
+  const err = toAppError(raw);
+  if (!watch || err.status < 500 || err.status === 503) return err;
+  return (await watch.outage()) ?? err;
+}
+
+function setRetryAfter(ctx: Context, err: AppError): void {
+  const retryAfter = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
+  if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
 }
 
 export const errorBody = (err: AppError) => ({

@@ -14,7 +14,7 @@ export type Claim =
   | { kind: 'reused' }
   | { kind: 'in_use'; retryAfterSeconds: number };
 
-/** Rows of idempotency_keys (db/migrations/0010, 0030): claim, complete, release, purge. */
+/** Rows of idempotency_keys (db/migrations/0010, 0030): claim, complete, release (expired rows: the retention prune, db/retention.ts). */
 export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: number) {
   const sql = (query: string, params: unknown[]) =>
     orm.em.getConnection().execute(query, params, 'all') as Promise<Record<string, unknown>[]>;
@@ -74,13 +74,6 @@ export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: num
       await sql(
         'delete from idempotency_keys where principal = ? and method = ? and path = ? and key = ? and status is null',
         pk(s),
-      );
-    },
-
-    async purgeExpired(limit = 500): Promise<void> {
-      await sql(
-        'delete from idempotency_keys where ctid in (select ctid from idempotency_keys where expires_at < now() limit ?)',
-        [limit],
       );
     },
   };

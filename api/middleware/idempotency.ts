@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
 import { conflict, validationFailed } from '../../lib/errors';
@@ -61,8 +61,6 @@ export function idempotency(deps: {
     const hash = createHash('sha256')
       .update(canonical((ctx.request as { body?: unknown }).body ?? null))
       .digest('hex');
-    if (randomInt(100) === 0)
-      store.purgeExpired().catch((err: unknown) => logger.warn({ err }, 'idempotency purge failed'));
 
     const claim = await store.claim(scope, hash);
     if (claim.kind === 'reused')

@@ -6,7 +6,7 @@ import { deliveryReads } from './delivery-reads';
 import { retryDelivery } from '../../webhooks';
 import { attemptView, deliveryView } from './views';
 import { DeliveryParams, ListDeliveriesQuery, DeliveryDetail, DeliveryList, DeliveryView } from './schema';
-import { ok } from './reply';
+import { ok } from '../respond';
 
 /**
  * spec §4.3 delivery history and manual retry; status codes and bodies in

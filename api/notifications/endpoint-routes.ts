@@ -31,7 +31,7 @@ import {
   EventTypesView,
   TestEventView,
 } from './schema';
-import { ok } from './reply';
+import { ok } from '../respond';
 
 /** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions/0071-webhook-status-codes.md. */
 export function endpointRoutes(

@@ -7,7 +7,7 @@ import { renderEventBody, type EnvelopeSource } from '../../webhooks';
 import { checkEventTypes } from './event-type-policy';
 import { decodeSeqCursor, encodeSeqCursor } from '../cursor';
 import { EventList, ListEventsQuery } from './schema';
-import { ok } from './reply';
+import { ok } from '../respond';
 
 type EventRow = EnvelopeSource & { seq: string; body: string | null };
 

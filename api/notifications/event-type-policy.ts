@@ -1,6 +1,6 @@
 import { badRequest } from '../../lib/errors';
 import { supportedEventTypes } from '../../domain/events';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 
 const ALL_EVENTS = '*';
 

@@ -5,7 +5,7 @@ import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { NOTIFICATION_PATHS } from './paths';
-import { ok } from './reply';
+import { ok } from '../respond';
 import { EndpointHealthView } from './schema';
 import { deliveryView } from './views';
 

@@ -1,4 +1,4 @@
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 
 /** spec §4.3: the two sets name the same resources differently; everything else is shared. */
 export interface NotificationPaths {

@@ -10,7 +10,7 @@ import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '..
 import type { EndpointStore } from './endpoint-store';
 import { EndpointParams, RecoveryParams, RecoveryView, StartRecoveryBody } from './schema';
 import { recoveryView } from './views';
-import { ok } from './reply';
+import { ok } from '../respond';
 
 /**
  * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint), GET

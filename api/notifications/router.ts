@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
-import { ok } from './reply';
+import { ok } from '../respond';
 import { secretBoxFrom } from '../../webhooks';
 import { supportedEventTypes } from '../../domain/events';
 import { NOTIFICATION_PATHS } from './paths';

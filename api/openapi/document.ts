@@ -6,7 +6,7 @@ import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, outputSchema, type JsonSche
 import { IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
 import { TAGS, tagOf } from './tags';
 import { webhooksSection } from './webhooks';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 
 type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[]; [ROUTE_DOC]?: RouteDoc };
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);
@@ -109,8 +109,9 @@ function operation(
   if (WRITES.has(method) && !roles) [401, 404].forEach((s) => errors.add(s));
   if (WRITES.has(method)) errors.add(429);
   if (WRITES.has(method) && roles) errors.add(409);
-  // A command the workflow did not answer in time may still apply: 503, retry with the same key.
-  if (idempotent || (method === 'delete' && roles)) errors.add(503);
+  // Every route but liveness answers 503 while PostgreSQL or Temporal is down (api/middleware/errors.ts,
+  // outageGate); a command the workflow did not answer in time may still apply: 503, retry with the same key.
+  if (rawPath !== '/health') errors.add(503);
 
   const status = String(doc.status ?? (method === 'delete' ? 204 : 200));
   const responses: Record<string, JsonSchema> = {};

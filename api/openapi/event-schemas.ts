@@ -3,7 +3,7 @@
  * Documentation of what the publishers build; subscription data is the API's own view schema.
  */
 import { z } from 'zod';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 
 const timestamp = z.iso.datetime({ offset: true });

@@ -74,5 +74,5 @@ export const ERROR_REASONS: Record<number, string> = {
   415: 'The body is not application/json',
   422: 'Path, query or body failed validation; details lists every issue',
   429: 'Too many requests from this client; see Retry-After',
-  503: 'COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result',
+  503: 'SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result',
 };

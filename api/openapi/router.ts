@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { buildOpenApi, type DocumentInfo } from './document';
 import { validate } from '../middleware/validate';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 
 /** The only swagger-ui-dist files the page needs; anything else under /docs is a 404. */
 const ASSETS: Record<string, string> = {

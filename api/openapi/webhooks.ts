@@ -1,4 +1,4 @@
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 import { supportedEventTypes } from '../../domain/events';
 import { ENDPOINT_DISABLED, eventDataSchema } from './event-schemas';
 import { outputSchema, type JsonSchema } from './json-schema';

@@ -4,6 +4,10 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { startBalancer } from './balancer';
 import type { RunningPostgres } from './embedded-postgres';
+import { TEMPORAL_PORT_OFFSETS } from './free-port';
+import { startTlsGateway } from './gateway';
+import { ensurePortsFree, type WantedPort } from './ports';
+import { startingPart, StartupError } from './startup-error';
 import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 import { startTemporalServer, type TemporalDatabase } from './temporal-server';
@@ -30,6 +34,13 @@ export interface ClusterOptions {
   /** Extra environment for every worker and API instance. */
   env?: Record<string, string>;
   output: NodeJS.WritableStream;
+  /** Where `output` goes (a file's path), named when a part fails. */
+  logPath?: string;
+  /**
+   * HTTPS on `port`: Caddy ends TLS (its own local CA) in front of a gateway as deploy/gateway has
+   * it, on `innerPort`, instead of the balancer; PUBLIC_BASE_URL is then https://localhost:<port>.
+   */
+  tls?: { caddy: string; innerPort: number };
 }
 
 export interface Cluster {
@@ -55,6 +66,8 @@ export interface Cluster {
  * secrets and issued tokens survive a restart.
  */
 export async function startCluster(o: ClusterOptions): Promise<Cluster> {
+  await preflight(o);
+  const log = o.logPath ?? 'the cluster output';
   mkdirSync(o.dataDir, { recursive: true });
   chmodSync(o.dataDir, 0o755);
   const stops: (() => Promise<void>)[] = [];
@@ -66,7 +79,17 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     const startPg = async () => {
       // Loaded only when used: embedded-postgres is an ES module, which the tests' CommonJS cannot load.
       const { startEmbeddedPostgres } = await import('./embedded-postgres');
-      postgres = await startEmbeddedPostgres({ dir: join(o.dataDir, 'postgres'), port: o.pgPort, persistent: true });
+      const dir = join(o.dataDir, 'postgres');
+      const logFile = join(o.dataDir, 'postgres.log');
+      postgres = await startingPart(
+        {
+          part: `PostgreSQL (embedded, port ${o.pgPort}, data in ${dir})`,
+          remedy:
+            'read its log; if another PostgreSQL runs on this data folder (left over from an earlier run), stop it; if the folder is damaged, move it away and start again (the data is made anew)',
+          log: logFile,
+        },
+        () => startEmbeddedPostgres({ dir, port: o.pgPort, persistent: true, logFile }),
+      );
     };
     let databaseUrl = o.databaseUrl;
     if (!databaseUrl) {
@@ -86,32 +109,50 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     const temporalLog = o.output;
     let temporal: RunningTemporal | null = null;
     const startTemporal = async () => {
-      temporal = await startTemporalServer({
-        toolsDir: o.temporalServerDir,
-        db,
-        portBase: o.temporalPortBase,
-        logFile: temporalLog,
-      });
+      temporal = await startingPart(
+        {
+          part: `the Temporal server (ports from ${o.temporalPortBase})`,
+          remedy: `read its lines in the log; check that PostgreSQL at ${db.host}:${db.port} takes connections`,
+          log,
+        },
+        () =>
+          startTemporalServer({
+            toolsDir: o.temporalServerDir,
+            db,
+            portBase: o.temporalPortBase,
+            logFile: temporalLog,
+          }),
+      );
     };
     await startTemporal();
     stops.push(async () => temporal?.stop());
     const temporalAddress = `127.0.0.1:${o.temporalPortBase}`;
-    await temporalSetup({ ...process.env, TEMPORAL_ADDRESS: temporalAddress });
+    await startingPart(
+      {
+        part: `the Temporal setup (namespace and search attributes, at ${temporalAddress})`,
+        remedy: 'check that Temporal answers at that address, then run `npm run temporal:setup` to see the whole error',
+      },
+      () => temporalSetup({ ...process.env, TEMPORAL_ADDRESS: temporalAddress }),
+    );
 
     let uiUrl: string | null = null;
     if (o.temporalUi && o.uiPort) {
-      const ui = await startTemporalUi({ binary: o.temporalUi, temporalAddress, port: o.uiPort, output: o.output });
+      const ui = await startingPart(
+        { part: `the Temporal Web UI (port ${o.uiPort})`, remedy: 'read its lines in the log', log },
+        () => startTemporalUi({ binary: o.temporalUi!, temporalAddress, port: o.uiPort!, output: o.output }),
+      );
       stops.push(ui.stop);
       uiUrl = ui.url;
     }
+    const publicUrl = o.tls ? `https://localhost:${o.port}` : `http://localhost:${o.port}`;
 
     const env: Record<string, string> = {
       ...(process.env as Record<string, string>),
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
-      PUBLIC_BASE_URL: `http://localhost:${o.port}`,
-      // The balancer appends the peer to X-Forwarded-For; the instances sit behind that one proxy.
+      PUBLIC_BASE_URL: publicUrl,
+      // The balancer (or the TLS gateway) sets X-Forwarded-For; the instances sit behind that one proxy.
       TRUST_PROXY: 'true',
       TRUST_PROXY_HOPS: '1',
       ...clusterSecrets(o.dataDir),
@@ -134,12 +175,36 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       p.start();
       stops.push(() => p.stop());
     }
-    for (const port of o.apiPorts) await untilReady(`http://127.0.0.1:${port}/ready`);
-    const balancer: Server = await startBalancer({ port: o.port, upstreams: o.apiPorts });
-    stops.push(() => new Promise((resolve) => balancer.close(() => resolve())));
+    for (const [i, port] of o.apiPorts.entries()) {
+      await startingPart(
+        {
+          part: `API instance ${apis[i]!.name} (port ${port})`,
+          remedy: `read its lines ([${apis[i]!.name}], and the workers' before them) in the log; GET /ready on it names the dependency it cannot reach`,
+          log,
+        },
+        () => untilReady(`http://127.0.0.1:${port}/ready`, [...workers, apis[i]!]),
+      );
+    }
+    if (o.tls) {
+      const gateway = await startTlsGateway({
+        caddy: o.tls.caddy,
+        port: o.port,
+        innerPort: o.tls.innerPort,
+        upstreams: o.apiPorts,
+        dataDir: join(o.dataDir, 'gateway'),
+        output: o.output,
+      });
+      stops.push(gateway.stop);
+    } else {
+      const balancer: Server = await startingPart(
+        { part: `the balancer (port ${o.port})`, remedy: `free port ${o.port}, or start with PORT=<another>` },
+        () => startBalancer({ port: o.port, upstreams: o.apiPorts }),
+      );
+      stops.push(() => new Promise((resolve) => balancer.close(() => resolve())));
+    }
 
     return {
-      baseUrl: `http://127.0.0.1:${o.port}`,
+      baseUrl: o.tls ? publicUrl : `http://127.0.0.1:${o.port}`,
       databaseUrl,
       temporalAddress,
       uiUrl,
@@ -179,9 +244,49 @@ function clusterSecrets(dataDir: string): Record<string, string> {
   return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
 }
 
-async function untilReady(url: string): Promise<void> {
+/** Before anything starts: the tools are there and every port is free, or say which and what to do. */
+async function preflight(o: ClusterOptions): Promise<void> {
+  const missing = ['server', 'sql'].filter(
+    (tool) => !o.temporalServerDir || !existsSync(join(o.temporalServerDir, tool)),
+  );
+  if (missing.length)
+    throw new StartupError({
+      part: 'the Temporal server build',
+      problem: o.temporalServerDir
+        ? `no ${missing.join(' and ')} in ${o.temporalServerDir}`
+        : 'TEMPORAL_SERVER_DIR is not set',
+      remedy:
+        'build it with bash scripts/tools.sh temporal-server (npm run cluster does), or point TEMPORAL_SERVER_DIR at the folder holding server and sql',
+    });
+  if (o.tls && !existsSync(o.tls.caddy))
+    throw new StartupError({
+      part: 'Caddy (CLUSTER_TLS=1)',
+      problem: `no Caddy at ${o.tls.caddy}`,
+      remedy: 'build it with bash scripts/tools.sh caddy (npm run cluster does), or run without CLUSTER_TLS',
+    });
+  const wanted: WantedPort[] = [
+    { port: o.port, part: o.tls ? 'the TLS gateway' : 'the balancer', setting: 'PORT' },
+    ...o.apiPorts.map((port, i) => ({ port, part: `API instance api-${i + 1}`, setting: `CLUSTER_API_PORT_${i + 1}` })),
+    {
+      port: o.temporalPortBase,
+      part: 'the Temporal server',
+      setting: 'TEMPORAL_PORT_BASE',
+      offsets: TEMPORAL_PORT_OFFSETS,
+    },
+  ];
+  if (!o.databaseUrl) wanted.push({ port: o.pgPort, part: 'PostgreSQL (embedded)', setting: 'EMBEDDED_PG_PORT' });
+  if (o.temporalUi && o.uiPort)
+    wanted.push({ port: o.uiPort, part: 'the Temporal Web UI', setting: 'TEMPORAL_UI_PORT' });
+  if (o.tls) wanted.push({ port: o.tls.innerPort, part: 'the gateway behind TLS', setting: 'CLUSTER_GATEWAY_PORT' });
+  await ensurePortsFree(wanted, 'npm run cluster');
+}
+
+/** Until the instance answers ready; fails at once when one of `processes` has exited. */
+async function untilReady(url: string, processes: ServiceProcess[]): Promise<void> {
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
+    const gone = processes.find((p) => p.child && (p.child.exitCode !== null || p.child.signalCode !== null));
+    if (gone) throw new Error(`${gone.name} exited (${gone.child!.signalCode ?? `code ${gone.child!.exitCode}`})`);
     if (
       await fetch(url, { signal: AbortSignal.timeout(2000) }).then(
         (r) => r.ok,
@@ -191,5 +296,5 @@ async function untilReady(url: string): Promise<void> {
       return;
     await new Promise((r) => setTimeout(r, 300));
   }
-  throw new Error(`${url} not ready within 300 s`);
+  throw new Error(`it did not answer ${url} within 300 s`);
 }

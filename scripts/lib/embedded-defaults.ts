@@ -10,11 +10,18 @@
  */
 export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-production';
 
+/** The local /metrics ports `npm start` serves: the API's, the worker's own, the worker's Temporal SDK's. */
+const LOCAL_METRICS_PORTS = { api: 9464, worker: 9465, temporalSdk: 9466 } as const;
+
 export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string> {
   return {
     // The development identity provider mints tokens for anyone: on only here, where it is the point.
     DEV_IDP_ENABLED: env.DEV_IDP_ENABLED ?? 'true',
     IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
+    // Prometheus text on loopback (METRICS_HOST), so a newcomer sees metrics with nothing set.
+    METRICS_PORT: env.METRICS_PORT ?? String(LOCAL_METRICS_PORTS.api),
+    WORKER_METRICS_PORT: env.WORKER_METRICS_PORT ?? String(LOCAL_METRICS_PORTS.worker),
+    TEMPORAL_METRICS_PORT: env.TEMPORAL_METRICS_PORT ?? String(LOCAL_METRICS_PORTS.temporalSdk),
   };
 }

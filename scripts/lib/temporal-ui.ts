@@ -29,7 +29,10 @@ export async function startTemporalUi(opts: {
   child.stderr!.pipe(opts.output, { end: false });
   const url = `http://localhost:${opts.port}`;
   const deadline = Date.now() + 60_000;
+  let failed: Error | null = null;
+  child.once('error', (err) => (failed = err));
   while (Date.now() < deadline) {
+    if (failed) throw new Error(`the UI server binary could not be run: ${(failed as Error).message}`);
     if (child.exitCode !== null) throw new Error(`temporal ui server exited during start (code ${child.exitCode})`);
     if (
       await fetch(url, { signal: AbortSignal.timeout(2000) }).then(

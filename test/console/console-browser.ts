@@ -34,7 +34,7 @@ export interface Browser {
  * (axe-core is evaluated, not injected as a script, so nothing needs it bypassed). Whatever a page
  * reports as an error is collected: call `failOnConsoleErrors` in the describe block.
  */
-export async function openBrowser(): Promise<Browser> {
+export async function openBrowser(opts: { ignoreHTTPSErrors?: boolean } = {}): Promise<Browser> {
   const executablePath = process.env.CHROMIUM_PATH;
   if (!executablePath) throw new Error('CHROMIUM_PATH is not set: run the tests with scripts/test.sh');
   mkdirSync(SHOTS, { recursive: true });
@@ -45,6 +45,8 @@ export async function openBrowser(): Promise<Browser> {
     args: CHROMIUM_ARGS,
     timeout: 60_000,
     viewport: { width: 1440, height: 900 },
+    // Behind a TLS gateway with Caddy's own local CA, which this fresh profile does not trust.
+    ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? false,
   });
   context.setDefaultTimeout(30_000);
   const errors: { url: string; text: string }[] = [];
@@ -80,7 +82,7 @@ export async function openBrowser(): Promise<Browser> {
 /** Signs in the way a person does: the console's sign-in page, the identity provider's form, back to the queue. */
 export async function signIn(
   page: Page,
-  svc: TestService,
+  svc: { baseUrl: string; config: Pick<TestService['config'], 'PUBLIC_BASE_URL'> },
   who: { userId: string; orgId: string; roles: Role[] },
 ): Promise<void> {
   await page.goto(`${svc.baseUrl}/console/`);

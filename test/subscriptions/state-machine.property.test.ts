@@ -31,8 +31,29 @@ type Command =
   | 'issue-shares'
   | 'reconcile'
   | 'processor: succeeded'
+  | 'processor: succeeded again'
+  | 'processor: second payment'
+  | 'processor: wrong amount'
   | 'processor: failed'
   | 'processor: in_escrow';
+
+/**
+ * Issue 20: the payments a run may see. The investor's payment, told once or twice (a new event id,
+ * the same payment); another payment of the total; a payment of another amount.
+ */
+type Payment = 'pay-1' | 'pay-2' | 'pay-3';
+const PAYMENT_OF: Partial<Record<Command, Payment>> = {
+  'processor: succeeded': 'pay-1',
+  'processor: succeeded again': 'pay-1',
+  'processor: second payment': 'pay-2',
+  'processor: wrong amount': 'pay-3',
+  'processor: failed': 'pay-1',
+  'processor: in_escrow': 'pay-1',
+};
+const KIND_OF: Partial<Record<Command, PaymentNotification['kind']>> = {
+  'processor: failed': 'failed',
+  'processor: in_escrow': 'in_escrow',
+};
 
 interface Model {
   set: 'A' | 'B';
@@ -40,6 +61,11 @@ interface Model {
   payment: PaymentStatus;
   linked: boolean;
   method: 'wire' | null;
+  /** The payment that paid the total, when a notification named it. */
+  paidWith: Payment | null;
+  /** Payments held aside (a second payment, a wrong amount), and every payment.held event raised. */
+  heldAside: Payment[];
+  heldEvents: number;
 }
 type Outcome = { refused: 'access' | 'state' } | { refused: false; next: Model };
 
@@ -111,18 +137,32 @@ function model(m: Model, cmd: Command, actor: Actor): Outcome {
         ? to({ status: 'completed', payment: 'in_escrow' })
         : state;
     case 'processor: succeeded':
-      if (ENDED_UNFULFILLED.includes(m.status))
-        return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' }); // held
-      if (m.set === 'B' && is('pending_payment')) return to({ status: 'pending_review', payment: 'received' });
-      if (m.set === 'B' && is('draft', 'pending_signature')) return to({}); // kept for later
+    case 'processor: succeeded again':
+    case 'processor: second payment':
+    case 'processor: wrong amount': {
+      const pay = PAYMENT_OF[cmd]!;
+      const ended = ENDED_UNFULFILLED.includes(m.status);
+      const waits = !ended && !is('completed') && (m.set === 'B' ? is('draft', 'pending_signature') : !is('approved'));
+      if (waits) return to({}); // kept for later
+      const holdAside = () => to({ heldAside: [...m.heldAside, pay], heldEvents: m.heldEvents + 1 });
+      if (m.heldAside.includes(pay)) return to({});
+      if (CAPTURED.includes(m.payment)) return !m.paidWith || m.paidWith === pay ? to({}) : holdAside();
+      // Money for a subscription that ended unfulfilled: received and held, with an event.
+      if (ended) return to({ payment: 'received', paidWith: pay, heldEvents: m.heldEvents + 1 });
+      if (cmd === 'processor: wrong amount') return holdAside();
+      if (m.set === 'B' && is('pending_payment'))
+        return to({ status: 'pending_review', payment: 'received', paidWith: pay });
       if (m.set === 'A' && !is('approved')) return to({});
-      return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' });
+      return to({ payment: 'received', paidWith: pay });
+    }
     case 'processor: failed':
       return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'failed' });
     case 'processor: in_escrow':
       if (m.set === 'B' || m.payment === 'refunded' || m.payment === 'disputed') return to({});
       if (ENDED_UNFULFILLED.includes(m.status))
-        return to({ payment: CAPTURED.includes(m.payment) ? m.payment : 'received' });
+        return CAPTURED.includes(m.payment)
+          ? to({})
+          : to({ payment: 'received', paidWith: 'pay-1', heldEvents: m.heldEvents + 1 });
       return is('approved') ? to({ status: 'completed', payment: 'in_escrow' }) : to({});
   }
 }
@@ -153,23 +193,41 @@ function principal(actor: Actor): Principal {
   return { userId: owns ? OWNER_ID : `user-${actor}`, orgId: ORG, roles, kycCompleted: true };
 }
 
+/** A run's currency and what its total, and a wrong amount, are written as (20 units of it). */
+const CURRENCIES = {
+  JPY: { total: '20', same: '20', wrong: '21' },
+  USD: { total: '20.00', same: '20.0', wrong: '20.01' },
+  BHD: { total: '20.000', same: '20', wrong: '20.001' },
+} as const;
+type Currency = keyof typeof CURRENCIES;
+
 let eventSeq = 0;
-const notification = (kind: PaymentNotification['kind']): PaymentNotification => ({
-  kind,
-  processorEventId: `evt-${eventSeq++}`,
-  reference: 'ref',
-  amount: '20.00',
-});
+function notification(cmd: Command, currency: Currency): PaymentNotification {
+  const amounts = CURRENCIES[currency];
+  const amount =
+    cmd === 'processor: wrong amount'
+      ? amounts.wrong
+      : cmd === 'processor: succeeded again'
+        ? amounts.same
+        : amounts.total;
+  return {
+    kind: KIND_OF[cmd] ?? 'succeeded',
+    processorEventId: `evt-${eventSeq++}`,
+    reference: `session-of-${PAYMENT_OF[cmd]}`,
+    payment: PAYMENT_OF[cmd]!,
+    amount,
+  };
+}
 
 function implementation(
   s: SubscriptionState,
   cmd: Command,
   actor: Actor,
-): { refused: 'access' | 'state' } | { refused: false; next: SubscriptionState } {
+): { refused: 'access' | 'state' } | { refused: false; next: SubscriptionState; held?: number } {
   if (cmd.startsWith('processor:')) {
-    const kind = cmd.slice('processor: '.length) as PaymentNotification['kind'];
-    const ch = applyPayment(s, notification(kind));
-    return { refused: false, next: ch ? ch.state : s };
+    const ch = applyPayment(s, notification(cmd, s.currency as Currency));
+    const held = ch ? ch.events.filter((e) => e.type === 'payment.held').length : 0;
+    return { refused: false, next: ch ? ch.state : s, held };
   }
   try {
     authorize(principal(actor), ACTION[cmd as keyof typeof ACTION], s);
@@ -228,13 +286,13 @@ function run(s: SubscriptionState, cmd: Command): SubscriptionState {
       return transitions.issueShares(s, 'shares-1', '2026-11-23T00:00:00Z').state;
     case 'reconcile':
       guards.reconcile(s, s.totalAmount);
-      return transitions.fundsInEscrow(s).state;
+      return transitions.reconcile(s).state;
     default:
       throw new Error(`not a command: ${cmd}`);
   }
 }
 
-function initial(set: 'A' | 'B'): SubscriptionState {
+function initial(set: 'A' | 'B', currency: Currency = 'USD'): SubscriptionState {
   return {
     id: 'sub-1',
     set,
@@ -244,9 +302,9 @@ function initial(set: 'A' | 'B'): SubscriptionState {
     trancheId: null,
     investorId: OWNER_ID,
     unitsSubscribed: 2,
-    pricePerUnit: '10.00',
-    totalAmount: '20.00',
-    currency: 'USD',
+    pricePerUnit: '10',
+    totalAmount: CURRENCIES[currency].total,
+    currency,
     paymentMethod: null,
     paymentStatus: 'pending',
     status: 'draft',
@@ -278,6 +336,9 @@ const COMMANDS: Command[] = [
   ...STAFF_COMMANDS,
   'void',
   'processor: succeeded',
+  'processor: succeeded again',
+  'processor: second payment',
+  'processor: wrong amount',
   'processor: failed',
   'processor: in_escrow',
 ];
@@ -319,15 +380,29 @@ const runs = fc
         fc.nat({ max: 8 }),
         fc.array(step, { maxLength: 20 }),
       )
-      .map(([before, path, n, after]) => ({ set, steps: [...before, ...path.slice(0, n), ...after] })),
+      .chain(([before, path, n, after]) =>
+        fc
+          .constantFrom<Currency>('JPY', 'USD', 'BHD')
+          .map((currency) => ({ set, currency, steps: [...before, ...path.slice(0, n), ...after] })),
+      ),
   );
 
 describe('the subscription state machine against the spec §3 model', () => {
-  it('agrees on every step of generated command sequences, across roles and both sets', () => {
+  it('agrees on every step of generated command sequences, across roles, both sets, currencies and payments', () => {
     fc.assert(
-      fc.property(runs, ({ set, steps }) => {
-        let m: Model = { set, status: 'draft', payment: 'pending', linked: false, method: null };
-        let s = initial(set);
+      fc.property(runs, ({ set, currency, steps }) => {
+        let m: Model = {
+          set,
+          status: 'draft',
+          payment: 'pending',
+          linked: false,
+          method: null,
+          paidWith: null,
+          heldAside: [],
+          heldEvents: 0,
+        };
+        let s = initial(set, currency);
+        let heldEvents = 0;
         for (const { cmd, actor } of steps) {
           const want = model(m, cmd, actor);
           const got = implementation(s, cmd, actor);
@@ -340,11 +415,21 @@ describe('the subscription state machine against the spec §3 model', () => {
           if (want.refused === false && got.refused === false) {
             m = want.next;
             s = got.next;
-            expect({ cmd, status: s.status, payment: s.paymentStatus, linked: s.paymentMethodLinked }).toEqual({
+            heldEvents += got.held ?? 0;
+            expect({
+              cmd,
+              status: s.status,
+              payment: s.paymentStatus,
+              linked: s.paymentMethodLinked,
+              paidWith: s.paidWith ?? null,
+              heldEvents,
+            }).toEqual({
               cmd,
               status: m.status,
               payment: m.payment,
               linked: m.linked,
+              paidWith: m.paidWith,
+              heldEvents: m.heldEvents,
             });
           }
         }
@@ -356,8 +441,8 @@ describe('the subscription state machine against the spec §3 model', () => {
   it('reaches every status of §2.2 in some generated run (the generator is not stuck at draft)', () => {
     const reached = new Set<string>();
     fc.assert(
-      fc.property(runs, ({ set, steps }) => {
-        let s = initial(set);
+      fc.property(runs, ({ set, currency, steps }) => {
+        let s = initial(set, currency);
         for (const { cmd, actor } of steps) {
           const got = implementation(s, cmd, actor);
           if (got.refused === false) s = got.next;

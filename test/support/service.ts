@@ -13,7 +13,7 @@ import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { freePort } from '../../scripts/lib/free-port';
 import { createWorker } from '../../worker/create-worker';
-import type { BehaviourSet } from '../../domain/behaviour-set';
+import type { BehaviourSet } from '../../lib/behaviour-set';
 
 export interface TestService {
   set: BehaviourSet;

@@ -1,4 +1,5 @@
-import { disableReason, failingSince, nextAttemptDelay, parseRetryAfter } from '../../domain/endpoint-health';
+import { disableReason, failingSince } from '../../domain/endpoint-health';
+import { nextAttemptDelay, parseRetryAfter } from '../../domain/retry-schedule';
 
 const now = new Date('2026-11-23T12:00:00Z');
 const HOUR = 3600_000;

@@ -4,13 +4,13 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/config';
 import type { Orm } from '../../db/orm';
-import { ATTEMPT_DELAYS_MS } from '../../domain/webhook-messages';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { Receiver } from './support/receiver';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
+import { ATTEMPT_DELAYS_MS } from '../../domain/retry-schedule';
 
 // Slack on top of each expected wait (the attempt's own duration, task dispatch), as in retry-schedule.test.ts.
 const within = (delay: number) => delay + delay / 2;

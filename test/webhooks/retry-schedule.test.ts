@@ -5,12 +5,12 @@ import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/config';
 import type { Orm } from '../../db/orm';
 import { retryDelivery } from '../../webhooks/manual-retry';
-import { ATTEMPT_DELAYS_MS } from '../../domain/webhook-messages';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { ensureSearchAttributes } from '../../lib/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { Receiver } from './support/receiver';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
+import { ATTEMPT_DELAYS_MS } from '../../domain/retry-schedule';
 
 // Scheduling slack on top of each spec delay (the attempt's own duration, task dispatch), as a
 // share of the delay: each step of §6.5 is at least 3x the one before, so half a delay of slack

@@ -10,9 +10,11 @@ export async function startServicePair(opts: {
   temporalAddress: string;
   workers?: number;
   extra?: Record<string, string>;
+  /** The API's port, when something in front of it must know it first (a gateway). */
+  port?: number;
 }) {
   const pem = accessTokenKey();
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const env = serviceEnv({
     databaseUrl: opts.databaseUrl,
     temporalAddress: opts.temporalAddress,

@@ -39,6 +39,7 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
     api.post(`/issuance/subscriptions/${id}/${op}`, token, body);
 
   return {
+    org,
     tokens: { staff, investor },
     /** draft -> pending_signature -> pending_payment -> pending_review (wire). */
     async toReview(): Promise<{ id: string; reference_code: string }> {

@@ -1,2 +1,0 @@
-/** The success envelope (spec §1): one helper for the whole API. */
-export { ok } from '../respond';
