@@ -8,4 +8,8 @@ export interface Principal {
   roles: Role[];
   /** Set B's KYC gate reads this claim (spec §5.3); Set A treats it as a hint only. */
   kycCompleted: boolean;
+  /** The organisation API key the token was exchanged with (the audit trail names it); absent for the console. */
+  apiKeyId?: string;
+  /** The console sign-in the token belongs to (the audit trail names it); absent for API clients. */
+  consoleSession?: string;
 }

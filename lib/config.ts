@@ -230,6 +230,11 @@ export const ConfigSchema = z.object({
   RETENTION_PRUNE_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(1440).default(10),
   /** Rows (events, deliveries, notifications or keys) one prune statement deletes at most; attempts go with their delivery. */
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
+  /**
+   * Days the audit trail (audit_events) is kept, apart from operational data: 2555 = 7 years.
+   * Nothing prunes it yet (docs/decisions-audit.md).
+   */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(2555),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { AppError, OUTAGE_RETRY_AFTER_SECONDS } from '../../lib/errors';
 import { logger } from '../../lib/logger';
 import type { Principal } from '../../domain/principal';
+import { recordConsoleSession } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { dependencyWatchOf } from '../health/dependencies';
 import { toResponseError } from '../middleware/errors';
@@ -18,6 +19,7 @@ import { chip, refusal } from './format';
 import { html } from './html';
 import { banner, layout, type Notice, type Section } from './layout';
 import { temporalLinks } from './links';
+import { auditBody, auditPath } from './pages/audit';
 import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
 import { doneCard, queueBody, queueCard, type QueuePage } from './pages/queue';
 import { signInBody } from './pages/sign-in';
@@ -152,7 +154,8 @@ export function consoleRouter(deps: ApiDeps): Router {
     const pending = readPending(ctx);
     clearSession(ctx, 'pending');
     try {
-      const { accessToken, expiresIn } = await signIn.finish(ctx.query, pending);
+      const { accessToken, expiresIn, principal } = await signIn.finish(ctx.query, pending);
+      await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_in');
       writeSession(ctx, accessToken, expiresIn);
       ctx.redirect('/console/');
     } catch (err) {
@@ -161,7 +164,10 @@ export function consoleRouter(deps: ApiDeps): Router {
     }
   });
 
-  router.post('/auth/sign-out', sameOrigin, (ctx) => {
+  router.post('/auth/sign-out', sameOrigin, async (ctx) => {
+    // An expired or unreadable session signs out all the same, without an audit entry (no one to name).
+    const principal = await deps.tokens.verify(readSession(ctx) ?? '').catch(() => null);
+    if (principal) await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_out');
     clearSession(ctx, 'session');
     ctx.status = 303;
     ctx.redirect('/console/sign-in?signed_out=1');
@@ -260,6 +266,10 @@ export function consoleRouter(deps: ApiDeps): Router {
       );
     });
   }
+
+  router.get('/audit', session, async (ctx) =>
+    page(ctx, 200, 'Audit trail', 'none', auditBody(await ctx.state.api.get(auditPath(ctx.query)), ctx.query)),
+  );
 
   router.get('/webhooks', session, async (ctx) => {
     const list = await ctx.state.api.get(`/notifications${paths.endpoints}?limit=100`);

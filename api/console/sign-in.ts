@@ -139,6 +139,7 @@ export function consoleSignIn(deps: {
         orgId: claimedOrg,
         roles: identity.roles,
         kycCompleted: await deps.kyc.isApproved(identity.userId, claimedOrg),
+        consoleSession: randomBytes(12).toString('base64url'),
       };
       return { accessToken: await deps.tokens.sign(principal), principal, expiresIn: deps.tokens.ttlSeconds };
     },

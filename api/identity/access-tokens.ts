@@ -72,7 +72,13 @@ export class AccessTokens {
   }
 
   async sign(p: Principal): Promise<string> {
-    return new SignJWT({ org: p.orgId, roles: p.roles, kyc_completed: p.kycCompleted })
+    return new SignJWT({
+      org: p.orgId,
+      roles: p.roles,
+      kyc_completed: p.kycCompleted,
+      ...(p.apiKeyId && { akid: p.apiKeyId }),
+      ...(p.consoleSession && { sid: p.consoleSession }),
+    })
       .setProtectedHeader({ alg: ALG, kid: this.publicJwk.kid!, typ: 'at+jwt' })
       .setSubject(p.userId)
       .setIssuer(ACCESS_TOKEN_ISSUER)
@@ -103,7 +109,14 @@ export class AccessTokens {
       if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number')
         throw new Error('claims missing');
       return {
-        principal: { userId: payload.sub, orgId: payload.org, roles, kycCompleted: payload.kyc_completed === true },
+        principal: {
+          userId: payload.sub,
+          orgId: payload.org,
+          roles,
+          kycCompleted: payload.kyc_completed === true,
+          ...(typeof payload.akid === 'string' && { apiKeyId: payload.akid }),
+          ...(typeof payload.sid === 'string' && { consoleSession: payload.sid }),
+        },
         expiresAt: payload.exp * 1000,
       };
     } catch (err) {

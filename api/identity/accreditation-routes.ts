@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Principal } from '../../domain/principal';
 import { authorizeInOrganisation, organisationRoles, seesWholeOrganisation, type Subject } from '../../domain/policy';
 import { notFound } from '../../lib/errors';
+import { decisionAfter, recordingRefusals, recordSucceeded } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
@@ -126,12 +127,19 @@ export function accreditationRoutes(router: Router, deps: ApiDeps, records: Retu
           orgId: p.orgId,
           allow: (subject: Subject) => authorizeInOrganisation(p, 'decide_accreditation', subject),
         };
-        ok(
-          ctx,
-          await commitIdentityChange(deps, null, (em) =>
-            records.decide(em, target, input.body.action, 'staff', input.body.reason),
+        const spec = {
+          action: `accreditation.${input.body.action}`,
+          subject: { type: 'accreditation', id: input.params.id },
+        };
+        const decided = await recordingRefusals(deps.orm, ctx, spec, () =>
+          commitIdentityChange(
+            deps,
+            null,
+            (em) => records.decide(em, target, input.body.action, 'staff', input.body.reason),
+            (trx, result) => recordSucceeded(trx, ctx, { ...spec, after: decisionAfter(result, input.body.reason) }),
           ),
         );
+        ok(ctx, decided);
       },
     ),
   );

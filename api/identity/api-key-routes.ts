@@ -1,4 +1,6 @@
 import type Router from '@koa/router';
+import { IdentityApiKeySchema } from '../../db/entities/identity-api-key';
+import { recordingRefusals, recordSucceeded, transactionOf } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { answerHoldsSecret } from '../middleware/idempotency';
@@ -26,10 +28,14 @@ export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
       },
       async (ctx, input) => {
         const p = ctx.state.principal;
-        const { key, record } = await createApiKey(deps.orm.em.fork(), {
-          orgId: p.orgId,
-          name: input.body.name,
-          createdBy: p.userId,
+        const { key, record } = await deps.orm.em.fork().transactional(async (em) => {
+          const made = await createApiKey(em, { orgId: p.orgId, name: input.body.name, createdBy: p.userId });
+          await recordSucceeded(transactionOf(em), ctx, {
+            action: 'api_key.issue',
+            subject: { type: 'api_key', id: made.record.id },
+            after: { name: made.record.name, last_four: made.record.lastFour },
+          });
+          return made;
         });
         answerHoldsSecret(ctx);
         ok(ctx, { ...toApiKeyView(record), key }, 201);
@@ -52,7 +58,20 @@ export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
     '/identity/api-keys/:key_id',
     admin,
     validate({ params: ApiKeyParams, status: 204, summary: 'Revoke an API key (admin)' }, async (ctx, input) => {
-      await revokeApiKey(deps.orm.em.fork(), ctx.state.principal.orgId, input.params.key_id);
+      const subject = { type: 'api_key', id: input.params.key_id };
+      await recordingRefusals(deps.orm, ctx, { action: 'api_key.revoke', subject }, () =>
+        deps.orm.em.fork().transactional(async (em) => {
+          const before = await em.findOne(IdentityApiKeySchema, { id: subject.id, orgId: ctx.state.principal.orgId });
+          const revokedBefore = before?.revokedAt?.toISOString() ?? null;
+          const key = await revokeApiKey(em, ctx.state.principal.orgId, subject.id);
+          await recordSucceeded(transactionOf(em), ctx, {
+            action: 'api_key.revoke',
+            subject,
+            before: { revoked_at: revokedBefore },
+            after: { revoked_at: key.revokedAt?.toISOString() ?? null },
+          });
+        }),
+      );
       ctx.status = 204;
     }),
   );

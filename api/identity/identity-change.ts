@@ -31,6 +31,8 @@ export async function commitIdentityChange<T>(
   deps: { orm: Orm; config: Pick<Config, 'BEHAVIOUR_SET'> },
   subject: { orgId: string; userId: string } | null,
   work: (em: EntityManager) => Promise<IdentityChange<T>>,
+  /** Writes the change's audit entry in its transaction (api/audit/recorder.ts), when the command is audited. */
+  audit?: (trx: Knex.Transaction, result: T) => Promise<void>,
 ): Promise<T> {
   return deps.orm.em.fork().transactional(async (em) => {
     const trx = em.getTransactionContext<Knex.Transaction>()!;
@@ -42,6 +44,7 @@ export async function commitIdentityChange<T>(
     await em.flush();
     if (change.verification) await upsertVerification(trx, change.verification);
     await publishEvents(trx, change.events, { set: deps.config.BEHAVIOUR_SET });
+    if (audit) await audit(trx, change.result);
     return change.result;
   });
 }

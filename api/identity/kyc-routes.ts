@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { authorizeInOrganisation, organisationRoles, seesWholeOrganisation, type Subject } from '../../domain/policy';
 import { notFound } from '../../lib/errors';
+import { decisionAfter, recordingRefusals, recordSucceeded } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
@@ -65,12 +66,16 @@ export function kycRoutes(router: Router, deps: ApiDeps, model: KycModel): void 
           orgId: p.orgId,
           allow: (subject: Subject) => authorizeInOrganisation(p, 'decide_kyc', subject),
         };
-        ok(
-          ctx,
-          await commitIdentityChange(deps, null, (em) =>
-            model.apply(em, target, input.body.action, 'staff', input.body.reason),
+        const spec = { action: `kyc.${input.body.action}`, subject: { type: 'kyc', id: input.params.id } };
+        const decided = await recordingRefusals(deps.orm, ctx, spec, () =>
+          commitIdentityChange(
+            deps,
+            null,
+            (em) => model.apply(em, target, input.body.action, 'staff', input.body.reason),
+            (trx, result) => recordSucceeded(trx, ctx, { ...spec, after: decisionAfter(result, input.body.reason) }),
           ),
         );
+        ok(ctx, decided);
       },
     ),
   );

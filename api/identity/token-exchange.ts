@@ -39,6 +39,7 @@ export function tokenExchange(deps: ExchangeDeps) {
         orgId: apiKey.orgId,
         roles: identity.roles,
         kycCompleted,
+        apiKeyId: apiKey.id,
       });
       return { access_token: accessToken, token_type: 'Bearer', expires_in: deps.tokens.ttlSeconds };
     },

@@ -12,6 +12,7 @@ import { SubscriptionViewSchema as View } from '../../domain/subscription-view-s
 import { newSubscription } from './create-subscription';
 import { kycGate } from './kyc-gate';
 import { paymentRoutes } from './payment-routes';
+import { staffDecisions, type SeenRecord } from './staff-decisions';
 import { subscriptionClient } from './subscription-client';
 import { projectionOf, subscriptionReads } from './subscription-reads';
 import {
@@ -37,15 +38,25 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   /** Authentication plus the roles the policy needs before anything is loaded (and documented). */
   const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
 
+  const staffDecision = staffDecisions(deps.orm);
+
   /** Runs a command on a subscription the policy allows, and answers with the updated view. */
   function command<A extends unknown[]>(
     action: SubscriptionAction,
     update: UpdateDefinition<SubscriptionView, A>,
     args: (ctx: Ctx, body: never) => A,
+    audited = false,
   ) {
     return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
-      const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
-      ok(ctx, await workflows.command(record.id, update, ...args(ctx, input.body as never)));
+      const run = async (seen: SeenRecord) => {
+        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
+        seen(record);
+        return workflows.command(record.id, update, ...args(ctx, input.body as never));
+      };
+      ok(
+        ctx,
+        audited ? await staffDecision(ctx, action, input.params.subscription_id, run) : await run(() => undefined),
+      );
     };
   }
 
@@ -162,9 +173,13 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
       { params: SubscriptionParams, response: View, summary: 'Approve a subscription under review (staff)' },
       async (ctx, input) => {
         const p = ctx.state.principal;
-        const record = await reads.authorized(input.params.subscription_id, p, 'read');
-        authorizeApproval(p, record, await deps.kyc.isApproved(record.investorId, record.orgId));
-        ok(ctx, await workflows.command(record.id, m.approve, { actorId: p.userId }));
+        const approved = await staffDecision(ctx, 'approve', input.params.subscription_id, async (seen) => {
+          const record = await reads.authorized(input.params.subscription_id, p, 'read');
+          seen(record);
+          authorizeApproval(p, record, await deps.kyc.isApproved(record.investorId, record.orgId));
+          return workflows.command(record.id, m.approve, { actorId: p.userId });
+        });
+        ok(ctx, approved);
       },
     ),
   );
@@ -181,7 +196,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         response: View,
         summary: 'Reject a subscription under review, with a reason (staff)',
       },
-      command('reject', m.reject, reason),
+      command('reject', m.reject, reason, true),
     ),
   );
   router.post(
@@ -194,7 +209,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         response: View,
         summary: 'Ask the investor for more information (staff)',
       },
-      command('request_info', m.requestInfo, reason),
+      command('request_info', m.requestInfo, reason, true),
     ),
   );
   router.post(
@@ -202,7 +217,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     may('void'),
     validate(
       { params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Void the signed agreement (admin)' },
-      command('void', m.voidAgreement, reason),
+      command('void', m.voidAgreement, reason, true),
     ),
   );
 
@@ -217,7 +232,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
           response: View,
           summary: 'Issue shares for an approved subscription (Set B, staff)',
         },
-        command('issue_shares', m.issueShares, actor),
+        command('issue_shares', m.issueShares, actor, true),
       ),
     );
   } else {
@@ -226,7 +241,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
       may('retry_collection'),
       validate(
         { params: SubscriptionParams, response: View, summary: 'Collect a failed payment again (Set A, staff)' },
-        command('retry_collection', m.retryCollection, actor),
+        command('retry_collection', m.retryCollection, actor, true),
       ),
     );
     // Set A wire/check: staff match received funds to a subscription by its reference code.
@@ -240,14 +255,20 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
           summary: 'Reconcile wire or check funds by reference code (Set A, staff)',
         },
         async (ctx, input) => {
-          const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
-          ok(
+          const reconciled = await staffDecision(
             ctx,
-            await workflows.command(record.id, m.reconcile, {
-              amount: input.body.amount,
-              actorId: ctx.state.principal.userId,
-            }),
+            'reconcile',
+            { type: 'reference_code', id: input.body.referenceCode },
+            async (seen) => {
+              const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
+              seen(record);
+              return workflows.command(record.id, m.reconcile, {
+                amount: input.body.amount,
+                actorId: ctx.state.principal.userId,
+              });
+            },
           );
+          ok(ctx, reconciled);
         },
       ),
     );

@@ -17,6 +17,8 @@ export interface RouteDoc {
   response?: z.ZodType;
   /** The success status this route answers (default 200; 204 has no body). */
   status?: 200 | 201 | 202 | 204 | 303;
+  /** A success answer that is not the JSON envelope (an export), by its media type. */
+  produces?: 'text/csv';
 }
 export type Input<S extends Schemas> = {
   [K in keyof S & keyof Schemas]: S[K] extends z.ZodType ? z.infer<S[K]> : never;
@@ -36,8 +38,8 @@ export function validate<S extends Schemas>(
   spec: S & RouteDoc,
   handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void,
 ): Middleware {
-  const { summary, response, status, ...schemas } = spec;
-  const doc: RouteDoc = { summary, response, status };
+  const { summary, response, status, produces, ...schemas } = spec;
+  const doc: RouteDoc = { summary, response, status, produces };
   const middleware: Middleware = async (ctx) => {
     (ctx.state as Record<symbol, unknown>)[ROUTE_DOC] = doc;
     const sources = {

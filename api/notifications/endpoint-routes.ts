@@ -8,6 +8,7 @@ import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events
 import { newId } from '../../lib/ids';
 import { logger } from '../../lib/logger';
 import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messages';
+import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
 import { AppError, conflict } from '../../lib/errors';
@@ -68,15 +69,21 @@ export function endpointRoutes(
         summary: 'Register a webhook endpoint (returns its signing secret once)',
       },
       async (ctx, { body }) => {
-        const input = {
-          url: await url(body.url),
-          description: body.description,
-          eventTypes: checkEventTypes(set, body.eventTypes),
-          ordering: body.ordering,
-          maxInFlight: body.maxInFlight,
-          rateLimitPerSecond: body.rateLimitPerSecond,
-        };
-        const { row, secret } = await store.create(ctx.state.principal.orgId, input);
+        const spec = { action: 'webhook_endpoint.create', subject: { type: 'webhook_endpoint', id: 'new' } };
+        const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+          const input = {
+            url: await url(body.url),
+            description: body.description,
+            eventTypes: checkEventTypes(set, body.eventTypes),
+            ordering: body.ordering,
+            maxInFlight: body.maxInFlight,
+            rateLimitPerSecond: body.rateLimitPerSecond,
+          };
+          const made = await tx.create(ctx.state.principal.orgId, input);
+          seen.subject = { type: 'webhook_endpoint', id: made.row.id };
+          seen.after = endpointSnapshot(made.row);
+          return made;
+        });
         answerHoldsSecret(ctx);
         ok(ctx, { ...endpointView(row, limits), signing_secret: secret }, 201);
       },
@@ -122,17 +129,32 @@ export function endpointRoutes(
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
-        const patch = {
-          ...body,
-          ...(body.url !== undefined && { url: await url(body.url) }),
-        };
-        let row = await store.update(orgId, params.id, patch);
-        // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
-        if (body.status === 'enabled' && row.status === 'disabled') row = await store.enable(orgId, params.id);
-        if (body.status === 'disabled' && row.status === 'enabled') {
-          await disableEndpoint(knex(), set, row.id, 'manual');
-          row = await store.get(orgId, params.id);
-        }
+        const subject = { type: 'webhook_endpoint', id: params.id };
+        const row = await auditedEndpointChange(
+          deps,
+          ctx,
+          { action: 'webhook_endpoint.update', subject },
+          async (tx, trx, seen) => {
+            seen.before = endpointSnapshot(await tx.get(orgId, params.id));
+            const patch = {
+              ...body,
+              ...(body.url !== undefined && { url: await url(body.url) }),
+            };
+            let changed = await tx.update(orgId, params.id, patch);
+            // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
+            if (body.status === 'enabled' && changed.status === 'disabled') {
+              changed = await tx.enable(orgId, params.id);
+              seen.action = 'webhook_endpoint.enable';
+            }
+            if (body.status === 'disabled' && changed.status === 'enabled') {
+              await disableEndpoint(trx, set, changed.id, 'manual');
+              changed = await tx.get(orgId, params.id);
+              seen.action = 'webhook_endpoint.disable';
+            }
+            seen.after = endpointSnapshot(changed);
+            return changed;
+          },
+        );
         ok(ctx, await withRate(row));
       },
     ),
@@ -144,7 +166,12 @@ export function endpointRoutes(
     validate(
       { params: EndpointParams, status: 204, summary: 'Delete a webhook endpoint (its pending deliveries stop)' },
       async (ctx, { params }) => {
-        const pending = await store.remove(ctx.state.principal.orgId, params.id);
+        const orgId = ctx.state.principal.orgId;
+        const spec = { action: 'webhook_endpoint.delete', subject: { type: 'webhook_endpoint', id: params.id } };
+        const pending = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+          seen.before = endpointSnapshot(await tx.get(orgId, params.id));
+          return tx.remove(orgId, params.id);
+        });
         await stopDeliveries(deps, pending);
         ctx.status = 204;
       },
@@ -161,7 +188,13 @@ export function endpointRoutes(
         summary: 'Rotate the signing secret (the new one is returned once)',
       },
       async (ctx, { params }) => {
-        const { row, secret } = await store.rotate(ctx.state.principal.orgId, params.id);
+        const spec = {
+          action: 'webhook_endpoint.rotate_secret',
+          subject: { type: 'webhook_endpoint', id: params.id },
+        };
+        const { row, secret } = await auditedEndpointChange(deps, ctx, spec, (tx) =>
+          tx.rotate(ctx.state.principal.orgId, params.id),
+        );
         answerHoldsSecret(ctx);
         ok(ctx, { ...(await withRate(row)), signing_secret: secret });
       },
@@ -190,11 +223,17 @@ export function endpointRoutes(
         summary: 'Set the event types the endpoint subscribes to',
       },
       async (ctx, { params, body }) => {
-        const row = await store.setEventTypes(
-          ctx.state.principal.orgId,
-          params.id,
-          checkEventTypes(set, body.eventTypes),
-        );
+        const orgId = ctx.state.principal.orgId;
+        const spec = {
+          action: 'webhook_endpoint.set_event_types',
+          subject: { type: 'webhook_endpoint', id: params.id },
+        };
+        const row = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+          seen.before = { event_types: (await tx.get(orgId, params.id)).event_types };
+          const changed = await tx.setEventTypes(orgId, params.id, checkEventTypes(set, body.eventTypes));
+          seen.after = { event_types: changed.event_types };
+          return changed;
+        });
         ok(ctx, { eventTypes: row.event_types });
       },
     ),

@@ -1,3 +1,4 @@
+import type { Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../../db/orm';
 import type { EndpointOrdering, WebhookEndpointReadRow, WebhookEndpointRow } from '../../db/entities/webhook-rows';
 import { newId } from '../../lib/ids';
@@ -5,10 +6,18 @@ import { notFound } from '../../lib/errors';
 import { newSigningSecret, type SecretBox } from '../../webhooks';
 import { applyCursor, byCreation, page } from '../cursor';
 
-/** Webhook endpoints of an organisation; every read and write is scoped by the caller's org. */
-export function endpointStore(orm: Orm, secrets: SecretBox, opts: { overlapSeconds?: number } = {}) {
+/**
+ * Webhook endpoints of an organisation; every read and write is scoped by the caller's org. With
+ * `trx`, every statement runs in that transaction (a change and its audit entry commit together).
+ */
+export function endpointStore(
+  orm: Orm,
+  secrets: SecretBox,
+  opts: { overlapSeconds?: number } = {},
+  trx?: Knex.Transaction,
+) {
   const overlapMs = (opts.overlapSeconds ?? 86_400) * 1000;
-  const knex = () => orm.em.getConnection().getKnex();
+  const knex = (): Knex | Knex.Transaction => trx ?? orm.em.getConnection().getKnex();
   const live = (orgId: string) =>
     knex()<WebhookEndpointRow>('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at');
 

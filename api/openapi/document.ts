@@ -117,6 +117,8 @@ function operation(
   const responses: Record<string, JsonSchema> = {};
   if (status === '204') responses[status] = { description: 'Done; no body' };
   else if (status === '303') responses[status] = { description: 'Redirect (Location) to the successUrl or cancelUrl' };
+  else if (doc.produces)
+    responses[status] = { description: 'Success', content: { [doc.produces]: { schema: { type: 'string' } } } };
   else if (enveloped) responses[status] = jsonResponse('Success', successEnvelope(doc, components));
   else responses[status] = { description: 'Success' };
   for (const code of [...errors].sort((a, b) => a - b)) {

@@ -7,6 +7,7 @@ export const TAGS = [
   { name: 'issuance', description: 'Offerings and investor subscriptions (/issuance)' },
   { name: 'notifications', description: 'Webhook endpoints, deliveries and event types (/notifications)' },
   { name: 'payments', description: 'Payment processor notifications and the built-in sandbox (/payments, /sandbox)' },
+  { name: 'audit', description: "The organisation's audit trail (/audit)" },
   { name: 'service', description: 'Health, readiness and this document' },
   {
     name: 'webhooks',
@@ -21,6 +22,7 @@ const BY_PREFIX: Record<string, string> = {
   notifications: 'notifications',
   payments: 'payments',
   sandbox: 'payments',
+  audit: 'audit',
 };
 
 export const tagOf = (rawPath: string): string => BY_PREFIX[rawPath.split('/')[1] ?? ''] ?? 'service';

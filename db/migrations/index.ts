@@ -16,6 +16,7 @@ import { Migration0015AttemptRetryAfter } from './0015-attempt-retry-after';
 import { Migration0016DeliveryQueue } from './0016-delivery-queue';
 import { Migration0017CurrencyMinorUnits } from './0017-currency-minor-units';
 import { Migration0030IdempotentSecretAnswers } from './0030-idempotent-secret-answers';
+import { Migration0040AuditEvents } from './0040-audit-events';
 import { Migration0045Retention } from './0045-retention';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -37,5 +38,6 @@ export const migrationsList: MigrationObject[] = [
   { name: '0016-delivery-queue', class: Migration0016DeliveryQueue },
   { name: '0017-currency-minor-units', class: Migration0017CurrencyMinorUnits },
   { name: '0030-idempotent-secret-answers', class: Migration0030IdempotentSecretAnswers },
+  { name: '0040-audit-events', class: Migration0040AuditEvents },
   { name: '0045-retention', class: Migration0045Retention },
 ];

@@ -69,6 +69,10 @@ describe('the OpenAPI document and the docs page', () => {
       /without reconciling/,
     );
 
+    // Issue 21: the audit trail, as JSON pages and as a CSV export.
+    expect(data(doc.paths['/audit/events'].get, '200')).toEqual({ $ref: '#/components/schemas/AuditEventList' });
+    expect(Object.keys(doc.paths['/audit/events.csv'].get.responses['200'].content)).toEqual(['text/csv']);
+
     const ops = Object.entries(doc.paths).flatMap(([path, methods]: [string, any]) =>
       Object.entries(methods).map(([method, op]: [string, any]) => ({ path, method, op })),
     );
@@ -76,7 +80,7 @@ describe('the OpenAPI document and the docs page', () => {
       expect({ path, method, tags: op.tags, summary: typeof op.summary }).toEqual({
         path,
         method,
-        tags: [expect.stringMatching(/^(identity|issuance|notifications|payments|service)$/)],
+        tags: [expect.stringMatching(/^(identity|issuance|notifications|payments|audit|service)$/)],
         summary: 'string',
       });
       const successes = Object.entries(op.responses).filter(([s]) => s.startsWith('2') || s === '303');
@@ -91,10 +95,10 @@ describe('the OpenAPI document and the docs page', () => {
           typed: data?.$ref ?? (JSON.stringify(data ?? {}) === '{}' ? 'untyped' : 'inline'),
         }).toEqual({ path, method, typed: expect.stringMatching(/^(#\/components\/schemas\/|inline$)/) });
       } else if (status !== '204' && status !== '303') {
-        // Only the document, its page and the key sets answer outside the envelope.
+        // Only the document, its page, the key sets and the audit trail's CSV export answer outside the envelope.
         expect({ path, method }).toEqual({
           path: expect.stringMatching(
-            /^\/(openapi\.json|docs(\/.*)?|identity\/\.well-known\/jwks\.json|dev-idp\/.+|(payments\/)?sandbox\/.+)$/,
+            /^\/(openapi\.json|docs(\/.*)?|identity\/\.well-known\/jwks\.json|dev-idp\/.+|(payments\/)?sandbox\/.+|audit\/events\.csv)$/,
           ),
           method,
         });

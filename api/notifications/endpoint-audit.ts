@@ -1,0 +1,38 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
+import type { SecretBox } from '../../webhooks';
+import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/recorder';
+import type { ApiDeps } from '../deps';
+import type { Ctx } from '../middleware/validate';
+import { endpointStore, type EndpointStore } from './endpoint-store';
+
+/** What an endpoint's audit entry shows of it before and after a change: never its secret. */
+export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({
+  url: row.url,
+  status: row.status,
+  event_types: row.event_types,
+});
+
+/**
+ * Runs a change to webhook endpoints and writes its audit entry in one transaction; `work` gets a
+ * store bound to it and fills in the spec (subject, before, after) as it learns them. A refusal is
+ * recorded as refused (api/audit/recorder.ts).
+ */
+export function auditedEndpointChange<T>(
+  deps: ApiDeps & { secrets: SecretBox },
+  ctx: Ctx,
+  spec: AuditSpec,
+  work: (store: EndpointStore, trx: Knex.Transaction, spec: AuditSpec) => Promise<T>,
+): Promise<T> {
+  const opts = { overlapSeconds: deps.config.WEBHOOK_SECRET_OVERLAP_SECONDS };
+  return recordingRefusals(deps.orm, ctx, spec, () =>
+    deps.orm.em
+      .getConnection()
+      .getKnex()
+      .transaction(async (trx) => {
+        const result = await work(endpointStore(deps.orm, deps.secrets, opts, trx), trx, spec);
+        await recordSucceeded(trx, ctx, spec);
+        return result;
+      }),
+  );
+}
