@@ -5,9 +5,9 @@
  */
 
 /**
- * The spacing of an endpoint's deliveries, 2% over 1/perSecond: a receiver counting any window of
- * one second never sees more than `perSecond`, even when network jitter brings two arrivals up to
- * 20 ms closer than they were sent.
+ * The spacing of an endpoint's deliveries, 2% over 1/perSecond. Spacing alone cannot keep a
+ * receiver's count of any one second within the limit when arrivals bunch under load: the
+ * dispatcher also starts none earlier than a second after the one `perSecond` places before ended.
  */
 export const spacingMs = (perSecond: number): number => 1020 / perSecond;
 

@@ -52,18 +52,36 @@ export function createDispatcher(deps: {
   const sends = new Set<Promise<void>>();
   /** Rate-limited endpoints: the actual start of the latest delivery to each, as a promise the next one waits on. */
   const lastStart = new Map<string, Promise<number>>();
+  /** Rate-limited endpoints: when each of the latest `perSecond` deliveries ended, in the order they started. */
+  const recentEnds = new Map<string, Promise<number>[]>();
 
-  async function paced(endpointId: string, reserved: number, spacingMs: number): Promise<void> {
-    if (lastStart.size > 10_000) lastStart.clear();
+  /**
+   * Waits for a rate-limited delivery's turn, and answers the function to call when its POST ends.
+   * A start is never closer to the one before than the spacing, and never earlier than one second
+   * after the delivery `perSecond` places before it ended: that one arrived before it ended, so no
+   * second, however the network bunches arrivals, holds more than `perSecond` of them.
+   */
+  async function paced(endpointId: string, reserved: number, spacingMs: number): Promise<(at: number) => void> {
+    if (lastStart.size > 10_000) {
+      lastStart.clear();
+      recentEnds.clear();
+    }
+    const perSecond = Math.max(1, Math.round(1020 / spacingMs));
+    const ends = recentEnds.get(endpointId) ?? [];
+    const windowStart = ends.length >= perSecond ? ends[ends.length - perSecond] : undefined;
+    let ended!: (at: number) => void;
+    ends.push(new Promise<number>((resolve) => (ended = resolve)));
+    recentEnds.set(endpointId, ends.slice(-perSecond));
     const previous = lastStart.get(endpointId) ?? Promise.resolve(0);
     let started!: (at: number) => void;
     lastStart.set(endpointId, new Promise<number>((resolve) => (started = resolve)));
     try {
-      const at = Math.max(reserved, (await previous) + spacingMs);
+      const at = Math.max(reserved, (await previous) + spacingMs, windowStart ? (await windowStart) + 1000 : 0);
       if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
     } finally {
       started(Date.now());
     }
+    return ended;
   }
 
   function wake(): void {
@@ -132,12 +150,14 @@ export function createDispatcher(deps: {
     inFlight++;
     const p = (async () => {
       let finished;
+      let postEnded: ((at: number) => void) | undefined;
       try {
         // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon),
-        // and never starts closer to the one before it than the spacing, however late that one ran.
-        if (c.spacingMs > 0) await paced(t.endpoint_id, Date.now() + c.delayMs, c.spacingMs);
+        // and for its turn in the endpoint's second (paced), however late the ones before it ran.
+        if (c.spacingMs > 0) postEnded = await paced(t.endpoint_id, Date.now() + c.delayMs, c.spacingMs);
         finished = await deps.sender.send(t, input);
       } finally {
+        postEnded?.(Date.now());
         // The POST has ended: its slot is free now, while its result is recorded.
         inFlight--;
         ended.add(t.delivery_id);
