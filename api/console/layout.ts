@@ -6,7 +6,7 @@ export type Section = 'queue' | 'funds' | 'webhooks' | 'none';
 const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'queue', href: '/console/', label: 'Review queue' },
   { section: 'funds', href: '/console/funds', label: 'Funds' },
-  { section: 'webhooks', href: '/console/webhooks', label: 'Webhook health' },
+  { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks' },
 ];
 
 /** The page every console screen sits in: skip link, navigation, who is signed in, one <main>. */

@@ -1,0 +1,12 @@
+import type { z } from 'zod';
+import type * as schema from '../notifications/schema';
+
+// The shapes the console reads from the JSON API, inferred from the same zod schemas the API's
+// answers are checked against (and its OpenAPI document is generated from), never copied by hand.
+export type Endpoint = z.infer<typeof schema.EndpointView>;
+export type EndpointWithSecret = z.infer<typeof schema.EndpointWithSecret>;
+export type EndpointList = z.infer<typeof schema.EndpointList>;
+export type EndpointHealth = z.infer<typeof schema.EndpointHealthView>;
+export type EventTypes = z.infer<typeof schema.EventTypesView>;
+export type TestEvent = z.infer<typeof schema.TestEventView>;
+export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;

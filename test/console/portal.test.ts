@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import type { Page } from 'playwright-core';
+import type { BehaviourSet } from '../../domain/behaviour-set';
+import { actor, newOrg, type Actor } from '../support/fixtures';
+import { startService, type TestService } from '../support/service';
+import { Receiver } from '../webhooks/support/receiver';
+import {
+  failOnConsoleErrors,
+  openBrowser,
+  screenshot,
+  seriousA11yViolations,
+  signIn,
+  type Browser,
+} from './console-browser';
+
+/** The console as the integrator's portal (issue 22), in Chromium against each set's whole stack. */
+describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
+  let svc: TestService;
+  let receiver: Receiver;
+  let opened: Browser | undefined;
+  let page: Page;
+  let staff: Actor;
+  failOnConsoleErrors(() => opened);
+  const shot = (name: string) => screenshot(page, `portal-${set.toLowerCase()}-${name}`);
+  const noViolations = async () => expect(await seriousA11yViolations(page)).toEqual([]);
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { DEV_IDP_ENABLED: 'true', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+      Receiver.start(),
+    ]);
+    staff = await actor(svc, newOrg(), ['staff']);
+    opened = await openBrowser();
+    await opened.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.baseUrl });
+    page = await opened.context.newPage();
+    await signIn(page, svc, { userId: `portal-${randomUUID().slice(0, 8)}`, orgId: staff.orgId, roles: ['staff'] });
+  }, 120_000);
+  afterAll(async () => {
+    await opened?.close();
+    await svc?.stop();
+    await receiver?.stop();
+  });
+
+  it('registers an endpoint, shows its secret once, pings it, rotates, edits, disables, re-enables and deletes it', async () => {
+    const hook = `portal-${randomUUID().slice(0, 8)}`;
+    await page.goto(`${svc.baseUrl}/console/webhooks`);
+    await page.getByTestId('register-endpoint').click();
+    await page.getByLabel('URL').fill(receiver.url(hook));
+    await page.getByLabel('Description').fill('Portal test endpoint');
+    await page.getByTestId('event-types').getByLabel('All event types').check();
+    await noViolations();
+    await page.getByTestId('save-endpoint').click();
+
+    const secret = (await page.getByTestId('signing-secret').inputValue()).trim();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByTestId('copy-secret').click();
+    await hasText(page, 'copy-status', 'Copied to the clipboard.');
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(secret);
+    expect(await page.getByTestId('snippet-python').textContent()).toContain('verify_standard_webhook');
+    await noViolations();
+    await shot('01-secret');
+    await receiver.plan(hook, { secret });
+
+    await page.getByTestId('to-endpoint').click();
+    expect(await page.content()).not.toContain(secret);
+    const endpointUrl = page.url();
+    await page.getByTestId('send-ping').click();
+    // The block polls itself (htmx) until the delivery has an outcome.
+    await hasText(page, 'ping-status', 'success');
+    expect(await page.getByTestId('ping-response').textContent()).toBe('200');
+    const [ping] = await receiver.waitFor(hook, 1);
+    expect(ping!.verified).toBe(true);
+    await noViolations();
+    await shot('02-ping');
+
+    await page.getByTestId('rotate-open').click();
+    await page.getByTestId('rotate').click();
+    const rotated = await page.getByTestId('signing-secret').inputValue();
+    expect(rotated).not.toBe(secret);
+    expect(await page.getByTestId('overlap').textContent()).toContain('keeps signing for 24 hours');
+    await noViolations();
+    await shot('03-rotated');
+
+    await page.goto(endpointUrl);
+    await page.getByTestId('edit').click();
+    await page.getByLabel('Description').fill('Portal test endpoint, limited');
+    await page.getByLabel(/Deliveries per second at most/).fill('5');
+    await noViolations();
+    await page.getByTestId('save-endpoint').click();
+    await hasText(page, 'notice', 'Endpoint saved.');
+    expect(await page.getByTestId('settings').textContent()).toContain('32 at once, 5/s');
+
+    await page.getByTestId('disable').click();
+    await hasText(page, 'endpoint-status', 'disabled');
+    expect(await page.getByTestId('send-ping').count()).toBe(0);
+    await noViolations();
+    await shot('04-disabled');
+    await page.getByTestId('enable').click();
+    await hasText(page, 'endpoint-status', /^\s*enabled/);
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${svc.baseUrl}/console/webhooks`);
+    await noViolations();
+    await shot('05-list-phone');
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(endpointUrl);
+    await page.getByTestId('delete').click();
+    await noViolations();
+    await page.getByTestId('confirm-delete').click();
+    await hasText(page, 'notice', 'Endpoint deleted.');
+    expect(await page.getByTestId('endpoints').count()).toBe(0);
+    await shot('06-deleted');
+  });
+});
+
+/** Waits until the element with the test id holds the text. */
+async function hasText(page: Page, testId: string, text: string | RegExp): Promise<void> {
+  await page.getByTestId(testId).filter({ hasText: text }).first().waitFor({ timeout: 30_000 });
+}
