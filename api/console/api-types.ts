@@ -10,3 +10,5 @@ export type EndpointHealth = z.infer<typeof schema.EndpointHealthView>;
 export type EventTypes = z.infer<typeof schema.EventTypesView>;
 export type TestEvent = z.infer<typeof schema.TestEventView>;
 export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;
+export type DeliveryList = z.infer<typeof schema.DeliveryList>;
+export type DeliveryQuery = z.input<typeof schema.ListDeliveriesQuery>;

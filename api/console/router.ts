@@ -17,6 +17,7 @@ import {
   type ConsoleCtx,
   type ConsoleState,
 } from './console-kit';
+import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
 import { chip, refusal } from './format';
 import { html } from './html';
@@ -211,6 +212,7 @@ export function consoleRouter(deps: ApiDeps): Router {
   }
 
   endpointPages(router, kit);
+  deliveryPages(router, kit);
 
   /** A page of the review queue: its head, or what follows `cursor`. */
   async function queue(ctx: ConsoleCtx, cursor?: string): Promise<QueuePage> {

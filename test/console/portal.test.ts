@@ -3,7 +3,9 @@ import type { Page } from 'playwright-core';
 import type { BehaviourSet } from '../../domain/behaviour-set';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
-import { Receiver } from '../webhooks/support/receiver';
+import { http } from '../support/http';
+import { PATHS, registerHook } from '../webhooks/support/hooks';
+import { eventually, Receiver } from '../webhooks/support/receiver';
 import {
   failOnConsoleErrors,
   openBrowser,
@@ -110,6 +112,69 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await hasText(page, 'notice', 'Endpoint deleted.');
     expect(await page.getByTestId('endpoints').count()).toBe(0);
     await shot('06-deleted');
+  });
+
+  it('finds a failing delivery by its filters, pages through them, shows every attempt and the signed body, and retries it', async () => {
+    const api = http(svc.baseUrl);
+    const paths = PATHS[set];
+    const hook = `failing-${randomUUID().slice(0, 8)}`;
+    // Each ping's first attempt is answered 500, later ones 200.
+    const endpoint = await registerHook(svc, receiver, staff, hook, ['*'], { responses: [500, 500] });
+    const ping = async () =>
+      (await api.post(`${paths.endpoints}/${endpoint.id}/test`, staff.token)).body.data.delivery_id as string;
+    const [older, newer] = [await ping(), await ping()];
+    const status = async (id: string) => (await api.get(`${paths.deliveries}/${id}`, staff.token)).body.data.status;
+    await eventually(
+      async () => ((await status(older)) === 'failed' && (await status(newer)) === 'failed' ? true : undefined),
+      30_000,
+      'both failed',
+    );
+
+    const hour = (offset: number) => new Date(Date.now() + offset * 3600_000).toISOString().slice(0, 16);
+    await page.goto(`${svc.baseUrl}/console/deliveries`);
+    await page.getByLabel('Endpoint').selectOption(endpoint.id);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByLabel('Event type').selectOption('test.ping');
+    await page.getByLabel('Created before (UTC)').fill(hour(-1));
+    await page.getByTestId('apply-filters').click();
+    await page.getByTestId('no-deliveries').waitFor();
+    await page.getByLabel('Created before (UTC)').fill(hour(1));
+    await page.getByLabel('Created from (UTC)').fill(hour(-1));
+    await page.getByTestId('apply-filters').click();
+    await page.getByTestId(`delivery-${newer}`).waitFor();
+    expect(await page.getByTestId(`delivery-${older}`).count()).toBe(1);
+    await noViolations();
+    await shot('07-explorer');
+
+    // One a page: the cursor carries on with the same filters.
+    await page.goto(`${page.url()}&limit=1`);
+    expect(await page.getByTestId('deliveries').locator('tbody tr').count()).toBe(1);
+    await page.getByTestId(`delivery-${newer}`).waitFor();
+    await page.getByTestId('older-deliveries').click();
+    await page.getByTestId(`delivery-${older}`).waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('failed');
+
+    await page.getByTestId(`delivery-${older}`).getByRole('link').click();
+    await page.waitForURL(`${svc.baseUrl}/console/deliveries/${older}`);
+    expect(await page.getByTestId('attempt-response').allTextContents()).toEqual(['500']);
+    // The exact bytes the endpoint got.
+    const sent = (await receiver.waitFor(hook, 2)).find((r) => r.headers['webhook-id'] === older);
+    expect(await page.getByTestId('signed-body').textContent()).toBe(sent!.body);
+    expect(await page.getByTestId('next-attempt').textContent()).toMatch(/UTC/);
+    expect(await page.getByTestId('delivery-workflow-link').getAttribute('href')).toBe(
+      `${svc.config.TEMPORAL_UI_URL}/namespaces/default/workflows/webhook-delivery-${older}`,
+    );
+    await noViolations();
+    await shot('08-delivery');
+
+    await page.getByTestId('retry-delivery').click();
+    await hasText(page, 'notice', 'Retry accepted');
+    await eventually(async () => ((await status(older)) === 'success' ? true : undefined), 30_000, 'retried');
+    await page.reload();
+    await hasText(page, 'delivery-status', 'success');
+    expect(await page.getByTestId('attempt-response').allTextContents()).toEqual(['500', '200']);
+    await noViolations();
+    await shot('09-retried');
   });
 });
 

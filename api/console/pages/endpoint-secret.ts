@@ -73,7 +73,7 @@ ${SNIPPETS.map(
   (
     s,
   ) => html`<details data-testid="snippet-${s.kit.toLowerCase()}"><summary>${s.kit} <small class="muted">${s.file}</small></summary>
-<pre><code>${s.code}</code></pre></details>`,
+<pre tabindex="0" aria-label="${s.kit} snippet"><code>${s.code}</code></pre></details>`,
 )}
 </section>
 <p><a href="/console/webhooks/${e.id}" role="button" data-testid="to-endpoint">I have stored it: open the endpoint</a></p>`;

@@ -599,7 +599,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhook deliveries (filter by endpoint_id, status, event_type)
+         * List webhook deliveries (filter by endpoint_id, status, event_type, created_after, created_before)
          * @description Needs the role staff or admin.
          */
         get: operations["getNotificationsWebhookDeliveries"];
@@ -1898,6 +1898,8 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); the signature headers are made at each send and not kept */
+            signed_body: string | null;
         };
         WebhookAttempt: {
             number: number;
@@ -5975,6 +5977,8 @@ export interface operations {
                 endpoint_id?: string;
                 status?: "pending" | "success" | "failed" | "exhausted";
                 event_type?: string;
+                created_after?: string;
+                created_before?: string;
                 limit?: number;
                 cursor?: string;
             };
