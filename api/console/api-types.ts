@@ -12,3 +12,4 @@ export type TestEvent = z.infer<typeof schema.TestEventView>;
 export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;
 export type DeliveryList = z.infer<typeof schema.DeliveryList>;
 export type DeliveryQuery = z.input<typeof schema.ListDeliveriesQuery>;
+export type Recovery = z.infer<typeof schema.RecoveryView>;

@@ -103,6 +103,14 @@ export function field(body: unknown, name: string): string {
   return typeof v === 'string' ? v.trim() : '';
 }
 
+const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/;
+
+/** A datetime-local value read as UTC (the forms' labels say so), as ISO 8601; anything else is undefined. */
+export function utcOf(local: string): string | undefined {
+  if (!LOCAL_TIME.test(local)) return undefined;
+  return `${local.length === 16 ? `${local}:00` : local}Z`;
+}
+
 /** A repeated form field (checkboxes) as a list. */
 export function fields(body: unknown, name: string): string[] {
   const v = (body as Record<string, unknown>)[name];

@@ -1,14 +1,18 @@
 import type { Context } from 'koa';
 import type { DeliveryDetail, DeliveryList, DeliveryQuery, Endpoint, EndpointList, EventTypes } from './api-types';
-import { field, need, sameOrigin, uuid, type ConsoleCtx, type ConsoleKit, type ConsoleRouter } from './console-kit';
+import {
+  field,
+  need,
+  sameOrigin,
+  utcOf,
+  uuid,
+  type ConsoleCtx,
+  type ConsoleKit,
+  type ConsoleRouter,
+} from './console-kit';
 import { refusal } from './format';
 import type { Notice } from './layout';
 import { deliveryBody, explorerBody, type DeliveryFilters } from './pages/deliveries';
-
-const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/;
-
-/** A datetime-local value read as UTC, as the form's labels say; anything else is left out. */
-const utc = (local: string) => (LOCAL_TIME.test(local) ? `${local.length === 16 ? `${local}:00` : local}Z` : undefined);
 
 const filtersOf = (ctx: Context): DeliveryFilters => ({
   endpoint_id: field(ctx.query, 'endpoint_id'),
@@ -24,8 +28,8 @@ function apiQuery(f: DeliveryFilters, cursor: string, limit: string): URLSearchP
     endpoint_id: f.endpoint_id || undefined,
     status: f.status || undefined,
     event_type: f.event_type || undefined,
-    created_after: utc(f.from),
-    created_before: utc(f.to),
+    created_after: utcOf(f.from),
+    created_before: utcOf(f.to),
     cursor: cursor || undefined,
     limit: /^\d{1,3}$/.test(limit) ? limit : '50',
   };

@@ -4,6 +4,7 @@ import type { BehaviourSet } from '../../domain/behaviour-set';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { http } from '../support/http';
+import { failedDeliveries } from '../webhooks/support/failed-deliveries';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
 import { eventually, Receiver } from '../webhooks/support/receiver';
 import {
@@ -175,6 +176,54 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     expect(await page.getByTestId('attempt-response').allTextContents()).toEqual(['500', '200']);
     await noViolations();
     await shot('09-retried');
+  });
+
+  it('recovers an endpoint’s failed deliveries with a live progress bar, and cancels a long recovery', async () => {
+    const knex = svc.orm.em.getConnection().getKnex();
+    const localTime = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 16);
+    const start = async (endpointId: string) => {
+      await page.goto(`${svc.baseUrl}/console/webhooks/${endpointId}`);
+      await page.getByTestId('recovery-open').click();
+      await page.getByLabel('Failed or exhausted deliveries created from (UTC)').fill(localTime(3 * 3600_000));
+      await page.getByTestId('start-recovery').click();
+      await page.getByTestId('recovery').waitFor();
+    };
+
+    const hook = `recover-${randomUUID().slice(0, 8)}`;
+    const endpoint = await registerHook(svc, receiver, staff, hook, ['*']);
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    await failedDeliveries(knex, { orgId: staff.orgId, endpointId: endpoint.id }, [
+      { createdAt: twoHoursAgo, status: 'exhausted' },
+      { createdAt: twoHoursAgo, status: 'exhausted' },
+      { createdAt: twoHoursAgo, status: 'failed' },
+    ]);
+    await start(endpoint.id);
+    await noViolations();
+    // The block updates itself (htmx) until the recovery has finished.
+    await hasText(page, 'recovery-status', 'completed');
+    expect(await page.getByTestId('recovery-figures').textContent()).toContain(
+      '3 of 3 processed: 3 retried, 0 skipped',
+    );
+    expect(await page.locator('progress').getAttribute('value')).toBe('3');
+    await receiver.waitFor(hook, 3);
+    await noViolations();
+    await shot('10-recovered');
+
+    const slow = `recover-long-${randomUUID().slice(0, 8)}`;
+    const long = await registerHook(svc, receiver, staff, slow, ['*']);
+    await failedDeliveries(
+      knex,
+      { orgId: staff.orgId, endpointId: long.id },
+      Array.from({ length: 500 }, () => ({ createdAt: twoHoursAgo, status: 'exhausted' as const })),
+    );
+    await start(long.id);
+    await page.getByTestId('cancel-recovery').click();
+    await hasText(page, 'notice', 'Cancelling');
+    await hasText(page, 'recovery-status', 'cancelled');
+    const figures = await page.getByTestId('recovery-figures').textContent();
+    expect(Number(/^(\d+) of 500/.exec(figures!)?.[1])).toBeLessThan(500);
+    await noViolations();
+    await shot('11-recovery-cancelled');
   });
 });
 

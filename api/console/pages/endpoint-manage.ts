@@ -1,6 +1,7 @@
 import type { DeliveryDetail, Endpoint } from '../api-types';
 import { chip, when } from '../format';
 import { html, type Html } from '../html';
+import { recoveryForm } from './recovery';
 import { circuit, limits, ORDERING } from './webhooks';
 
 /** How long the replaced secret keeps signing after a rotation, in words ("24 hours"). */
@@ -44,6 +45,7 @@ that verify the Standard Webhooks scheme keep working while you deploy the new o
 <code>X-Service-Signature</code> (the spec scheme) uses the new secret at once.</p>
 <form method="post" action="${base}/rotate-secret"><button type="submit" class="contrast" data-testid="rotate">Rotate the secret</button></form>
 </details>
+${enabled ? recoveryForm(e.id) : ''}
 </section>`;
 }
 
