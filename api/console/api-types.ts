@@ -13,3 +13,4 @@ export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;
 export type DeliveryList = z.infer<typeof schema.DeliveryList>;
 export type DeliveryQuery = z.input<typeof schema.ListDeliveriesQuery>;
 export type Recovery = z.infer<typeof schema.RecoveryView>;
+export type EventList = z.infer<typeof schema.EventList>;

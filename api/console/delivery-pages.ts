@@ -18,6 +18,7 @@ const filtersOf = (ctx: Context): DeliveryFilters => ({
   endpoint_id: field(ctx.query, 'endpoint_id'),
   status: field(ctx.query, 'status'),
   event_type: field(ctx.query, 'event_type'),
+  event_id: field(ctx.query, 'event_id'),
   from: field(ctx.query, 'from'),
   to: field(ctx.query, 'to'),
 });
@@ -28,6 +29,7 @@ function apiQuery(f: DeliveryFilters, cursor: string, limit: string): URLSearchP
     endpoint_id: f.endpoint_id || undefined,
     status: f.status || undefined,
     event_type: f.event_type || undefined,
+    event_id: f.event_id || undefined,
     created_after: utcOf(f.from),
     created_before: utcOf(f.to),
     cursor: cursor || undefined,

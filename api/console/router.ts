@@ -19,6 +19,7 @@ import {
 } from './console-kit';
 import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
+import { eventPages } from './event-pages';
 import { recoveryPages } from './recovery-pages';
 import { chip, refusal } from './format';
 import { html } from './html';
@@ -215,6 +216,7 @@ export function consoleRouter(deps: ApiDeps): Router {
   endpointPages(router, kit);
   deliveryPages(router, kit);
   recoveryPages(router, kit);
+  eventPages(router, kit);
 
   /** A page of the review queue: its head, or what follows `cursor`. */
   async function queue(ctx: ConsoleCtx, cursor?: string): Promise<QueuePage> {

@@ -17,6 +17,7 @@ export function deliveryReads(orm: Orm) {
       if (q.endpoint_id) query.where({ endpoint_id: q.endpoint_id });
       if (q.status) query.where({ status: q.status });
       if (q.event_type) query.where({ event_type: q.event_type });
+      if (q.event_id) query.where({ event_id: q.event_id });
       if (q.created_after) query.where('created_at', '>=', new Date(q.created_after));
       if (q.created_before) query.where('created_at', '<', new Date(q.created_before));
       applyCursor(query, 'webhook_deliveries', q.cursor);

@@ -23,7 +23,8 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
       {
         query: ListDeliveriesQuery,
         response: DeliveryList,
-        summary: 'List webhook deliveries (filter by endpoint_id, status, event_type, created_after, created_before)',
+        summary:
+          'List webhook deliveries (filter by endpoint_id, status, event_type, event_id, created_after, created_before)',
       },
       async (ctx, { query }) => {
         const { items, next_cursor } = await reads.list(ctx.state.principal.orgId, query);

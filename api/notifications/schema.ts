@@ -65,6 +65,8 @@ export const ListDeliveriesQuery = z.strictObject({
   endpoint_id: z.uuid().optional(),
   status: z.enum(DELIVERY_STATUSES as [string, ...string[]]).optional(),
   event_type: z.string().min(1).max(100).optional(),
+  /** One event's deliveries: where it went (issue 22: the console's events view). */
+  event_id: z.uuid().optional(),
   /** Created at or after this time (issue 22: the console's time range). */
   created_after: z.iso.datetime({ offset: true }).optional(),
   /** Created before this time. */

@@ -225,6 +225,28 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await noViolations();
     await shot('11-recovery-cancelled');
   });
+
+  it('lists the organisation’s events by type and shows where each one went', async () => {
+    const api = http(svc.baseUrl);
+    const hook = `events-${randomUUID().slice(0, 8)}`;
+    const endpoint = await registerHook(svc, receiver, staff, hook, ['*']);
+    const sent = (await api.post(`${PATHS[set].endpoints}/${endpoint.id}/test`, staff.token)).body.data;
+    await receiver.waitFor(hook, 1);
+
+    await page.goto(`${svc.baseUrl}/console/events`);
+    await page.getByLabel('Event type').selectOption('test.ping');
+    await page.getByTestId('apply-event-filter').click();
+    const row = page.getByTestId(`event-${sent.event_id}`);
+    await row.waitFor();
+    await noViolations();
+    await shot('12-events');
+    await row.getByTestId('event-deliveries').click();
+    await page.getByTestId(`delivery-${sent.delivery_id}`).waitFor();
+    expect(await page.getByTestId('deliveries').locator('tbody tr').count()).toBe(1);
+    expect(await page.getByTestId(`delivery-${sent.delivery_id}`).textContent()).toContain(receiver.url(hook));
+    await noViolations();
+    await shot('13-event-deliveries');
+  });
 });
 
 /** Waits until the element with the test id holds the text. */

@@ -11,6 +11,8 @@ export interface DeliveryFilters {
   endpoint_id: string;
   status: string;
   event_type: string;
+  /** One event's deliveries, from the events view. */
+  event_id: string;
   from: string;
   to: string;
 }
@@ -25,6 +27,7 @@ function filterForm(f: DeliveryFilters, endpoints: Endpoint[], eventTypes: strin
   <div><label for="f-status">Status</label><select id="f-status" name="status">${option('', 'Any status', f.status)}${STATUSES.map((s) => option(s, s, f.status))}</select></div>
   <div><label for="f-type">Event type</label><select id="f-type" name="event_type">${option('', 'Any event type', f.event_type)}${eventTypes.map((t) => option(t, t, f.event_type))}</select></div>
 </div>
+${f.event_id ? html`<p data-testid="event-filter">Deliveries of event <code>${f.event_id}</code><input type="hidden" name="event_id" value="${f.event_id}"> · <a href="/console/events">Events</a></p>` : ''}
 <div class="grid">
   <div><label for="f-from">Created from (UTC)</label><input id="f-from" name="from" type="datetime-local" value="${f.from}"></div>
   <div><label for="f-to">Created before (UTC)</label><input id="f-to" name="to" type="datetime-local" value="${f.to}"></div>

@@ -599,7 +599,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhook deliveries (filter by endpoint_id, status, event_type, created_after, created_before)
+         * List webhook deliveries (filter by endpoint_id, status, event_type, event_id, created_after, created_before)
          * @description Needs the role staff or admin.
          */
         get: operations["getNotificationsWebhookDeliveries"];
@@ -5977,6 +5977,7 @@ export interface operations {
                 endpoint_id?: string;
                 status?: "pending" | "success" | "failed" | "exhausted";
                 event_type?: string;
+                event_id?: string;
                 created_after?: string;
                 created_before?: string;
                 limit?: number;
