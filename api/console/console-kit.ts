@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Next } from 'koa';
+import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import { AppError } from '../../lib/errors';
 import type { Principal } from '../../domain/principal';
@@ -10,7 +11,7 @@ import { apiClient, type ApiAnswer, type ApiClient } from './api-client';
 import type { Html } from './html';
 import { layout, type Section } from './layout';
 import { temporalLinks } from './links';
-import { clearSession, readSession } from './session-cookies';
+import { clearSession, readSession, writeSession } from './session-cookies';
 
 export interface ConsoleState {
   principal: Principal;
@@ -52,8 +53,25 @@ export function consoleKit(deps: ApiDeps) {
       return ctx.redirect('/console/sign-in');
     }
     (ctx as ConsoleCtx).state.principal = principal;
-    (ctx as ConsoleCtx).state.api = apiClient(ctx, token);
+    (ctx as ConsoleCtx).state.api = apiClient(ctx, await renewed(ctx, token, principal));
     await next();
+  }
+
+  /**
+   * Keeps the session alive while the person works (issue 22): past half its life, a request that
+   * is not a page's own polling (X-Console-Poll) gets a fresh token for the same principal, carrying
+   * the sign-in time, until CONSOLE_SESSION_MAX_SECONDS after the sign-in.
+   */
+  async function renewed(ctx: Context, token: string, principal: Principal): Promise<string> {
+    if (ctx.get('x-console-poll') === '1') return token;
+    const { exp, iat, auth_time } = decodeJwt(token);
+    const now = Date.now() / 1000;
+    const authTime = typeof auth_time === 'number' ? auth_time : (iat ?? 0);
+    const ttl = deps.tokens.ttlSeconds;
+    if (exp === undefined || exp - now > ttl / 2 || now - authTime > config.CONSOLE_SESSION_MAX_SECONDS) return token;
+    const fresh = await deps.tokens.sign(principal, { authTime });
+    writeSession(ctx, fresh, ttl);
+    return fresh;
   }
 
   return {

@@ -60,7 +60,7 @@ export function pingBlock(endpointId: string, d: DeliveryDetail): Html {
   const answer = last
     ? html` The endpoint answered <strong data-testid="ping-response">${last.response_status ?? last.error ?? 'nothing'}</strong>${last.duration_ms === null ? '' : ` in ${last.duration_ms} ms`}.`
     : '';
-  return html`<div id="ping" data-testid="ping" class="ping" ${pending ? html`hx-get="${self}" hx-trigger="every 1s" hx-select="#ping" hx-swap="outerHTML"` : ''}>
+  return html`<div id="ping" data-testid="ping" class="ping" ${pending ? html`hx-get="${self}" hx-trigger="every 1s" hx-headers='{"X-Console-Poll": "1"}' hx-select="#ping" hx-swap="outerHTML"` : ''}>
 <p role="status">Test ping <a href="/console/deliveries/${d.id}" data-testid="ping-delivery"><code>${d.id.slice(0, 8)}</code></a>: <span data-testid="ping-status">${chip(d.status)}</span>${answer}</p>
 ${pending ? html`<noscript><p><a href="${self}">Check again</a></p></noscript>` : ''}
 </div>`;

@@ -26,7 +26,7 @@ const live = (r: Recovery) => r.status === 'running' || r.status === 'cancelling
 export function progressBlock(r: Recovery): Html {
   const self = `${base(r.endpoint_id)}/${r.id}`;
   const processed = r.done + r.skipped;
-  return html`<section id="recovery" aria-labelledby="progress-h" data-testid="recovery" ${live(r) ? html`hx-get="${self}" hx-trigger="every 1s" hx-select="#recovery" hx-swap="outerHTML"` : ''}>
+  return html`<section id="recovery" aria-labelledby="progress-h" data-testid="recovery" ${live(r) ? html`hx-get="${self}" hx-trigger="every 1s" hx-headers='{"X-Console-Poll": "1"}' hx-select="#recovery" hx-swap="outerHTML"` : ''}>
 <h2 id="progress-h">Progress</h2>
 <p>Status: <span data-testid="recovery-status">${chip(r.status)}</span></p>
 <progress value="${processed}" max="${Math.max(r.total, 1)}" aria-label="Deliveries processed"></progress>
