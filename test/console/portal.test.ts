@@ -104,6 +104,10 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${svc.baseUrl}/console/webhooks`);
     await noViolations();
+    // Nothing but the table's own scroll box is wider than the phone.
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      390,
+    );
     await shot('05-list-phone');
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(endpointUrl);
@@ -246,6 +250,41 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     expect(await page.getByTestId(`delivery-${sent.delivery_id}`).textContent()).toContain(receiver.url(hook));
     await noViolations();
     await shot('13-event-deliveries');
+  });
+
+  it('shows and changes nothing of another organisation’s endpoints, deliveries or events', async () => {
+    const api = http(svc.baseUrl);
+    const other = await actor(svc, newOrg(), ['staff']);
+    const hook = `foreign-${randomUUID().slice(0, 8)}`;
+    const foreign = await registerHook(svc, receiver, other, hook, ['*']);
+    const sent = (await api.post(`${PATHS[set].endpoints}/${foreign.id}/test`, other.token)).body.data;
+    await receiver.waitFor(hook, 1);
+
+    for (const path of [
+      `/console/webhooks/${foreign.id}`,
+      `/console/webhooks/${foreign.id}/edit`,
+      `/console/deliveries/${sent.delivery_id}`,
+    ]) {
+      const res = await page.goto(`${svc.baseUrl}${path}`);
+      expect([path, res!.status()]).toEqual([path, 404]);
+      expect(await page.content()).not.toContain(receiver.url(hook));
+    }
+    await page.goto(`${svc.baseUrl}/console/deliveries?event_id=${sent.event_id}`);
+    await page.getByTestId('no-deliveries').waitFor();
+    await page.goto(`${svc.baseUrl}/console/webhooks`);
+    expect(await page.content()).not.toContain(receiver.url(hook));
+    await page.goto(`${svc.baseUrl}/console/events`);
+    expect(await page.getByTestId(`event-${sent.event_id}`).count()).toBe(0);
+    // A delete sent from the console's own origin, for the other organisation's endpoint.
+    const status = await page.evaluate(
+      (url) => fetch(url, { method: 'POST' }).then((r) => r.status),
+      `${svc.baseUrl}/console/webhooks/${foreign.id}/delete`,
+    );
+    expect(status).toBe(404);
+    // That 404 is the one error the browser logged, and the one this test expects.
+    expect(opened!.takeConsoleErrors()).toEqual([expect.stringContaining('/delete: Failed to load resource')]);
+    expect((await api.get(`${PATHS[set].endpoints}/${foreign.id}`, other.token)).status).toBe(200);
+    await shot('14-other-organisation');
   });
 });
 
