@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type * as issuance from '../issuance/schema';
 import type * as schema from '../notifications/schema';
 
 // The shapes the console reads from the JSON API, inferred from the same zod schemas the API's
@@ -14,3 +15,6 @@ export type DeliveryList = z.infer<typeof schema.DeliveryList>;
 export type DeliveryQuery = z.input<typeof schema.ListDeliveriesQuery>;
 export type Recovery = z.infer<typeof schema.RecoveryView>;
 export type EventList = z.infer<typeof schema.EventList>;
+export type QueuePage = z.infer<typeof issuance.ReviewQueue>;
+export type QueueItem = QueuePage['items'][number];
+export type Activity = z.infer<typeof issuance.SubscriptionActivity>;

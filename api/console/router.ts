@@ -4,6 +4,7 @@ import { logger } from '../../lib/logger';
 import type { ApiDeps } from '../deps';
 import { devIdpOf } from '../identity/dev-idp';
 import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
+import type { Activity, QueuePage } from './api-types';
 import { asset } from './assets';
 import { COMMANDS, isCommand } from './commands';
 import {
@@ -25,9 +26,9 @@ import { chip, refusal } from './format';
 import { html } from './html';
 import { banner, type Notice } from './layout';
 import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
-import { doneCard, queueBody, queueCard, type QueuePage } from './pages/queue';
+import { doneCard, queueBody, queueCard } from './pages/queue';
 import { signInBody } from './pages/sign-in';
-import { subscriptionBody, type Activity } from './pages/subscription';
+import { subscriptionBody } from './pages/subscription';
 import { clearSession, readPending, writePending, writeSession } from './session-cookies';
 import { consoleSignIn } from './sign-in';
 const CSP =
