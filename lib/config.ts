@@ -97,6 +97,11 @@ export const ConfigSchema = z.object({
   CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
   CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /**
+   * A console session is renewed while its person works (issue 22), but never past this long after
+   * the sign-in: then the identity provider is asked again (and roles it removed take effect).
+   */
+  CONSOLE_SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(604_800).default(43_200),
+  /**
    * Token exchanges allowed per window, counted per presented API key (a backend exchanging for its
    * users: 1,200 a minute, 20 a second sustained) and per client address (failed attempts included).
    */

@@ -43,6 +43,9 @@ export function apiClient(ctx: Context, accessToken: string) {
   return {
     get: <T = any>(path: string) => call<T>('GET', path),
     post: <T = any>(path: string, body: unknown = {}) => call<T>('POST', path, body),
+    patch: <T = any>(path: string, body: unknown) => call<T>('PATCH', path, body),
+    put: <T = any>(path: string, body: unknown) => call<T>('PUT', path, body),
+    delete: (path: string) => call<null>('DELETE', path),
   };
 }
 export type ApiClient = ReturnType<typeof apiClient>;

@@ -12,6 +12,7 @@ const FILES: Record<string, { path: string; type: string }> = {
   'chart.umd.min.js': { path: join(dirname(require.resolve('chart.js')), 'chart.umd.min.js'), type: 'text/javascript' },
   'console.css': { path: join(__dirname, 'assets', 'console.css'), type: 'text/css' },
   'health-chart.js': { path: join(__dirname, 'assets', 'health-chart.js'), type: 'text/javascript' },
+  'copy-secret.js': { path: join(__dirname, 'assets', 'copy-secret.js'), type: 'text/javascript' },
 };
 
 const cache = new Map<string, Buffer>();

@@ -1,12 +1,14 @@
 import type { Principal } from '../../domain/principal';
 import { html, type Html } from './html';
 
-export type Section = 'queue' | 'funds' | 'webhooks' | 'none';
+export type Section = 'queue' | 'funds' | 'webhooks' | 'deliveries' | 'events' | 'none';
 
 const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'queue', href: '/console/', label: 'Review queue' },
   { section: 'funds', href: '/console/funds', label: 'Funds' },
-  { section: 'webhooks', href: '/console/webhooks', label: 'Webhook health' },
+  { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks' },
+  { section: 'deliveries', href: '/console/deliveries', label: 'Deliveries' },
+  { section: 'events', href: '/console/events', label: 'Events' },
 ];
 
 /** The page every console screen sits in: skip link, navigation, who is signed in, one <main>. */

@@ -1,48 +1,29 @@
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
-import type { Context, Next } from 'koa';
-import { z } from 'zod';
 import { AppError, OUTAGE_RETRY_AFTER_SECONDS } from '../../lib/errors';
 import { logger } from '../../lib/logger';
-import type { Principal } from '../../domain/principal';
 import { recordConsoleSession } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
 import { dependencyWatchOf } from '../health/dependencies';
 import { toResponseError } from '../middleware/errors';
 import { devIdpOf } from '../identity/dev-idp';
 import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
-import { NOTIFICATION_PATHS } from '../notifications/paths';
-import { apiClient, type ApiClient } from './api-client';
+import type { Activity, QueuePage } from './api-types';
 import { asset } from './assets';
 import { COMMANDS, isCommand } from './commands';
+import { consoleKit, fragment, isHtmx, need, uuid, type ConsoleCtx, type ConsoleState } from './console-kit';
+import { deliveryPages } from './delivery-pages';
+import { endpointPages } from './endpoint-pages';
+import { eventPages } from './event-pages';
+import { recoveryPages } from './recovery-pages';
 import { chip, refusal } from './format';
 import { html } from './html';
-import { banner, layout, type Notice, type Section } from './layout';
-import { temporalLinks } from './links';
+import { banner, type Notice } from './layout';
 import { auditBody, auditPath } from './pages/audit';
 import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
-import { doneCard, queueBody, queueCard, type QueuePage } from './pages/queue';
+import { doneCard, queueBody, queueCard } from './pages/queue';
 import { signInBody } from './pages/sign-in';
-import { subscriptionBody, type Activity } from './pages/subscription';
-import {
-  endpointBody,
-  endpointsBody,
-  retriedRow,
-  WINDOWS,
-  type EndpointView,
-  type Health,
-  type WindowName,
-} from './pages/webhooks';
-import { consoleCookies } from './session-cookies';
+import { subscriptionBody } from './pages/subscription';
 import { consoleSignIn } from './sign-in';
-
-interface ConsoleState {
-  principal: Principal;
-  api: ApiClient;
-}
-type ConsoleCtx = Context & { state: ConsoleState };
-
-const Uuid = z.uuid();
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
@@ -54,9 +35,10 @@ const CSP =
 export function consoleRouter(deps: ApiDeps): Router {
   const { config } = deps;
   const router = new Router<ConsoleState>({ prefix: '/console' });
-  const set = config.BEHAVIOUR_SET;
-  const paths = NOTIFICATION_PATHS[set];
-  const links = temporalLinks(config);
+  const kit = consoleKit(deps);
+  const { set, links, page, session, form, sameOrigin, publicOrigin } = kit;
+  const { clearSession, readPending, readSession, writePending, writeSession } = kit.cookies;
+  const dependencies = dependencyWatchOf(deps);
   const devIdp = devIdpOf(config);
   const signIn = consoleSignIn({
     config,
@@ -65,38 +47,6 @@ export function consoleRouter(deps: ApiDeps): Router {
     tokens: deps.tokens,
     kyc: deps.kyc,
   });
-  const form = bodyParser({ enableTypes: ['form'], formLimit: '32kb', encoding: 'utf-8' });
-  const dependencies = dependencyWatchOf(deps);
-  const publicOrigin = new URL(config.PUBLIC_BASE_URL!);
-  const sameOrigin = sameOriginAs(publicOrigin.origin);
-  const { clearSession, readPending, readSession, writePending, writeSession } = consoleCookies(config);
-
-  const page = (
-    ctx: Context,
-    status: number,
-    title: string,
-    section: Section,
-    body: ReturnType<typeof html>,
-    scripts?: string[],
-  ) => {
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = layout({
-      title,
-      section,
-      principal: (ctx.state as Partial<ConsoleState>).principal ?? null,
-      set,
-      body,
-      scripts,
-    });
-  };
-  const fragment = (ctx: Context, body: ReturnType<typeof html>) => {
-    ctx.status = 200; // htmx swaps 2xx answers only; a refusal is shown inside the fragment
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = body.text;
-  };
-  const isHtmx = (ctx: Context) => ctx.get('hx-request') === 'true';
-
   router.use(async (ctx, next) => {
     ctx.set('Content-Security-Policy', CSP);
     ctx.set('Cache-Control', 'no-store');
@@ -143,7 +93,7 @@ export function consoleRouter(deps: ApiDeps): Router {
   router.get('/auth/start', async (ctx) => {
     // The callback lands on PUBLIC_BASE_URL; the pending cookie must be set on that same origin.
     // Only the host can tell a stray address (127.0.0.1 for localhost): the scheme may have been
-    // ended by TLS upstream, so it is not asked (docs/decisions-ops.md).
+    // ended by TLS upstream, so it is not asked (docs/decisions/0197-console-origin-behind-tls.md).
     if (ctx.host !== publicOrigin.host) return ctx.redirect(`${publicOrigin.origin}/console/auth/start`);
     const { url, pending } = await signIn.start();
     writePending(ctx, pending);
@@ -271,95 +221,17 @@ export function consoleRouter(deps: ApiDeps): Router {
     page(ctx, 200, 'Audit trail', 'none', auditBody(await ctx.state.api.get(auditPath(ctx.query)), ctx.query)),
   );
 
-  router.get('/webhooks', session, async (ctx) => {
-    const list = await ctx.state.api.get(`/notifications${paths.endpoints}?limit=100`);
-    if (!list.ok)
-      throw new AppError(
-        list.status,
-        list.error?.code ?? 'UPSTREAM_FAILED',
-        list.error?.message ?? 'Could not list endpoints',
-      );
-    const rows = await Promise.all(
-      (list.data.items as EndpointView[]).map(async (endpoint) => {
-        const h = await ctx.state.api.get<Health>(`/notifications${paths.endpoints}/${endpoint.id}/health`);
-        return { endpoint, health: h.ok ? h.data : null };
-      }),
-    );
-    page(ctx, 200, 'Webhook health', 'webhooks', endpointsBody(rows));
-  });
-
-  router.get('/webhooks/:id', session, async (ctx) => {
-    const window =
-      typeof ctx.query.window === 'string' && Object.hasOwn(WINDOWS, ctx.query.window)
-        ? (ctx.query.window as WindowName)
-        : '24h';
-    page(ctx, 200, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, uuid(ctx.params.id), null, window), [
-      'chart.umd.min.js',
-      'health-chart.js',
-    ]);
-  });
-
-  router.post('/webhooks/deliveries/:delivery_id/retry', sameOrigin, session, form, async (ctx) => {
-    const deliveryId = uuid(ctx.params.delivery_id);
-    const body = ctx.request.body as Record<string, unknown>;
-    const answer = await ctx.state.api.post(`/notifications${paths.deliveries}/${deliveryId}/retry`);
-    const notice: Notice = answer.ok
-      ? { kind: 'ok', text: `Retry of delivery ${deliveryId.slice(0, 8)} accepted: the attempt runs now.` }
-      : refusal(answer);
-    const rowId =
-      typeof body.row === 'string' && /^retry-[0-9a-f-]{36}(-\d+)?$/.test(body.row) ? body.row : `retry-${deliveryId}`;
-    if (isHtmx(ctx)) return fragment(ctx, retriedRow(rowId, notice));
-    const endpointId =
-      typeof body.endpoint_id === 'string' && Uuid.safeParse(body.endpoint_id).success ? body.endpoint_id : null;
-    if (!endpointId)
-      return page(
-        ctx,
-        answer.ok ? 200 : answer.status,
-        'Webhook health',
-        'webhooks',
-        html`${banner(notice)}<p><a href="/console/webhooks">Webhook health</a></p>`,
-      );
-    page(
-      ctx,
-      answer.ok ? 200 : answer.status,
-      'Webhook endpoint',
-      'webhooks',
-      await endpointPage(ctx, endpointId, notice),
-      ['chart.umd.min.js', 'health-chart.js'],
-    );
-  });
-
-  /** Requires a console session: a valid access token in the httpOnly cookie, else off to sign in. */
-  async function session(ctx: Context, next: Next): Promise<void> {
-    const token = readSession(ctx);
-    let principal: Principal | null = null;
-    if (token) principal = await deps.tokens.verify(token).catch(() => null);
-    if (!token || !principal) {
-      if (token) clearSession(ctx, 'session');
-      if (isHtmx(ctx)) {
-        ctx.set('HX-Redirect', '/console/sign-in');
-        ctx.status = 204;
-        return;
-      }
-      return ctx.redirect('/console/sign-in');
-    }
-    (ctx as ConsoleCtx).state.principal = principal;
-    (ctx as ConsoleCtx).state.api = apiClient(ctx, token);
-    await next();
-  }
+  endpointPages(router, kit);
+  deliveryPages(router, kit);
+  recoveryPages(router, kit);
+  eventPages(router, kit);
 
   /** A page of the review queue: its head, or what follows `cursor`. */
   async function queue(ctx: ConsoleCtx, cursor?: string): Promise<QueuePage> {
-    const answer = await ctx.state.api.get(
+    const answer = await ctx.state.api.get<QueuePage>(
       `/issuance/review-queue${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
     );
-    if (!answer.ok)
-      throw new AppError(
-        answer.status,
-        answer.error?.code ?? 'UPSTREAM_FAILED',
-        answer.error?.message ?? 'Could not read the review queue',
-      );
-    return answer.data;
+    return need(answer, 'the review queue');
   }
 
   async function detail(ctx: ConsoleCtx, id: string, notice: Notice | null) {
@@ -367,14 +239,8 @@ export function consoleRouter(deps: ApiDeps): Router {
       ctx.state.api.get(`/issuance/subscriptions/${id}`),
       ctx.state.api.get<Activity>(`/issuance/subscriptions/${id}/activity`),
     ]);
-    if (!sub.ok)
-      throw new AppError(
-        sub.status,
-        sub.error?.code ?? 'UPSTREAM_FAILED',
-        sub.error?.message ?? 'Could not read the subscription',
-      );
     return subscriptionBody(
-      sub.data,
+      need(sub, 'the subscription'),
       activity.ok ? activity.data : { events: [], deliveries: [] },
       ctx.state.principal,
       links,
@@ -384,56 +250,11 @@ export function consoleRouter(deps: ApiDeps): Router {
   }
 
   async function fundsB(ctx: ConsoleCtx, notice: Notice | null) {
-    const list = await ctx.state.api.get('/issuance/subscriptions?status=approved&limit=100');
-    if (!list.ok)
-      throw new AppError(
-        list.status,
-        list.error?.code ?? 'UPSTREAM_FAILED',
-        list.error?.message ?? 'Could not list subscriptions',
-      );
-    return fundsBodyB([...list.data.items].reverse(), ctx.state.principal, notice);
-  }
-
-  async function endpointPage(ctx: ConsoleCtx, id: string, notice: Notice | null, window: WindowName = '24h') {
-    const w = WINDOWS[window];
-    const [endpoint, health] = await Promise.all([
-      ctx.state.api.get<EndpointView>(`/notifications${paths.endpoints}/${id}`),
-      ctx.state.api.get<Health>(
-        `/notifications${paths.endpoints}/${id}/health?hours=${w.hours}&bucket_minutes=${w.bucket}`,
-      ),
-    ]);
-    if (!endpoint.ok || !health.ok) {
-      const bad = endpoint.ok ? health : endpoint;
-      throw new AppError(
-        bad.status,
-        bad.error?.code ?? 'UPSTREAM_FAILED',
-        bad.error?.message ?? 'Could not read the endpoint',
-      );
-    }
-    return endpointBody(endpoint.data, health.data, links, notice, window);
+    const list = need(await ctx.state.api.get('/issuance/subscriptions?status=approved&limit=100'), 'subscriptions');
+    return fundsBodyB([...list.items].reverse(), ctx.state.principal, notice);
   }
 
   return router;
-}
-
-function uuid(value: string | undefined): string {
-  if (!Uuid.safeParse(value).success) throw new AppError(404, 'NOT_FOUND', 'Not found');
-  return value!;
-}
-
-/**
- * Console writes ride a cookie, so a form on another site must not be able to send one: the
- * browser's Origin (or, without it, Sec-Fetch-Site) must say the request came from the console's
- * origin, which is PUBLIC_BASE_URL's: behind TLS termination the request itself may say http.
- */
-function sameOriginAs(consoleOrigin: string) {
-  return async function sameOrigin(ctx: Context, next: Next): Promise<void> {
-    const origin = ctx.get('origin');
-    const site = ctx.get('sec-fetch-site');
-    const same = origin ? origin === consoleOrigin : site === 'same-origin';
-    if (!same) throw new AppError(403, 'CROSS_SITE_REQUEST', 'This form must be sent from the console itself');
-    await next();
-  };
 }
 
 const retryAfterOf = (err: AppError) =>

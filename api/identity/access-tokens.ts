@@ -71,11 +71,14 @@ export class AccessTokens {
     return new AccessTokens(privateKey, current, others, opts.ttlSeconds);
   }
 
-  async sign(p: Principal): Promise<string> {
+  /** `authTime`: when the person signed in (unix seconds), carried over when a console session is renewed. */
+  async sign(p: Principal, opts: { authTime?: number } = {}): Promise<string> {
+    const authTime = opts.authTime ?? Math.floor(Date.now() / 1000);
     return new SignJWT({
       org: p.orgId,
       roles: p.roles,
       kyc_completed: p.kycCompleted,
+      auth_time: authTime,
       ...(p.apiKeyId && { akid: p.apiKeyId }),
       ...(p.consoleSession && { sid: p.consoleSession }),
     })

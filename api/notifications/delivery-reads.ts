@@ -17,6 +17,9 @@ export function deliveryReads(orm: Orm) {
       if (q.endpoint_id) query.where({ endpoint_id: q.endpoint_id });
       if (q.status) query.where({ status: q.status });
       if (q.event_type) query.where({ event_type: q.event_type });
+      if (q.event_id) query.where({ event_id: q.event_id });
+      if (q.created_after) query.where('created_at', '>=', new Date(q.created_after));
+      if (q.created_before) query.where('created_at', '<', new Date(q.created_before));
       applyCursor(query, 'webhook_deliveries', q.cursor);
       return page((await query) as (WebhookDeliveryRow & { cursor_at: string })[], q.limit, byCreation);
     },
@@ -29,6 +32,14 @@ export function deliveryReads(orm: Orm) {
 
     async attempts(deliveryId: string): Promise<WebhookAttemptRow[]> {
       return knex()<WebhookAttemptRow>('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('number');
+    },
+
+    /** The §6.3 body as stored for sending: the same bytes for every endpoint and attempt. */
+    async signedBody(eventId: string): Promise<string | null> {
+      const row: { body: string } | undefined = await knex()('webhook_event_bodies')
+        .where({ event_id: eventId })
+        .first('body');
+      return row?.body ?? null;
     },
 
     async lastAttemptNumber(deliveryId: string): Promise<number> {

@@ -23,7 +23,8 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
       {
         query: ListDeliveriesQuery,
         response: DeliveryList,
-        summary: 'List webhook deliveries (filter by endpoint_id, status, event_type)',
+        summary:
+          'List webhook deliveries (filter by endpoint_id, status, event_type, event_id, created_after, created_before)',
       },
       async (ctx, { query }) => {
         const { items, next_cursor } = await reads.list(ctx.state.principal.orgId, query);
@@ -39,7 +40,11 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
       { params: DeliveryParams, response: DeliveryDetail, summary: 'Get a delivery with all its attempts' },
       async (ctx, { params }) => {
         const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
-        ok(ctx, { ...deliveryView(delivery), attempts: (await reads.attempts(delivery.id)).map(attemptView) });
+        const [attempts, signedBody] = await Promise.all([
+          reads.attempts(delivery.id),
+          reads.signedBody(delivery.event_id),
+        ]);
+        ok(ctx, { ...deliveryView(delivery), attempts: attempts.map(attemptView), signed_body: signedBody });
       },
     ),
   );

@@ -65,6 +65,12 @@ export const ListDeliveriesQuery = z.strictObject({
   endpoint_id: z.uuid().optional(),
   status: z.enum(DELIVERY_STATUSES as [string, ...string[]]).optional(),
   event_type: z.string().min(1).max(100).optional(),
+  /** One event's deliveries: where it went (issue 22: the console's events view). */
+  event_id: z.uuid().optional(),
+  /** Created at or after this time (issue 22: the console's time range). */
+  created_after: z.iso.datetime({ offset: true }).optional(),
+  /** Created before this time. */
+  created_before: z.iso.datetime({ offset: true }).optional(),
   limit,
   cursor,
 });
@@ -178,7 +184,15 @@ const AttemptView = z
     error: z.string().nullable().describe('timeout, or the network error code'),
   })
   .meta({ id: 'WebhookAttempt' });
-export const DeliveryDetail = DeliveryView.extend({ attempts: z.array(AttemptView) }).meta({
+export const DeliveryDetail = DeliveryView.extend({
+  attempts: z.array(AttemptView),
+  signed_body: z
+    .string()
+    .nullable()
+    .describe(
+      'The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); the signature headers are made at each send and not kept',
+    ),
+}).meta({
   id: 'WebhookDeliveryDetail',
 });
 export const DeliveryList = z

@@ -82,7 +82,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
   let delivering: RunningEngine | undefined = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
-  const tokens = await AccessTokens.create({ ttlSeconds: 900 });
+  const tokens = await AccessTokens.create({ ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(config.PORT, '127.0.0.1', () => resolve(s));

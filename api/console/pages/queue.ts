@@ -4,23 +4,7 @@ import { commandForms, REVIEW_COMMANDS } from '../commands';
 import { chip, duration, money, when } from '../format';
 import { html, type Html } from '../html';
 import { banner, type Notice } from '../layout';
-
-/** One entry of GET /issuance/review-queue. */
-export interface QueueItem {
-  subscription: SubscriptionView;
-  investor_id: string;
-  kyc_status: string;
-  accreditation_status: string;
-  accreditation_self_reported: string | null;
-  review_since: string;
-  waiting_seconds: number;
-}
-
-/** A page of GET /issuance/review-queue. */
-export interface QueuePage {
-  items: QueueItem[];
-  next_cursor: string | null;
-}
+import type { QueueItem, QueuePage } from '../api-types';
 
 export function queueBody({ items, next_cursor }: QueuePage, p: Principal, notice: Notice | null): Html {
   return html`<hgroup><h1>Review queue</h1><p>Subscriptions waiting for a compliance decision, oldest first.</p></hgroup>

@@ -5,29 +5,7 @@ import { chip, money, when } from '../format';
 import { html, type Html } from '../html';
 import { banner, type Notice } from '../layout';
 import type { TemporalLinks } from '../links';
-
-/** GET /issuance/subscriptions/{id}/activity */
-export interface Activity {
-  events: {
-    id: string;
-    type: string;
-    occurred_at: string;
-    status: string | null;
-    payment_status: string | null;
-    reason: string | null;
-    message: string | null;
-  }[];
-  deliveries: {
-    id: string;
-    event_type: string;
-    endpoint_id: string;
-    endpoint_url: string;
-    status: string;
-    attempt_count: number;
-    last_attempt_at: string | null;
-    next_attempt_at: string | null;
-  }[];
-}
+import type { Activity } from '../api-types';
 
 export function subscriptionBody(
   s: SubscriptionView,

@@ -2,72 +2,45 @@ import { chip, when } from '../format';
 import { html, type Html } from '../html';
 import { banner, type Notice } from '../layout';
 import type { TemporalLinks } from '../links';
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  description: string;
-  eventTypes: string[];
-  max_in_flight: number;
-  rate_limit_per_second: number | null;
-  circuit: { state: 'closed' | 'open' | 'half_open'; consecutive_failures: number; next_probe_at: string | null };
-}
+import type { Endpoint, EndpointHealth } from '../api-types';
 
 /** The endpoint's limits as one line: "32 at once, 5/s". */
-const limits = (e: EndpointView) =>
+export const limits = (e: Endpoint) =>
   `${e.max_in_flight} at once${e.rate_limit_per_second === null ? '' : `, ${e.rate_limit_per_second}/s`}`;
-const circuit = (e: EndpointView) =>
+export const circuit = (e: Endpoint) =>
   e.circuit.state === 'closed'
     ? chip('closed')
     : html`${chip(e.circuit.state)}<br><small>${e.circuit.consecutive_failures} failures in a row${
         e.circuit.next_probe_at ? html`, next probe ${when(e.circuit.next_probe_at)}` : ''
       }</small>`;
 
-/** GET /notifications/{endpoints}/{id}/health */
-export interface Health {
-  bucket_minutes: number;
-  attempts: number;
-  succeeded: number;
-  success_rate: number | null;
-  series: { start: string; attempts: number; succeeded: number; success_rate: number | null }[];
-  recent_failures: {
-    delivery_id: string;
-    event_type: string;
-    delivery_status: string;
-    attempt: number;
-    attempted_at: string;
-    response_status: number | null;
-    error: string | null;
-  }[];
-  waiting_on_retry: {
-    id: string;
-    event_type: string;
-    attempt_count: number;
-    last_attempt_at: string | null;
-    next_attempt_at: string | null;
-  }[];
-}
-
 const percent = (r: number | null) => (r === null ? 'no attempts' : `${(r * 100).toFixed(1)} %`);
 
-export function endpointsBody(rows: { endpoint: EndpointView; health: Health | null }[]): Html {
-  return html`<hgroup><h1>Webhook health</h1><p>Each endpoint’s delivery success over the last 24 hours.</p></hgroup>
+export function endpointsBody(
+  rows: { endpoint: Endpoint; health: EndpointHealth | null }[],
+  notice: Notice | null,
+): Html {
+  return html`<hgroup><h1>Webhooks</h1><p>Your endpoints, their delivery success over the last 24 hours, limits and state.</p></hgroup>
+${banner(notice)}
+<p><a href="/console/webhooks/new" role="button" data-testid="register-endpoint">Register an endpoint</a></p>
 ${
   rows.length
     ? html`<div class="overflow-auto"><table class="striped" data-testid="endpoints">
 <caption class="visually-hidden">Webhook endpoints</caption>
-<thead><tr><th scope="col">Endpoint</th><th scope="col">Events</th><th scope="col">Success (24 h)</th><th scope="col">Attempts</th><th scope="col">Waiting on retry</th><th scope="col">Limits</th><th scope="col">Circuit</th></tr></thead>
+<thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Events</th><th scope="col">Success (24 h)</th><th scope="col">Attempts</th><th scope="col">Waiting on retry</th><th scope="col">Limits</th><th scope="col">Circuit</th><th scope="col">Ordering</th></tr></thead>
 <tbody>${rows.map(
         ({ endpoint: e, health: h }) => html`<tr>
 <td><a href="/console/webhooks/${e.id}">${e.url}</a>${e.description ? html`<br><small class="muted">${e.description}</small>` : ''}</td>
-<td><small>${e.eventTypes.join(', ')}</small></td>
+<td data-testid="status">${chip(e.status)}</td><td><small>${e.eventTypes.join(', ')}</small></td>
 <td>${h ? percent(h.success_rate) : '—'}</td><td>${h?.attempts ?? '—'}</td><td>${h?.waiting_on_retry.length ?? '—'}</td>
-<td data-testid="limits">${limits(e)}</td><td data-testid="circuit">${circuit(e)}</td></tr>`,
+<td data-testid="limits">${limits(e)}</td><td data-testid="circuit">${circuit(e)}</td><td>${ORDERING[e.ordering]}</td></tr>`,
       )}</tbody>
 </table></div>`
     : html`<p>No webhook endpoints are registered.</p>`
 }`;
 }
+
+export const ORDERING = { none: 'Any order', per_subscription: 'In order per subscription' } as const;
 
 /** The windows the health page offers, as the health route's query. */
 export const WINDOWS = {
@@ -78,11 +51,12 @@ export const WINDOWS = {
 export type WindowName = keyof typeof WINDOWS;
 
 export function endpointBody(
-  e: EndpointView,
-  h: Health,
+  e: Endpoint,
+  h: EndpointHealth,
   links: TemporalLinks,
   notice: Notice | null,
-  window: WindowName = '24h',
+  window: WindowName,
+  manage: Html,
 ): Html {
   const points = h.series.map((b) => ({
     t: b.start,
@@ -91,9 +65,10 @@ export function endpointBody(
     succeeded: b.succeeded,
   }));
   const summary = `Success rate ${percent(h.success_rate)} over ${h.attempts} attempts, ${WINDOWS[window].label.toLowerCase()}, per ${h.bucket_minutes} minutes.`;
-  return html`<nav aria-label="Breadcrumb"><ul><li><a href="/console/webhooks">Webhook health</a></li><li>Endpoint</li></ul></nav>
+  return html`<nav aria-label="Breadcrumb"><ul><li><a href="/console/webhooks">Webhooks</a></li><li>Endpoint</li></ul></nav>
 <hgroup><h1>${e.url}</h1><p>${e.description || 'No description'} · events: ${e.eventTypes.join(', ')}</p></hgroup>
 ${banner(notice)}
+${manage}
 <section aria-labelledby="rate-h"><h2 id="rate-h">Success rate over time</h2>
 <nav aria-label="Time window"><ul>${Object.entries(WINDOWS).map(([name, w]) => html`<li><a href="/console/webhooks/${e.id}?window=${name}" ${name === window ? html`aria-current="true"` : ''}>${w.label}</a></li>`)}</ul></nav>
 <p data-testid="success-summary">${summary}</p>

@@ -519,7 +519,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhook deliveries (filter by endpoint_id, status, event_type)
+         * List webhook deliveries (filter by endpoint_id, status, event_type, event_id, created_after, created_before)
          * @description Needs the role staff or admin.
          */
         get: operations["getNotificationsDeliveries"];
@@ -1858,6 +1858,8 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); the signature headers are made at each send and not kept */
+            signed_body: string | null;
         };
         WebhookAttempt: {
             number: number;
@@ -5682,6 +5684,9 @@ export interface operations {
                 endpoint_id?: string;
                 status?: "pending" | "success" | "failed" | "exhausted";
                 event_type?: string;
+                event_id?: string;
+                created_after?: string;
+                created_before?: string;
                 limit?: number;
                 cursor?: string;
             };
