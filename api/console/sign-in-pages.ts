@@ -1,0 +1,68 @@
+import { AppError } from '../../lib/errors';
+import { recordConsoleSession } from '../audit/recorder';
+import type { ApiDeps } from '../deps';
+import { devIdpOf } from '../identity/dev-idp';
+import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
+import type { ConsoleKit, ConsoleRouter } from './console-kit';
+import { signInBody } from './pages/sign-in';
+import { consoleSignIn } from './sign-in';
+
+/**
+ * Signing in and out (issue 15): the only console routes without a session. Sign-in runs OpenID
+ * Connect with PKCE against the configured identity provider (sign-in.ts); each is an audit entry.
+ */
+export function signInPages(router: ConsoleRouter, kit: ConsoleKit, deps: ApiDeps): void {
+  const { config, page, sameOrigin, publicOrigin } = kit;
+  const { clearSession, readPending, readSession, writePending, writeSession } = kit.cookies;
+  const devIdp = devIdpOf(config);
+  const signIn = consoleSignIn({
+    config,
+    devIdp,
+    verifier: new IdTokenVerifier([...configuredIssuers(config), ...(devIdp ? [devIdp.trustedIssuer()] : [])]),
+    tokens: deps.tokens,
+    kyc: deps.kyc,
+  });
+
+  router.get('/sign-in', (ctx) =>
+    page(
+      ctx,
+      200,
+      'Sign in',
+      'none',
+      signInBody(ctx.query.signed_out === '1' ? { kind: 'ok', text: 'You are signed out.' } : null),
+    ),
+  );
+
+  router.get('/auth/start', async (ctx) => {
+    // The callback lands on PUBLIC_BASE_URL; the pending cookie must be set on that same origin.
+    // Only the host can tell a stray address (127.0.0.1 for localhost): the scheme may have been
+    // ended by TLS upstream, so it is not asked (docs/decisions/0197-console-origin-behind-tls.md).
+    if (ctx.host !== publicOrigin.host) return ctx.redirect(`${publicOrigin.origin}/console/auth/start`);
+    const { url, pending } = await signIn.start();
+    writePending(ctx, pending);
+    ctx.redirect(url);
+  });
+
+  router.get('/auth/callback', async (ctx) => {
+    const pending = readPending(ctx);
+    clearSession(ctx, 'pending');
+    try {
+      const { accessToken, expiresIn, principal } = await signIn.finish(ctx.query, pending);
+      await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_in');
+      writeSession(ctx, accessToken, expiresIn);
+      ctx.redirect('/console/');
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      page(ctx, err.status, 'Sign in', 'none', signInBody({ kind: 'refused', text: `${err.message} (${err.code})` }));
+    }
+  });
+
+  router.post('/auth/sign-out', sameOrigin, async (ctx) => {
+    // An expired or unreadable session signs out all the same, without an audit entry (no one to name).
+    const principal = await deps.tokens.verify(readSession(ctx) ?? '').catch(() => null);
+    if (principal) await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_out');
+    clearSession(ctx, 'session');
+    ctx.status = 303;
+    ctx.redirect('/console/sign-in?signed_out=1');
+  });
+}
