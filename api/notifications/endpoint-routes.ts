@@ -130,16 +130,15 @@ export function endpointRoutes(
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
         const subject = { type: 'webhook_endpoint', id: params.id };
+        // The URL is checked first, outside the transaction: where it points (a DNS lookup) is no
+        // reason to hold the endpoint's row, and a URL into our network is refused whatever the id.
+        const patch = { ...body, ...(body.url !== undefined && { url: await url(body.url) }) };
         const row = await auditedEndpointChange(
           deps,
           ctx,
           { action: 'webhook_endpoint.update', subject },
           async (tx, trx, seen) => {
             seen.before = endpointSnapshot(await tx.get(orgId, params.id));
-            const patch = {
-              ...body,
-              ...(body.url !== undefined && { url: await url(body.url) }),
-            };
             let changed = await tx.update(orgId, params.id, patch);
             // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
             if (body.status === 'enabled' && changed.status === 'disabled') {
