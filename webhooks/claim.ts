@@ -23,8 +23,8 @@ export interface Claimed {
   attemptedAt: Date;
   /** How long after the round to send it: its reserved start under the endpoint's rate limit, else 0. */
   delayMs: number;
-  /** The rate limit's spacing for its endpoint (0: none): no two of its deliveries start closer. */
-  spacingMs: number;
+  /** Its endpoint's rate limit, deliveries a second (null: none); the dispatcher paces by it. */
+  perSecond: number | null;
 }
 
 export interface RoundResult {
@@ -117,7 +117,7 @@ export async function claimRound(
       flow.map((f) => f.endpoint_id),
     ]);
 
-    const spacing = new Map(grants.map((g) => [g.endpointId, g.spacingMs]));
+    const perSecond = new Map(candidates.map((c) => [c.endpointId, c.rate?.perSecond ?? null]));
     const claimed: Claimed[] = [];
     const dropped: string[] = [];
     const counts = new Map<string, number>();
@@ -131,7 +131,7 @@ export async function claimRound(
           target: t,
           attemptedAt: new Date(t.attempted_at),
           delayMs: Number(t.delay_ms),
-          spacingMs: spacing.get(t.endpoint_id) ?? 0,
+          perSecond: perSecond.get(t.endpoint_id) ?? null,
         });
     }
     const granted = new Map(grants.filter((g) => counts.get(g.endpointId) === g.take).map((g) => [g.endpointId, g]));

@@ -6,6 +6,7 @@ import { claimRound, type Claimed, type RoundLimits } from './claim';
 import type { Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
+import { spacingMs } from '../domain/delivery-pacing';
 
 export interface DispatcherSettings extends Omit<RoundLimits, 'budget'> {
   /** POSTs this process keeps in flight at most, across every endpoint. */
@@ -61,12 +62,11 @@ export function createDispatcher(deps: {
    * after the delivery `perSecond` places before it ended: that one arrived before it ended, so no
    * second, however the network bunches arrivals, holds more than `perSecond` of them.
    */
-  async function paced(endpointId: string, reserved: number, spacingMs: number): Promise<(at: number) => void> {
+  async function paced(endpointId: string, reserved: number, perSecond: number): Promise<(at: number) => void> {
     if (lastStart.size > 10_000) {
       lastStart.clear();
       recentEnds.clear();
     }
-    const perSecond = Math.max(1, Math.round(1020 / spacingMs));
     const ends = recentEnds.get(endpointId) ?? [];
     const windowStart = ends.length >= perSecond ? ends[ends.length - perSecond] : undefined;
     let ended!: (at: number) => void;
@@ -76,7 +76,8 @@ export function createDispatcher(deps: {
     let started!: (at: number) => void;
     lastStart.set(endpointId, new Promise<number>((resolve) => (started = resolve)));
     try {
-      const at = Math.max(reserved, (await previous) + spacingMs, windowStart ? (await windowStart) + 1000 : 0);
+      const spacing = spacingMs(perSecond);
+      const at = Math.max(reserved, (await previous) + spacing, windowStart ? (await windowStart) + 1000 : 0);
       if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
     } finally {
       started(Date.now());
@@ -154,7 +155,7 @@ export function createDispatcher(deps: {
       try {
         // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon),
         // and for its turn in the endpoint's second (paced), however late the ones before it ran.
-        if (c.spacingMs > 0) postEnded = await paced(t.endpoint_id, Date.now() + c.delayMs, c.spacingMs);
+        if (c.perSecond !== null) postEnded = await paced(t.endpoint_id, Date.now() + c.delayMs, c.perSecond);
         finished = await deps.sender.send(t, input);
       } finally {
         postEnded?.(Date.now());
