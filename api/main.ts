@@ -1,3 +1,4 @@
+import './tracing'; // first: see the file
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { connectClient } from '../lib/temporal';
@@ -6,6 +7,7 @@ import { migrate, openOrm } from '../db/orm';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
 import { createApp } from './app';
+import { stopTracing } from '../lib/tracing';
 
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
 async function main(): Promise<void> {
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       await temporal.connection.close();
       await orm.close();
+      await stopTracing();
       process.exit(0);
     });
     setTimeout(() => process.exit(0), 10_000).unref();

@@ -224,6 +224,20 @@ export const ConfigSchema = z.object({
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 
   /**
+   * Traces (issue 21), the OpenTelemetry SDK's standard variables. Tracing is on only when an OTLP
+   * endpoint is named (or OTEL_TRACES_EXPORTER asks for `console`); unset, no SDK starts and nothing
+   * is instrumented. OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true turn it off whatever else
+   * is set. The exporter and sampler read their other OTEL_* variables (headers, timeout,
+   * OTEL_TRACES_SAMPLER) themselves, as the SDK documents.
+   */
+  OTEL_SDK_DISABLED: bool.default(false),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'console', 'none']).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  /** The `service.name` on every span; unset: `tranche-api` or `tranche-worker`. */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+
+  /**
    * Retention (issue 21), in days; 0 keeps forever. Events with their webhook deliveries and
    * attempts: only deliveries that ended (never a pending one or one waiting for a retry), and an
    * event once none of its deliveries is left. Pruned rows are gone from every list and the events API.
@@ -335,4 +349,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...parsed.data,
     PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data.PORT}`,
   });
+}
+
+const TracingSchema = ConfigSchema.pick({
+  OTEL_SDK_DISABLED: true,
+  OTEL_TRACES_EXPORTER: true,
+  OTEL_EXPORTER_OTLP_ENDPOINT: true,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
+  OTEL_SERVICE_NAME: true,
+});
+export type TracingConfig = z.infer<typeof TracingSchema>;
+
+/**
+ * The traces' variables alone: tracing starts before the rest of the process loads (its
+ * instrumentations must patch `pg` and `http` first), so before loadConfig runs. The same schema.
+ */
+export function loadTracingConfig(env: NodeJS.ProcessEnv = process.env): TracingConfig {
+  const parsed = TracingSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
 }

@@ -1,12 +1,22 @@
+import { trace } from '@opentelemetry/api';
 import pino from 'pino';
 
+const UNTRACED = Object.freeze({});
+
 /**
- * The one logger. JSON lines; anything that looks like a credential is redacted at the
+ * The one logger. JSON lines, with `trace_id` and `span_id` inside a span; anything that looks like a credential is redacted at the
  * source so a secret can never reach a log line by accident.
  */
 export const logger = pino({
   level: process.env.LOG_LEVEL ?? 'info',
   base: { service: 'tranche' },
+  // A line written inside a span carries its ids (issue 21); with tracing off there is never one.
+  mixin() {
+    const span = trace.getActiveSpan();
+    if (!span) return UNTRACED;
+    const { traceId, spanId } = span.spanContext();
+    return { trace_id: traceId, span_id: spanId };
+  },
   redact: {
     paths: [
       'authorization',

@@ -5,6 +5,7 @@ import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
 import { ConfigError } from './config';
 import { workflowCommandLog } from './workflow-command-log';
+import { temporalClientInterceptors } from './tracing';
 
 export type TemporalConnectionConfig = Pick<Config, 'TEMPORAL_ADDRESS'> &
   Partial<
@@ -75,7 +76,7 @@ export async function connectClient(
   return new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    interceptors: { workflow: [workflowCommandLog()] },
+    interceptors: { workflow: [...temporalClientInterceptors(), workflowCommandLog()] },
   });
 }
 

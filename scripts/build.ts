@@ -1,10 +1,11 @@
 /**
  * `npm run build`, after `tsc -p tsconfig.build.json`: bundles the workflow code once into
- * dist/workflow-bundle.js, so a compiled worker starts without webpack (worker/bundle-workflows.ts).
+ * dist/workflow-bundle.js (and a traced one), so a compiled worker starts without webpack (worker/bundle-workflows.ts).
  */
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WORKFLOW_TRACING_MODULE } from '../lib/tracing';
 
 async function main(): Promise<void> {
   const dist = join(__dirname, '..'); // run compiled: dist/scripts/build.js
@@ -16,8 +17,12 @@ async function main(): Promise<void> {
     error: console.error,
     log: () => undefined,
   };
-  const { code } = await bundleWorkflowCode({ workflowsPath: join(dist, 'workflows'), logger: quiet });
+  const workflowsPath = join(dist, 'workflows');
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quiet });
   writeFileSync(join(dist, 'workflow-bundle.js'), code);
+  // The same with the OpenTelemetry workflow interceptors, for a worker with tracing on (issue 21).
+  const traced = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [WORKFLOW_TRACING_MODULE], logger: quiet });
+  writeFileSync(join(dist, 'workflow-bundle-traced.js'), traced.code);
 }
 
 main().catch((err) => {

@@ -20,6 +20,10 @@ export interface Target {
   endpoint_status: string;
   body: string;
   occurred_at: Date;
+  /** The W3C traceparent of the span that published the event (issue 21), null when tracing was off. */
+  traceparent: string | null;
+  /** The endpoint asked for `traceparent` on its POSTs. */
+  send_traceparent: boolean;
 }
 
 /** What a claim found: a fresh attempt to make, or a row this owner or another already holds. */
@@ -42,7 +46,7 @@ export interface Finished {
 /** The columns of a Target, over `webhook_deliveries d`, `webhook_endpoints e`, bodies `b` and `events ev`. */
 export const TARGET_COLUMNS = `d.id as delivery_id, d.event_id, d.event_type, d.status, d.endpoint_id, d.org_id, e.url,
   e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, e.deleted_at,
-  e.status as endpoint_status, b.body, ev.occurred_at`;
+  e.status as endpoint_status, b.body, ev.occurred_at, ev.traceparent, e.send_traceparent`;
 
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
   if (deliveryIds.length === 0) return new Map();

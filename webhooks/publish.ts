@@ -3,6 +3,7 @@ import { preparedStatement } from '../db/prepared';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { EXPLICIT_ONLY_EVENT_TYPES, supportedEventTypes, type ServiceEvent } from '../domain/events';
 import { renderEventBody } from './signing';
+import { activeTraceparent } from '../lib/tracing';
 
 /**
  * The channel a publishing transaction notifies at commit; every worker's dispatcher listens
@@ -37,6 +38,9 @@ export async function publishEvents(
   opts: PublishOptions,
 ): Promise<Published> {
   if (events.length === 0) return { eventIds: [], deliveries: [] };
+  // Traced, each event keeps the publishing span's context for its deliveries' POSTs (issue 21);
+  // off, this is undefined and the JSON below carries nothing more.
+  const traceparent = activeTraceparent();
   const input = events.map((e, ord) => ({
     ord,
     id: e.id,
@@ -46,6 +50,7 @@ export async function publishEvents(
     data: e.data,
     occurred_at: e.occurredAt,
     body: renderEventBody({ ...e, org_id: e.orgId, occurred_at: e.occurredAt }),
+    traceparent,
   }));
   const targets = (opts.targets ?? []).map((t) => ({ event_id: t.eventId, endpoint_id: t.endpointId }));
   return collect(await PUBLISH(db, [JSON.stringify(input), JSON.stringify(targets), ...planBindings(opts.set)]));
@@ -141,10 +146,11 @@ const PUBLISH = preparedStatement<Row>(
   'webhooks-publish',
   `with
   input as (select * from jsonb_to_recordset(?::jsonb)
-              as v(ord int, id uuid, org_id uuid, type text, source text, data jsonb, occurred_at timestamptz, body text)),
+              as v(ord int, id uuid, org_id uuid, type text, source text, data jsonb, occurred_at timestamptz, body text,
+                   traceparent text)),
   aimed as (select * from jsonb_to_recordset(?::jsonb) as t(event_id uuid, endpoint_id uuid)),
-  ev as (insert into events (id, org_id, type, source, data, occurred_at, dispatched_at)
-         select id, org_id, type, source, data, occurred_at, now() from input order by ord
+  ev as (insert into events (id, org_id, type, source, data, occurred_at, dispatched_at, traceparent)
+         select id, org_id, type, source, data, occurred_at, now(), traceparent from input order by ord
          on conflict (id) do nothing
          returning id, seq, org_id, type, data),
   stored_targets as (insert into webhook_event_targets (event_id, endpoint_id)

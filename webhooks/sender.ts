@@ -2,10 +2,12 @@ import type { AttemptInput } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
 import type { Finished, Target } from './attempt-store';
-import { connectionFor, post, type Connection } from './post';
+import { connectionFor, post, type Connection, type PostResult } from './post';
 import { openingCache, type SecretBox } from './secret-box';
 import { endpointKeys, signedRequest } from './signing';
 import { parseRetryAfter } from '../domain/retry-schedule';
+import { tracingOn } from '../lib/tracing';
+import { tracedPost } from './post-span';
 
 export interface Sender {
   /** Signs and POSTs one attempt; every outcome, a delivery that cannot be signed included, is a result. */
@@ -35,17 +37,24 @@ export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retry
         logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
         return notSent(input, SIGNING_FAILED);
       }
-      const res = await post(t.url, request, (connection ??= connectionFor(deps.ssrf)));
-      return {
-        input,
-        durationMs: res.durationMs,
-        responseStatus: res.status,
-        responseBody: res.body,
-        error: res.error,
-        retryAfterMs:
-          res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
-      };
+      const via = (connection ??= connectionFor(deps.ssrf));
+      // Traced, the POST is a span in the publishing request's trace; off, the consumer who asked
+      // for it still gets the publisher's traceparent (issue 21), unsigned (docs/decisions).
+      if (tracingOn()) return finished(input, await tracedPost(t, request, via), deps.retryAfterCapMs);
+      if (t.send_traceparent && t.traceparent) request.headers.traceparent = t.traceparent;
+      return finished(input, await post(t.url, request, via), deps.retryAfterCapMs);
     },
+  };
+}
+
+function finished(input: AttemptInput, res: PostResult, retryAfterCapMs: number): Finished {
+  return {
+    input,
+    durationMs: res.durationMs,
+    responseStatus: res.status,
+    responseBody: res.body,
+    error: res.error,
+    retryAfterMs: res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), retryAfterCapMs),
   };
 }
 

@@ -6,17 +6,17 @@ const THREAD = `
   const { parentPort, workerData } = require('node:worker_threads');
   const { bundleWorkflowCode } = require(workerData.sdk);
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
-  bundleWorkflowCode({ workflowsPath: workerData.workflows, logger: quiet })
+  bundleWorkflowCode({ workflowsPath: workerData.workflows, workflowInterceptorModules: workerData.interceptors, logger: quiet })
     .then((bundle) => parentPort.postMessage({ code: bundle.code }))
     .catch((err) => parentPort.postMessage({ error: String(err && err.stack || err) }));
 `;
 
-/** The service's workflow code, bundled for the Temporal worker. */
-export function bundleWorkflows(): Promise<string> {
+/** The service's workflow code, bundled for the Temporal worker (with these workflow interceptor modules). */
+export function bundleWorkflows(interceptors: readonly string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
     const thread = new Thread(THREAD, {
       eval: true,
-      workerData: { sdk: require.resolve('@temporalio/worker'), workflows: require.resolve('../workflows') },
+      workerData: { sdk: require.resolve('@temporalio/worker'), workflows: require.resolve('../workflows'), interceptors },
     });
     thread.once('message', (m: { code?: string; error?: string }) =>
       m.code ? resolve(m.code) : reject(new Error(m.error)),

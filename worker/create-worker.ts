@@ -5,6 +5,7 @@ import type { Config } from '../lib/config';
 import { temporalConnectionOptions, type TemporalConnectionConfig } from '../lib/temporal';
 import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
+import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../lib/tracing';
 
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
@@ -19,12 +20,17 @@ export interface WorkerSetup {
 /** A worker for every workflow and activity of the service. Run as many as the load needs. */
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
   const connection = setup.connection ?? (await NativeConnection.connect(temporalConnectionOptions(setup.config)));
+  // Traced, the workflows are bundled with the OpenTelemetry workflow interceptors (issue 21).
+  const traced = tracingOn();
   return Worker.create({
+    ...temporalWorkerTracing(),
     connection,
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(setup.deps),
-    workflowBundle: setup.workflowBundle ?? prebuiltBundle() ?? { code: await bundleWorkflows() },
+    workflowBundle: setup.workflowBundle ?? prebuiltBundle(traced) ?? {
+      code: await bundleWorkflows(traced ? [WORKFLOW_TRACING_MODULE] : []),
+    },
     maxCachedWorkflows: setup.config.WORKER_MAX_CACHED_WORKFLOWS ?? 100,
     // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
     // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.
@@ -34,8 +40,9 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
   });
 }
 
-// `npm run build` leaves the bundle beside the compiled worker (dist/workflow-bundle.js).
-function prebuiltBundle(): WorkerOptions['workflowBundle'] | undefined {
-  const path = join(__dirname, '..', 'workflow-bundle.js');
+// `npm run build` leaves the bundles beside the compiled worker (dist/workflow-bundle.js, and
+// dist/workflow-bundle-traced.js with the OpenTelemetry workflow interceptors).
+function prebuiltBundle(traced: boolean): WorkerOptions['workflowBundle'] | undefined {
+  const path = join(__dirname, '..', traced ? 'workflow-bundle-traced.js' : 'workflow-bundle.js');
   return existsSync(path) ? { codePath: path } : undefined;
 }

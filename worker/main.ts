@@ -1,3 +1,4 @@
+import './tracing'; // first: see the file
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { migrate, openOrm } from '../db/orm';
@@ -7,6 +8,7 @@ import { connectClient } from '../lib/temporal';
 import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './metrics-server';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { stopTracing } from '../lib/tracing';
 
 /**
  * A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled.
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
   await temporal.connection.close();
   await orm.close();
   metrics?.close();
+  await stopTracing();
   logger.info('worker stopped');
 }
 

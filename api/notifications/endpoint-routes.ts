@@ -78,6 +78,7 @@ export function endpointRoutes(
             ordering: body.ordering,
             maxInFlight: body.maxInFlight,
             rateLimitPerSecond: body.rateLimitPerSecond,
+            sendTraceparent: body.sendTraceparent,
           };
           const made = await tx.create(ctx.state.principal.orgId, input);
           seen.subject = { type: 'webhook_endpoint', id: made.row.id };

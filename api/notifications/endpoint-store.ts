@@ -70,6 +70,7 @@ export function endpointStore(
           ordering: input.ordering ?? 'none',
           max_in_flight: input.maxInFlight ?? null,
           rate_limit_per_second: input.rateLimitPerSecond ?? null,
+          send_traceparent: input.sendTraceparent ?? false,
           secret_ciphertext: secrets.seal(id, secret),
         });
         // Its rate-limit bucket and circuit breaker, which the dispatcher locks before it sends.
@@ -91,6 +92,7 @@ export function endpointStore(
         ...(patch.ordering !== undefined && { ordering: patch.ordering }),
         ...(patch.maxInFlight !== undefined && { max_in_flight: patch.maxInFlight }),
         ...(patch.rateLimitPerSecond !== undefined && { rate_limit_per_second: patch.rateLimitPerSecond }),
+        ...(patch.sendTraceparent !== undefined && { send_traceparent: patch.sendTraceparent }),
       }),
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
@@ -154,6 +156,8 @@ export interface EndpointInput {
   maxInFlight?: number | null;
   /** Deliveries per second at most; unset: no limit. */
   rateLimitPerSecond?: number | null;
+  /** POSTs carry `traceparent` (issue 21); unset: no. */
+  sendTraceparent?: boolean;
 }
 
 /** What PATCH may change; null clears a limit back to the default (none, for the rate). */
@@ -163,4 +167,5 @@ export interface EndpointPatch {
   ordering?: EndpointOrdering;
   maxInFlight?: number | null;
   rateLimitPerSecond?: number | null;
+  sendTraceparent?: boolean;
 }

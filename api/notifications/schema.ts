@@ -19,6 +19,10 @@ const rateLimitPerSecond = z
   .min(1)
   .max(10_000)
   .describe('Deliveries per second at most (1-10000); deliveries above it wait, none is dropped');
+/** Issue 21: POSTs carry the W3C `traceparent` of the delivery's trace (not signed). */
+const sendTraceparent = z
+  .boolean()
+  .describe("Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)");
 
 /** spec §4.3 register body. */
 export const RegisterEndpointBody = z.strictObject({
@@ -28,6 +32,7 @@ export const RegisterEndpointBody = z.strictObject({
   ordering: ordering.default('none'),
   maxInFlight: maxInFlight.optional(),
   rateLimitPerSecond: rateLimitPerSecond.optional(),
+  sendTraceparent: sendTraceparent.default(false),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
@@ -43,10 +48,11 @@ export const UpdateEndpointBody = z
     ordering: ordering.optional(),
     maxInFlight: maxInFlight.nullable().optional().describe('null: back to the deployment default'),
     rateLimitPerSecond: rateLimitPerSecond.nullable().optional().describe('null: no limit'),
+    sendTraceparent: sendTraceparent.optional(),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
-    'give url, description, status, ordering, maxInFlight and/or rateLimitPerSecond',
+    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond and/or sendTraceparent',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
@@ -127,6 +133,9 @@ export const EndpointView = z
       .int()
       .describe("Attempts in flight to the endpoint at most (the deployment's default unless set)"),
     rate_limit_per_second: z.number().int().nullable().describe('Deliveries per second at most; null: no limit'),
+    send_traceparent: z
+      .boolean()
+      .describe("Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)"),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),

@@ -27,6 +27,7 @@ export const endpointView = (
   ordering: r.ordering,
   max_in_flight: r.max_in_flight ?? limits.defaultMaxInFlight,
   rate_limit_per_second: r.rate_limit_per_second,
+  send_traceparent: r.send_traceparent,
   circuit: {
     state: r.circuit_state,
     consecutive_failures: r.consecutive_failures,

@@ -37,6 +37,12 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     'Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret',
     { type: 'string' },
   ),
+  header(
+    'traceparent',
+    'W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21)',
+    { type: 'string', pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+    false,
+  ),
 ];
 
 /**

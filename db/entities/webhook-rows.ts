@@ -28,6 +28,8 @@ export interface WebhookEndpointRow {
   max_in_flight: number | null;
   /** Deliveries per second at most; null: no limit (issue 19). */
   rate_limit_per_second: number | null;
+  /** POSTs carry a W3C `traceparent` header (issue 21). */
+  send_traceparent: boolean;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;

@@ -1,0 +1,62 @@
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, ConsoleSpanExporter } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import type { WorkerOptions } from '@temporalio/worker';
+
+/** Paths a request for which makes no span: scrapes and probes, which would drown the traces. */
+const UNTRACED = /^\/(metrics|health)(\/|\?|$)/;
+
+export interface TracingSdk {
+  shutdown(): Promise<void>;
+  clientInterceptors(): WorkflowClientInterceptor[];
+  workerOptions(workflowModule: string): Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+}
+
+/**
+ * The OpenTelemetry Node SDK pieces (loaded only when tracing is on, lib/tracing.ts): a tracer
+ * provider exporting in batches (OTLP over HTTP, or the console), registered globally with the
+ * W3C propagator and AsyncLocalStorage context, the http and pg instrumentations, and Temporal's
+ * interceptors with the sink that exports workflow spans from the worker's side of the sandbox.
+ * The exporter, batching and sampler read their own OTEL_* variables.
+ */
+export function startSdk(serviceName: string, exporter: 'otlp' | 'console'): TracingSdk {
+  const resource = new Resource({ [ATTR_SERVICE_NAME]: serviceName });
+  const processor = new BatchSpanProcessor(exporter === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter());
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  provider.register();
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? '') }),
+      new PgInstrumentation(),
+    ],
+  });
+  return {
+    shutdown: () => provider.shutdown(),
+    clientInterceptors: () => [new OpenTelemetryWorkflowClientInterceptor()],
+    workerOptions: (workflowModule) => ({
+      interceptors: {
+        workflowModules: [workflowModule],
+        activity: [
+          (ctx) => ({
+            inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+            outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+          }),
+        ],
+      },
+      sinks: { exporter: makeWorkflowExporter(processor, resource) },
+    }),
+  };
+}
