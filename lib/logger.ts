@@ -17,6 +17,8 @@ export const logger = pino({
     const { traceId, spanId } = span.spanContext();
     return { trace_id: traceId, span_id: spanId };
   },
+  // pino merges into the mixin's object: a line outside a span is written as given, nothing made.
+  mixinMergeStrategy: (line: object, ids: object) => (ids === UNTRACED ? line : Object.assign(ids, line)),
   redact: {
     paths: [
       'authorization',

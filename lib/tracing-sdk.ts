@@ -33,7 +33,9 @@ export interface TracingSdk {
  */
 export function startSdk(serviceName: string, exporter: 'otlp' | 'console'): TracingSdk {
   const resource = new Resource({ [ATTR_SERVICE_NAME]: serviceName });
-  const processor = new BatchSpanProcessor(exporter === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter());
+  const processor = new BatchSpanProcessor(
+    exporter === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter(),
+  );
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();
   registerInstrumentations({

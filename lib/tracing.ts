@@ -24,7 +24,8 @@ import type { TracingSdk } from './tracing-sdk';
 let sdk: TracingSdk | undefined;
 
 /** The workflow interceptors module, bundled with the workflows when tracing is on. */
-export const WORKFLOW_TRACING_MODULE = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+export const WORKFLOW_TRACING_MODULE =
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 const TRACER = 'tranche';
 
@@ -82,9 +83,9 @@ export function activeTraceparent(): string | undefined {
 /** Runs `fn` in a client span of its own (a processor call); just `fn` when tracing is off. */
 export function inClientSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
   if (!sdk) return fn();
-  return trace.getTracer(TRACER).startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, (span) =>
-    ended(span, fn),
-  );
+  return trace
+    .getTracer(TRACER)
+    .startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, (span) => ended(span, fn));
 }
 
 /**

@@ -21,7 +21,11 @@ async function main(): Promise<void> {
   const { code } = await bundleWorkflowCode({ workflowsPath, logger: quiet });
   writeFileSync(join(dist, 'workflow-bundle.js'), code);
   // The same with the OpenTelemetry workflow interceptors, for a worker with tracing on (issue 21).
-  const traced = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [WORKFLOW_TRACING_MODULE], logger: quiet });
+  const traced = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: [WORKFLOW_TRACING_MODULE],
+    logger: quiet,
+  });
   writeFileSync(join(dist, 'workflow-bundle-traced.js'), traced.code);
 }
 

@@ -29,6 +29,15 @@ async function main(): Promise<void> {
     uiPort: num('TEMPORAL_UI_PORT', 8233),
     temporalServerDir: process.env.TEMPORAL_SERVER_DIR ?? '',
     temporalUi: process.env.TEMPORAL_UI || undefined,
+    jaeger: process.env.JAEGER
+      ? {
+          binary: process.env.JAEGER,
+          uiPort: num('JAEGER_UI_PORT', 16686),
+          otlpHttpPort: num('JAEGER_OTLP_PORT', 4318),
+          queryGrpcPort: num('JAEGER_GRPC_PORT', 16685),
+          uiAssets: process.env.JAEGER_UI_ASSETS || undefined,
+        }
+      : undefined,
     compiled: true,
     env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: process.env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true' },
     output: toStdout ? process.stdout : createWriteStream(logPath, { flags: 'a' }),
@@ -58,6 +67,7 @@ async function main(): Promise<void> {
         ? `  API             https://localhost:${port}   (TLS ended by Caddy, its own local CA; 2 instances behind its gateway)`
         : `  API             http://localhost:${port}   (2 instances behind a balancer)`,
       `  Temporal Web UI ${cluster.uiUrl ?? '(UI server not built: bash scripts/tools.sh temporal-ui)'}`,
+      `  Traces (Jaeger) ${cluster.tracesUrl ?? '(Jaeger not built: bash scripts/tools.sh jaeger)'}`,
       `  Temporal gRPC   ${cluster.temporalAddress}   (full server, PostgreSQL persistence)`,
       `  PostgreSQL      ${cluster.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
       `  Logs            ${toStdout ? 'here' : logPath}`,

@@ -54,7 +54,8 @@ function finished(input: AttemptInput, res: PostResult, retryAfterCapMs: number)
     responseStatus: res.status,
     responseBody: res.body,
     error: res.error,
-    retryAfterMs: res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), retryAfterCapMs),
+    retryAfterMs:
+      res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), retryAfterCapMs),
   };
 }
 

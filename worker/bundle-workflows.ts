@@ -16,7 +16,11 @@ export function bundleWorkflows(interceptors: readonly string[] = []): Promise<s
   return new Promise((resolve, reject) => {
     const thread = new Thread(THREAD, {
       eval: true,
-      workerData: { sdk: require.resolve('@temporalio/worker'), workflows: require.resolve('../workflows'), interceptors },
+      workerData: {
+        sdk: require.resolve('@temporalio/worker'),
+        workflows: require.resolve('../workflows'),
+        interceptors,
+      },
     });
     thread.once('message', (m: { code?: string; error?: string }) =>
       m.code ? resolve(m.code) : reject(new Error(m.error)),

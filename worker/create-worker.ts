@@ -28,9 +28,10 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities(setup.deps),
-    workflowBundle: setup.workflowBundle ?? prebuiltBundle(traced) ?? {
-      code: await bundleWorkflows(traced ? [WORKFLOW_TRACING_MODULE] : []),
-    },
+    workflowBundle: setup.workflowBundle ??
+      prebuiltBundle(traced) ?? {
+        code: await bundleWorkflows(traced ? [WORKFLOW_TRACING_MODULE] : []),
+      },
     maxCachedWorkflows: setup.config.WORKER_MAX_CACHED_WORKFLOWS ?? 100,
     // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
     // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.

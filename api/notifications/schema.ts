@@ -22,7 +22,9 @@ const rateLimitPerSecond = z
 /** Issue 21: POSTs carry the W3C `traceparent` of the delivery's trace (not signed). */
 const sendTraceparent = z
   .boolean()
-  .describe("Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)");
+  .describe(
+    "Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)",
+  );
 
 /** spec §4.3 register body. */
 export const RegisterEndpointBody = z.strictObject({
@@ -135,7 +137,9 @@ export const EndpointView = z
     rate_limit_per_second: z.number().int().nullable().describe('Deliveries per second at most; null: no limit'),
     send_traceparent: z
       .boolean()
-      .describe("Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)"),
+      .describe(
+        "Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)",
+      ),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),

@@ -12,6 +12,7 @@ import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 import { startTemporalServer, type TemporalDatabase } from './temporal-server';
 import { startTemporalUi } from './temporal-ui';
+import { startJaeger } from './jaeger';
 import { temporalSetup } from '../temporal-setup';
 
 /** What `npm run cluster` runs, and the cluster tests drive: ports and counts. */
@@ -29,6 +30,11 @@ export interface ClusterOptions {
   /** Paths of the tools: the folder with `server` and `sql`, and the UI server (optional). */
   temporalServerDir: string;
   temporalUi?: string;
+  /**
+   * Traces (issue 21): Jaeger's binary (scripts/tools.sh jaeger) and its ports (UI and query API,
+   * OTLP/HTTP in, query gRPC); the workers and API instances export to it. Unset: no traces.
+   */
+  jaeger?: { binary: string; uiPort: number; otlpHttpPort: number; queryGrpcPort: number; uiAssets?: string };
   /** Run dist/ (npm run build) rather than the TypeScript source. */
   compiled: boolean;
   /** Extra environment for every worker and API instance. */
@@ -48,6 +54,8 @@ export interface Cluster {
   databaseUrl: string;
   temporalAddress: string;
   uiUrl: string | null;
+  /** Jaeger's UI, when it runs. */
+  tracesUrl: string | null;
   env: Record<string, string>;
   workers: ServiceProcess[];
   apis: ServiceProcess[];
@@ -144,6 +152,21 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       stops.push(ui.stop);
       uiUrl = ui.url;
     }
+    let tracesUrl: string | null = null;
+    const tracing: Record<string, string> = {};
+    if (o.jaeger) {
+      const jaeger = await startingPart(
+        {
+          part: `Jaeger (UI port ${o.jaeger.uiPort}, OTLP port ${o.jaeger.otlpHttpPort})`,
+          remedy: 'read its lines in the log',
+          log,
+        },
+        () => startJaeger({ ...o.jaeger!, output: o.output }),
+      );
+      stops.push(jaeger.stop);
+      tracesUrl = jaeger.uiUrl;
+      tracing.OTEL_EXPORTER_OTLP_ENDPOINT = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? jaeger.otlpEndpoint;
+    }
     const publicUrl = o.tls ? `https://localhost:${o.port}` : `http://localhost:${o.port}`;
 
     const env: Record<string, string> = {
@@ -156,6 +179,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       TRUST_PROXY: 'true',
       TRUST_PROXY_HOPS: '1',
       ...clusterSecrets(o.dataDir),
+      ...tracing,
       ...o.env,
     };
     const workers = Array.from({ length: o.workers }, (_, i) =>
@@ -208,6 +232,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       databaseUrl,
       temporalAddress,
       uiUrl,
+      tracesUrl,
       env,
       workers,
       apis,
@@ -277,6 +302,12 @@ async function preflight(o: ClusterOptions): Promise<void> {
   if (!o.databaseUrl) wanted.push({ port: o.pgPort, part: 'PostgreSQL (embedded)', setting: 'EMBEDDED_PG_PORT' });
   if (o.temporalUi && o.uiPort)
     wanted.push({ port: o.uiPort, part: 'the Temporal Web UI', setting: 'TEMPORAL_UI_PORT' });
+  if (o.jaeger)
+    wanted.push(
+      { port: o.jaeger.uiPort, part: 'the Jaeger UI', setting: 'JAEGER_UI_PORT' },
+      { port: o.jaeger.otlpHttpPort, part: "Jaeger's OTLP receiver", setting: 'JAEGER_OTLP_PORT' },
+      { port: o.jaeger.queryGrpcPort, part: "Jaeger's query gRPC", setting: 'JAEGER_GRPC_PORT' },
+    );
   if (o.tls) wanted.push({ port: o.tls.innerPort, part: 'the gateway behind TLS', setting: 'CLUSTER_GATEWAY_PORT' });
   await ensurePortsFree(wanted, 'npm run cluster');
 }

@@ -1,0 +1,250 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client as PgClient } from 'pg';
+import { AccessTokens } from '../../api/identity/access-tokens';
+import type { Role } from '../../domain/principal';
+import { loadTracingConfig } from '../../lib/config';
+import { tracingWanted } from '../../lib/tracing';
+import { freePort } from '../../scripts/lib/free-port';
+import { startJaeger, type RunningJaeger } from '../../scripts/lib/jaeger';
+import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+import { http } from '../support/http';
+import { freshDatabase } from '../support/service';
+import { Receiver } from '../webhooks/support/receiver';
+
+const root = join(__dirname, '..', '..');
+const run = promisify(execFile);
+
+/** Issue 21, traces: off unless OTEL_* ask for them; on, one trace from the API request to the webhook POST. */
+describe('traces', () => {
+  describe('off when the OTEL_* variables are unset', () => {
+    it('wants tracing only when an endpoint or an exporter is named, and never with none or the SDK disabled', () => {
+      const wanted = (env: Record<string, string>) => tracingWanted(loadTracingConfig(env));
+      expect(wanted({})).toBe(false);
+      expect(wanted({ OTEL_SERVICE_NAME: 'x' })).toBe(false);
+      expect(wanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);
+      expect(wanted({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true);
+      expect(wanted({ OTEL_TRACES_EXPORTER: 'console' })).toBe(true);
+      expect(wanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_TRACES_EXPORTER: 'none' })).toBe(
+        false,
+      );
+      expect(wanted({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+    });
+
+    // In a process of its own, as the API and worker start: their first import is the tracing start.
+    const probe = async (env: Record<string, string>) => {
+      const script = `
+        require('./api/tracing');
+        const { tracingOn } = require('./lib/tracing');
+        const loaded = Object.keys(require.cache).filter((k) => /@opentelemetry[\\\\/](sdk-trace|instrumentation|exporter)/.test(k));
+        const { trace } = require('@opentelemetry/api');
+        const { logger } = require('./lib/logger');
+        logger.info({ where: 'outside' }, 'probe');
+        trace.getTracer('probe').startActiveSpan('probe', (span) => { logger.info({ where: 'inside' }, 'probe'); span.end(); });
+        console.log(JSON.stringify({ on: tracingOn(), loaded: loaded.length, provider: trace.getTracerProvider().constructor.name }));`;
+      const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '-e', script], {
+        cwd: root,
+        env: { ...clean, ...env },
+      });
+      const lines = stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const logged = (where: string) => lines.find((l) => l.where === where)!;
+      return {
+        ...(lines.find((l) => 'on' in l) as { on: boolean; loaded: number; provider: string }),
+        outside: logged('outside'),
+        inside: logged('inside'),
+      };
+    };
+
+    it('starts no SDK and loads none of its modules', async () => {
+      const off = await probe({});
+      expect(off).toMatchObject({ on: false, loaded: 0, provider: 'ProxyTracerProvider' });
+      expect(off.inside).not.toHaveProperty('trace_id');
+      // The same probe sees the SDK when the variables ask for it, and log lines in a span name it.
+      const on = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+      expect(on.on).toBe(true);
+      expect(on.loaded).toBeGreaterThan(0);
+      expect(on.outside).not.toHaveProperty('trace_id');
+      expect(on.inside).toMatchObject({
+        trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+        span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      });
+    }, 60_000);
+  });
+
+  describe('one request followed from the API to the webhook POST, in Jaeger', () => {
+    let jaeger: RunningJaeger | undefined;
+    let receiver: Receiver;
+    const children: ChildProcess[] = [];
+    const logs: string[] = [];
+    let baseUrl = '';
+    let tokens: AccessTokens;
+    let databaseUrl = '';
+    let skipped: string | null = null;
+
+    beforeAll(async () => {
+      let binary: string;
+      try {
+        binary = (
+          await run('bash', [join(root, 'scripts', 'tools.sh'), 'jaeger'], { timeout: 1_200_000 })
+        ).stdout.trim();
+      } catch (err) {
+        skipped = `Jaeger could not be built (bash scripts/tools.sh jaeger): ${(err as Error).message.slice(0, 500)}`;
+        console.warn(`SKIPPED the traces end-to-end test: ${skipped}`);
+        return;
+      }
+      jaeger = await startJaeger({
+        binary,
+        uiPort: await freePort(),
+        otlpHttpPort: await freePort(),
+        queryGrpcPort: await freePort(),
+        output: process.stderr,
+      });
+      receiver = await Receiver.start();
+      const privateKeyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString();
+      tokens = await AccessTokens.create({ privateKeyPem, ttlSeconds: 3600 });
+      databaseUrl = await freshDatabase();
+      const port = await freePort();
+      baseUrl = `http://127.0.0.1:${port}`;
+      const env = {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_'))),
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'info',
+        BEHAVIOUR_SET: 'A',
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_TASK_QUEUE: `traces-${randomUUID()}`,
+        PORT: String(port),
+        PUBLIC_BASE_URL: baseUrl,
+        ACCESS_TOKEN_PRIVATE_KEY: privateKeyPem,
+        WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+        WRITE_RATE_LIMIT: '1000000',
+        OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      };
+      for (const file of ['worker/main.ts', 'api/main.ts']) {
+        const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child.stdout!.on('data', (c: Buffer) => logs.push(c.toString()));
+        child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()));
+        children.push(child);
+      }
+      const deadline = Date.now() + 120_000;
+      while (
+        !(await fetch(`${baseUrl}/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
+        if (Date.now() > deadline) throw new Error(`the API was not ready in 120 s:\n${logs.join('').slice(-3000)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }, 1_500_000);
+
+    afterAll(async () => {
+      await Promise.all(children.map((c) => stopProcess(c)));
+      await receiver?.stop();
+      await jaeger?.stop();
+    });
+
+    const token = (orgId: string, roles: Role[], userId = `user-${randomUUID()}`) =>
+      tokens.sign({ userId, orgId, roles, kycCompleted: true });
+
+    it('has the API request, the workflow, an activity and the POST in one trace; traceparent only where asked', async () => {
+      if (skipped) return console.warn(`SKIPPED: ${skipped}`);
+      const api = http(baseUrl);
+      const org = randomUUID();
+      const staff = await token(org, ['staff', 'admin']);
+      const investorId = `user-${randomUUID()}`;
+      const investor = await token(org, ['investor'], investorId);
+      const pg = new PgClient({ connectionString: databaseUrl });
+      await pg.connect();
+      await pg.query(`insert into kyc_verifications (org_id, user_id, status) values ($1, $2, 'approved')`, [
+        org,
+        investorId,
+      ]);
+      await pg.end();
+
+      // Two endpoints for subscription.created: one asks for traceparent, the other does not.
+      const hooks = { traced: `traced-${randomUUID()}`, plain: `plain-${randomUUID()}` };
+      for (const [kind, hook] of Object.entries(hooks)) {
+        const res = await api.post('/webhook-endpoints', staff, {
+          url: receiver.url(hook),
+          eventTypes: ['subscription.created'],
+          ...(kind === 'traced' && { sendTraceparent: true }),
+        });
+        expect(res.status).toBe(201);
+        expect(res.body.data.send_traceparent).toBe(kind === 'traced');
+        await receiver.plan(hook, { secret: res.body.data.signing_secret, defaultStatus: 200 });
+      }
+
+      const offering = await api.post('/issuance/offerings', staff, { name: 'Series A', currency: 'USD' });
+      expect(offering.status).toBe(201);
+      const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff, {
+        name: 'Preferred',
+        pricePerUnit: '100.00',
+      });
+      expect(cls.status).toBe(201);
+      // The subscription command.
+      const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, investor, {
+        securityClassId: cls.body.data.id,
+        unitsSubscribed: 5,
+      });
+      expect(created.status).toBe(201);
+
+      const [traced] = await receiver.waitFor(hooks.traced, 1, 60_000);
+      const [plain] = await receiver.waitFor(hooks.plain, 1, 60_000);
+      expect(traced!.verified).toBe(true); // traceparent is not part of the signed content
+      expect(plain!.verified).toBe(true);
+      expect(plain!.headers.traceparent).toBeUndefined();
+      const header = traced!.headers.traceparent;
+      expect(header).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+      const traceId = header!.split('-')[1]!;
+
+      // Jaeger's query API: the trace, once every part of it has been exported.
+      type JaegerTrace = {
+        spans: { spanID: string; operationName: string; processID: string }[];
+        processes: Record<string, { serviceName: string }>;
+      };
+      const wanted = {
+        request: (s: string, n: string) =>
+          s === 'tranche-api' && n === 'POST /issuance/offerings/:offering_id/subscriptions',
+        client: (s: string, n: string) => s === 'tranche-api' && n.startsWith('StartWorkflow:'),
+        workflow: (s: string, n: string) => s === 'tranche-worker' && n.startsWith('RunWorkflow:'),
+        activity: (s: string, n: string) => s === 'tranche-worker' && n === 'RunActivity:recordTransition',
+        post: (s: string, n: string) => s === 'tranche-worker' && n === 'webhook POST',
+      };
+      let names: string[] = [];
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const res = await fetch(`${jaeger!.uiUrl}/api/traces/${traceId}`);
+        const body = (res.ok ? await res.json() : { data: [] }) as { data: JaegerTrace[] };
+        const trace = body.data[0];
+        names = (trace?.spans ?? []).map((s) => `${trace!.processes[s.processID]!.serviceName} ${s.operationName}`);
+        const all = Object.values(wanted).every((match) =>
+          names.some((n) => match(n.slice(0, n.indexOf(' ')), n.slice(n.indexOf(' ') + 1))),
+        );
+        if (all || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      for (const [part, match] of Object.entries(wanted))
+        expect({
+          part,
+          found: names.some((n) => match(n.slice(0, n.indexOf(' ')), n.slice(n.indexOf(' ') + 1))),
+          names,
+        }).toMatchObject({ part, found: true });
+      // PostgreSQL is in it too, and the API's log lines name the trace.
+      expect(names.some((n) => n.startsWith('tranche-api pg.query'))).toBe(true);
+      expect(logs.join('')).toMatch(/"trace_id":"[0-9a-f]{32}"/);
+    }, 180_000);
+  });
+});
