@@ -51,6 +51,7 @@ function bodyOf(d: EndpointDraft, edit: boolean) {
     ordering: d.ordering,
     maxInFlight: num(d.maxInFlight),
     rateLimitPerSecond: num(d.rateLimitPerSecond),
+    sendTraceparent: d.sendTraceparent,
   };
 }
 
@@ -61,6 +62,7 @@ const draftFrom = (body: unknown): EndpointDraft => ({
   ordering: field(body, 'ordering') || 'none',
   maxInFlight: field(body, 'maxInFlight'),
   rateLimitPerSecond: field(body, 'rateLimitPerSecond'),
+  sendTraceparent: field(body, 'sendTraceparent') === 'true',
 });
 
 /**

@@ -43,6 +43,8 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       // Issue 19: the deployment's default concurrency, no rate limit, a closed circuit.
       max_in_flight: 32,
       rate_limit_per_second: null,
+      // Issue 21: no traceparent header unless asked for.
+      send_traceparent: false,
       circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
@@ -130,6 +132,21 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
     });
     expect((await api.patch(`${base}/${body.data.id}`, staff.token, { url: 'http://example.com/' })).status).toBe(400);
     expect((await api.patch(`${base}/${body.data.id}`, staff.token, {})).status).toBe(422);
+  });
+
+  it('turns send_traceparent on at registration and off and on with PATCH (issue 21)', async () => {
+    const { body } = await register({
+      url: 'https://a.example.com/',
+      description: '',
+      eventTypes: ['subscription.signed'],
+      sendTraceparent: true,
+    });
+    expect(body.data.send_traceparent).toBe(true);
+    const off = await api.patch(`${base}/${body.data.id}`, staff.token, { sendTraceparent: false });
+    expect(off.body.data).toMatchObject({ send_traceparent: false, url: 'https://a.example.com/' });
+    const on = await api.patch(`${base}/${body.data.id}`, staff.token, { sendTraceparent: true });
+    expect((await api.get(`${base}/${on.body.data.id}`, staff.token)).body.data.send_traceparent).toBe(true);
+    expect((await api.patch(`${base}/${body.data.id}`, staff.token, { sendTraceparent: 'yes' })).status).toBe(422);
   });
 
   it('reads and replaces the subscribed event types', async () => {

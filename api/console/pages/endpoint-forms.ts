@@ -11,6 +11,7 @@ export interface EndpointDraft {
   ordering: string;
   maxInFlight: string;
   rateLimitPerSecond: string;
+  sendTraceparent: boolean;
 }
 
 export const draftOf = (e: Endpoint): EndpointDraft => ({
@@ -20,6 +21,7 @@ export const draftOf = (e: Endpoint): EndpointDraft => ({
   ordering: e.ordering,
   maxInFlight: String(e.max_in_flight),
   rateLimitPerSecond: e.rate_limit_per_second === null ? '' : String(e.rate_limit_per_second),
+  sendTraceparent: e.send_traceparent,
 });
 
 export const EMPTY_DRAFT: EndpointDraft = {
@@ -29,6 +31,7 @@ export const EMPTY_DRAFT: EndpointDraft = {
   ordering: 'none',
   maxInFlight: '',
   rateLimitPerSecond: '',
+  sendTraceparent: false,
 };
 
 /** The register form (no `id`) or the edit form of endpoint `id`. */
@@ -62,6 +65,7 @@ ${banner(opts.notice)}
     <div><label for="rate_limit">Deliveries per second at most <span class="muted">(empty: no limit)</span></label>
     <input id="rate_limit" name="rateLimitPerSecond" type="number" min="1" max="10000" value="${d.rateLimitPerSecond}"></div>
   </div>
+  <label><input type="checkbox" name="sendTraceparent" value="true" ${d.sendTraceparent ? 'checked' : ''}> Send a <code>traceparent</code> header <span class="muted">(W3C Trace Context of the event's trace; not signed)</span></label>
   <button type="submit" data-testid="save-endpoint">${opts.id ? 'Save' : 'Register'}</button>
 </form>`;
 }

@@ -1802,6 +1802,8 @@ export interface components {
             max_in_flight: number;
             /** @description Deliveries per second at most; null: no limit */
             rate_limit_per_second: number | null;
+            /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
+            send_traceparent: boolean;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -1853,6 +1855,8 @@ export interface components {
             max_in_flight: number;
             /** @description Deliveries per second at most; null: no limit */
             rate_limit_per_second: number | null;
+            /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
+            send_traceparent: boolean;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -5047,6 +5051,11 @@ export interface operations {
                     maxInFlight?: number;
                     /** @description Deliveries per second at most (1-10000); deliveries above it wait, none is dropped */
                     rateLimitPerSecond?: number;
+                    /**
+                     * @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)
+                     * @default false
+                     */
+                    sendTraceparent?: boolean;
                 };
             };
         };
@@ -5343,6 +5352,8 @@ export interface operations {
                     maxInFlight?: number | null;
                     /** @description null: no limit */
                     rateLimitPerSecond?: number | null;
+                    /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
+                    sendTraceparent?: boolean;
                 };
             };
         };
@@ -9453,6 +9464,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9515,6 +9528,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9577,6 +9592,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9639,6 +9656,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9701,6 +9720,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9763,6 +9784,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9825,6 +9848,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9887,6 +9912,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9949,6 +9976,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10011,6 +10040,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10073,6 +10104,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10135,6 +10168,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10197,6 +10232,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10259,6 +10296,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10321,6 +10360,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10383,6 +10424,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10445,6 +10488,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10507,6 +10552,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10569,6 +10616,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10631,6 +10680,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10693,6 +10744,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10755,6 +10808,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10817,6 +10872,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10879,6 +10936,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;

@@ -1722,6 +1722,8 @@ export interface components {
             max_in_flight: number;
             /** @description Deliveries per second at most; null: no limit */
             rate_limit_per_second: number | null;
+            /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
+            send_traceparent: boolean;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -1773,6 +1775,8 @@ export interface components {
             max_in_flight: number;
             /** @description Deliveries per second at most; null: no limit */
             rate_limit_per_second: number | null;
+            /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
+            send_traceparent: boolean;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -4526,6 +4530,11 @@ export interface operations {
                     maxInFlight?: number;
                     /** @description Deliveries per second at most (1-10000); deliveries above it wait, none is dropped */
                     rateLimitPerSecond?: number;
+                    /**
+                     * @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)
+                     * @default false
+                     */
+                    sendTraceparent?: boolean;
                 };
             };
         };
@@ -4822,6 +4831,8 @@ export interface operations {
                     maxInFlight?: number | null;
                     /** @description null: no limit */
                     rateLimitPerSecond?: number | null;
+                    /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
+                    sendTraceparent?: boolean;
                 };
             };
         };
@@ -8932,6 +8943,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -8994,6 +9007,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9056,6 +9071,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9118,6 +9135,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9180,6 +9199,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9242,6 +9263,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9304,6 +9327,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9366,6 +9391,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9428,6 +9455,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9490,6 +9519,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9552,6 +9583,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9614,6 +9647,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9676,6 +9711,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9738,6 +9775,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9800,6 +9839,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9862,6 +9903,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9924,6 +9967,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -9986,6 +10031,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10048,6 +10095,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10110,6 +10159,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10172,6 +10223,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10234,6 +10287,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10296,6 +10351,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -10358,6 +10415,8 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
