@@ -42,7 +42,10 @@ export function startSdk(serviceName: string, exporter: 'otlp' | 'console'): Tra
     tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? '') }),
-      new PgInstrumentation(),
+      // Only queries inside a traced piece of work: the dispatcher's rounds and the sweep, every
+      // second or two, would otherwise each be a trace of their own (and the LISTEN connection's
+      // connect span the parent of every wake-up).
+      new PgInstrumentation({ requireParentSpan: true }),
     ],
   });
   return {

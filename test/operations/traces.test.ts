@@ -212,7 +212,7 @@ describe('traces', () => {
 
       // Jaeger's query API: the trace, once every part of it has been exported.
       type JaegerTrace = {
-        spans: { spanID: string; operationName: string; processID: string }[];
+        spans: { spanID: string; operationName: string; processID: string; references: { spanID: string }[] }[];
         processes: Record<string, { serviceName: string }>;
       };
       const wanted = {
@@ -228,11 +228,12 @@ describe('traces', () => {
         post: (s: string, n: string) => s === 'tranche-worker' && n === 'webhook POST',
       };
       let names: string[] = [];
+      let found: JaegerTrace | undefined;
       const deadline = Date.now() + 60_000;
       for (;;) {
         const res = await fetch(`${jaeger!.uiUrl}/api/traces/${traceId}`);
         const body = (res.ok ? await res.json() : { data: [] }) as { data: JaegerTrace[] };
-        const trace = body.data[0];
+        const trace = (found = body.data[0]);
         names = (trace?.spans ?? []).map((s) => `${trace!.processes[s.processID]!.serviceName} ${s.operationName}`);
         const all = Object.values(wanted).every((match) =>
           names.some((n) => match(n.slice(0, n.indexOf(' ')), n.slice(n.indexOf(' ') + 1))),
@@ -243,8 +244,14 @@ describe('traces', () => {
       const missing = Object.entries(wanted)
         .filter(([, match]) => !names.some((n) => match(n.slice(0, n.indexOf(' ')), n.slice(n.indexOf(' ') + 1))))
         .map(([part]) => part);
-      if (missing.length) console.error(`the trace has only:\n  ${names.join('\n  ')}`);
+      if (missing.length || process.env.TRACES_TEST_PRINT) console.error(`the trace has:\n  ${names.join('\n  ')}`);
       expect(missing).toEqual([]);
+      // Each POST is a child of the activity that published its event.
+      const spans = new Map(found!.spans.map((sp) => [sp.spanID, sp]));
+      const posts = found!.spans.filter((sp) => sp.operationName === 'webhook POST');
+      expect(posts).toHaveLength(2);
+      for (const post of posts)
+        expect(spans.get(post.references[0]!.spanID)?.operationName).toBe('RunActivity:recordTransition');
       // PostgreSQL is in it too, and the API's log lines name the trace.
       expect(names.some((n) => n.startsWith('tranche-api pg.query'))).toBe(true);
       expect(logs.join('')).toMatch(/"trace_id":"[0-9a-f]{32}"/);
