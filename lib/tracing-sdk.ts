@@ -30,6 +30,7 @@ export interface TracingSdk {
  * W3C propagator and AsyncLocalStorage context, the http and pg instrumentations, and Temporal's
  * interceptors with the sink that exports workflow spans from the worker's side of the sandbox.
  * The exporter, batching and sampler read their own OTEL_* variables.
+ * @public (required by lib/tracing.ts only when tracing is on, so no import names it)
  */
 export function startSdk(serviceName: string, exporter: 'otlp' | 'console'): TracingSdk {
   const resource = new Resource({ [ATTR_SERVICE_NAME]: serviceName });

@@ -47,7 +47,6 @@ export function startTracing(defaultServiceName: string, env: NodeJS.ProcessEnv 
   const c = loadTracingConfig(env);
   if (sdk || !tracingWanted(c)) return sdk !== undefined;
   // Loaded here and only here: with tracing off not one SDK module is read.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { startSdk } = require('./tracing-sdk') as typeof import('./tracing-sdk');
   sdk = startSdk(c.OTEL_SERVICE_NAME ?? defaultServiceName, c.OTEL_TRACES_EXPORTER === 'console' ? 'console' : 'otlp');
   return true;
