@@ -15,8 +15,8 @@ import {
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { WorkerOptions } from '@temporalio/worker';
 
-/** Paths a request for which makes no span: scrapes and probes, which would drown the traces. */
-const UNTRACED = /^\/(metrics|health)(\/|\?|$)/;
+/** Requests that make no span: scrapes and probes (/metrics, /health, /ready), which would drown the traces. */
+const UNTRACED = /^\/(metrics|health|ready)(\/|\?|$)/;
 
 export interface TracingSdk {
   shutdown(): Promise<void>;
