@@ -11,7 +11,10 @@ import { freePort } from '../../scripts/lib/free-port';
 import { startJaeger, type RunningJaeger } from '../../scripts/lib/jaeger';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { http } from '../support/http';
-import { freshDatabase } from '../support/service';
+import { actor, newOrg } from '../support/fixtures';
+import { freshDatabase, startService, type TestService } from '../support/service';
+import { PATHS, registerHook } from '../webhooks/support/hooks';
+import { publishEvents } from '../../webhooks';
 import { Receiver } from '../webhooks/support/receiver';
 
 const root = join(__dirname, '..', '..');
@@ -74,6 +77,55 @@ describe('traces', () => {
         trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
         span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
       });
+    }, 60_000);
+  });
+
+  describe('send_traceparent with tracing off in the worker', () => {
+    let svc: TestService;
+    let receiver: Receiver;
+    beforeAll(async () => {
+      [svc, receiver] = await Promise.all([
+        startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
+        Receiver.start(),
+      ]);
+    });
+    afterAll(async () => {
+      await svc?.stop();
+      await receiver?.stop();
+    });
+
+    it("passes on the event's stored traceparent (a publisher that traced), to endpoints that asked only", async () => {
+      const staff = await actor(svc, newOrg(), ['staff']);
+      const hooks = { asked: `asked-${randomUUID()}`, plain: `plain-${randomUUID()}` };
+      const asked = await registerHook(svc, receiver, staff, hooks.asked, ['subscription.created']);
+      await registerHook(svc, receiver, staff, hooks.plain, ['subscription.created']);
+      const on = await http(svc.baseUrl).patch(`${PATHS.A.endpoints}/${asked.id}`, staff.token, {
+        sendTraceparent: true,
+      });
+      expect(on.body.data.send_traceparent).toBe(true);
+
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const event = {
+        id: randomUUID(),
+        type: 'subscription.created',
+        source: 'service.issuance',
+        orgId: staff.orgId,
+        occurredAt: new Date().toISOString(),
+        data: { id: randomUUID() },
+      };
+      // As a traced publisher leaves it: the traceparent stored with the event, in the publishing transaction.
+      await svc.orm.em
+        .getConnection()
+        .getKnex()
+        .transaction(async (trx) => {
+          await publishEvents(trx, [event], { set: 'A' });
+          await trx('events').where({ id: event.id }).update({ traceparent });
+        });
+      const [got] = await receiver.waitFor(hooks.asked, 1, 30_000);
+      const [plain] = await receiver.waitFor(hooks.plain, 1, 30_000);
+      expect(got!.verified).toBe(true);
+      expect(got!.headers.traceparent).toBe(traceparent);
+      expect(plain!.headers.traceparent).toBeUndefined();
     }, 60_000);
   });
 
