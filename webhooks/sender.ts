@@ -2,7 +2,7 @@ import type { AttemptInput } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
 import type { Finished, Target } from './attempt-store';
-import { connectionFor, post, type Connection, type PostResult } from './post';
+import { connectionFor, post, type Connection } from './post';
 import { openingCache, type SecretBox } from './secret-box';
 import { endpointKeys, signedRequest } from './signing';
 import { parseRetryAfter } from '../domain/retry-schedule';
@@ -38,24 +38,21 @@ export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retry
         return notSent(input, SIGNING_FAILED);
       }
       const via = (connection ??= connectionFor(deps.ssrf));
-      // Traced, the POST is a span in the publishing request's trace; off, the consumer who asked
-      // for it still gets the publisher's traceparent (issue 21), unsigned (docs/decisions).
-      if (tracingOn()) return finished(input, await tracedPost(t, request, via), deps.retryAfterCapMs);
-      if (t.send_traceparent && t.traceparent) request.headers.traceparent = t.traceparent;
-      return finished(input, await post(t.url, request, via), deps.retryAfterCapMs);
+      // Traced, the POST is a span in the publishing request's trace (issue 21); off, a consumer that
+      // asked for it still gets the publisher's traceparent. Not signed (docs/decisions).
+      const traced = tracingOn();
+      if (!traced && t.send_traceparent && t.traceparent) request.headers.traceparent = t.traceparent;
+      const res = traced ? await tracedPost(t, request, via) : await post(t.url, request, via);
+      return {
+        input,
+        durationMs: res.durationMs,
+        responseStatus: res.status,
+        responseBody: res.body,
+        error: res.error,
+        retryAfterMs:
+          res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
+      };
     },
-  };
-}
-
-function finished(input: AttemptInput, res: PostResult, retryAfterCapMs: number): Finished {
-  return {
-    input,
-    durationMs: res.durationMs,
-    responseStatus: res.status,
-    responseBody: res.body,
-    error: res.error,
-    retryAfterMs:
-      res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), retryAfterCapMs),
   };
 }
 
