@@ -37,16 +37,7 @@ export async function publishEvents(
   opts: PublishOptions,
 ): Promise<Published> {
   if (events.length === 0) return { eventIds: [], deliveries: [] };
-  const input = events.map((e, ord) => ({
-    ord,
-    id: e.id,
-    org_id: e.orgId,
-    type: e.type,
-    source: e.source,
-    data: e.data,
-    occurred_at: e.occurredAt,
-    body: renderEventBody({ ...e, org_id: e.orgId, occurred_at: e.occurredAt }),
-  }));
+  const input = events.map(eventInput);
   const targets = (opts.targets ?? []).map((t) => ({ event_id: t.eventId, endpoint_id: t.endpointId }));
   return collect(await PUBLISH(db, [JSON.stringify(input), JSON.stringify(targets), ...planBindings(opts.set)]));
 }
@@ -73,16 +64,28 @@ export async function planStoredEvents(
   return collect(await PLAN_STORED(db, [JSON.stringify(input), ...planBindings(set)]));
 }
 
+/** One event as the publishing statements take it: its columns and its §6.3 body. */
+export const eventInput = (e: ServiceEvent, ord: number) => ({
+  ord,
+  id: e.id,
+  org_id: e.orgId,
+  type: e.type,
+  source: e.source,
+  data: e.data,
+  occurred_at: e.occurredAt,
+  body: renderEventBody({ ...e, org_id: e.orgId, occurred_at: e.occurredAt }),
+});
+
 /** The plan's own bindings, after its head's: the set's types, the types only named endpoints get, the channel. */
-const planBindings = (set: BehaviourSet) => [
+export const planBindings = (set: BehaviourSet) => [
   JSON.stringify(supportedEventTypes(set)),
   JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES),
   QUEUE_CHANNEL,
 ];
 
-type Row = { kind: string; event_id: string; endpoint_id: string; delivery_id: string };
+export type Row = { kind: string; event_id: string; endpoint_id: string; delivery_id: string };
 
-function collect(rows: readonly Row[]): Published {
+export function collect(rows: readonly Row[]): Published {
   const published: Published = { eventIds: [], deliveries: [] };
   for (const r of rows) {
     if (r.kind === 'event') published.eventIds.push(r.event_id);
@@ -104,7 +107,7 @@ const ORDERED_KEY = `coalesce(ev.data->>'subscription_id', case when ev.type lik
  * explicit targets; `input`: each event's id and §6.3 body): match endpoints, store bodies,
  * deliveries and queue rows, notify. One row back per stored event and per delivery.
  */
-const PLAN = `
+export const PLAN = `
   matched as (
     select ev.id as event_id, ev.seq, ev.org_id, ev.type, e.id as endpoint_id,
            case when e.ordering = 'per_subscription' then ${ORDERED_KEY} end as ordered_key
