@@ -17,8 +17,15 @@ const CALL_BUDGET_MS = 20_000;
 
 type RetentionConfig = Pick<
   Config,
-  'RETENTION_EVENTS_DAYS' | 'RETENTION_PAYMENT_NOTIFICATIONS_DAYS' | 'RETENTION_BATCH_SIZE'
+  | 'RETENTION_EVENTS_DAYS'
+  | 'RETENTION_PAYMENT_NOTIFICATIONS_DAYS'
+  | 'RETENTION_BATCH_SIZE'
+  | 'RETENTION_EVENTS_SECONDS'
+  | 'RETENTION_PAYMENT_NOTIFICATIONS_SECONDS'
 >;
+
+/** A window in seconds: the short override when set, else the days (0: kept forever). */
+const windowSeconds = (seconds: number | undefined, days: number) => seconds ?? days * 86_400;
 
 /**
  * The retention prune's activities (workflows/retention-prune.ts): a few batch statements of one
@@ -26,6 +33,11 @@ type RetentionConfig = Pick<
  */
 export function createRetentionActivities(deps: { orm: Orm; config: RetentionConfig }) {
   const { config } = deps;
+  const eventsSeconds = windowSeconds(config.RETENTION_EVENTS_SECONDS, config.RETENTION_EVENTS_DAYS);
+  const notificationsSeconds = windowSeconds(
+    config.RETENTION_PAYMENT_NOTIFICATIONS_SECONDS,
+    config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS,
+  );
   return {
     async pruneRetention(step: RetentionStep): Promise<RetentionProgress> {
       const ctx = Context.current();
@@ -40,9 +52,9 @@ export function createRetentionActivities(deps: { orm: Orm; config: RetentionCon
       while (!progress.done && progress.statements < STATEMENTS_PER_CALL && Date.now() - started < CALL_BUDGET_MS) {
         const counts = noRowsPruned();
         if (step.stage === 'events') {
-          if (config.RETENTION_EVENTS_DAYS === 0) return { ...progress, done: true };
+          if (eventsSeconds === 0) return { ...progress, done: true };
           const batch = await pruneEventBatch(knex, {
-            days: config.RETENTION_EVENTS_DAYS,
+            seconds: eventsSeconds,
             afterSeq: progress.afterSeq,
             limit: config.RETENTION_BATCH_SIZE,
           });
@@ -54,10 +66,10 @@ export function createRetentionActivities(deps: { orm: Orm; config: RetentionCon
           progress.afterSeq = batch.afterSeq;
           progress.done = batch.done;
         } else if (step.stage === 'payment_notifications') {
-          if (config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS === 0) return { ...progress, done: true };
+          if (notificationsSeconds === 0) return { ...progress, done: true };
           counts.payment_notifications = await prunePaymentNotifications(
             knex,
-            config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS,
+            notificationsSeconds,
             config.RETENTION_BATCH_SIZE,
           );
           progress.done = counts.payment_notifications < config.RETENTION_BATCH_SIZE;

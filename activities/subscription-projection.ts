@@ -1,15 +1,18 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
+import { appendAuditEvent } from '../db/audit-log';
 import type { Orm } from '../db/orm';
 import type { BehaviourSet } from '../lib/behaviour-set';
-import type { ServiceEvent } from '../domain/events';
+import type { ProcessorAudit, ServiceEvent } from '../domain/events';
 import type { SubscriptionState } from '../domain/subscription';
 import { publishEvents } from '../webhooks';
 
 /**
  * Writes a subscription transition: the projection row, its events (published: outbox, deliveries,
- * queue) and (Set A, funds in escrow) the offering's counters, in one transaction. Idempotent: the row is written
- * only when its version is not older, events are keyed by id and counters by subscription.
+ * queue), (Set A, funds in escrow) the offering's counters and the audit entries of what a
+ * processor's notification changed (held payments, refunds, disputes), in one transaction. Idempotent: the row is written
+ * only when its version is not older, events are keyed by id, counters by subscription, and an
+ * audit entry is written only beside its event's first storing.
  * The same version is written again on purpose: when a workflow task is lost after this ran (a
  * worker or server died), its retry runs at a new workflow time, so the same version carries a
  * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart).
@@ -23,10 +26,47 @@ export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet }
         if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
           await creditOffering(trx, state);
         }
-        await publishEvents(trx, events, { set: deps.set });
+        const published = await publishEvents(trx, events, { set: deps.set });
+        const stored = new Set(published.eventIds);
+        for (const e of events) if (e.audit && stored.has(e.id)) await auditProcessorChange(trx, state, e, e.audit);
       });
     },
   };
+}
+
+/**
+ * A change a processor's notification caused: the processor is the actor (`processor:<name>`, role
+ * `system`), with the address and request id of the notification request that brought it.
+ */
+async function auditProcessorChange(
+  trx: Knex.Transaction,
+  state: SubscriptionState,
+  event: ServiceEvent,
+  audit: ProcessorAudit,
+): Promise<void> {
+  const { amount, reference, processor_event_id, reason } = event.data;
+  await appendAuditEvent(trx, {
+    orgId: state.orgId,
+    actor: {
+      userId: `processor:${audit.processor ?? 'unknown'}`,
+      roles: ['system'],
+      apiKeyId: null,
+      session: null,
+      clientAddress: audit.clientAddress,
+      requestId: audit.requestId,
+    },
+    action: audit.action,
+    subject: { type: 'subscription', id: state.id },
+    result: { outcome: 'succeeded' },
+    before: audit.before,
+    after: {
+      payment_status: state.paymentStatus,
+      amount: amount ?? null,
+      reference: reference ?? null,
+      processor_event_id: processor_event_id ?? null,
+      ...(typeof reason === 'string' ? { reason: reason.slice(0, 200) } : {}),
+    },
+  });
 }
 
 /**

@@ -59,7 +59,7 @@ export function createApp(deps: ApiDeps): Koa {
     idempotency({
       orm: deps.orm,
       box: secretBoxFrom(config),
-      ttlHours: config.IDEMPOTENCY_KEY_TTL_HOURS,
+      ttlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS ?? config.IDEMPOTENCY_KEY_TTL_HOURS * 3600,
       commandTimeoutMs: config.COMMAND_TIMEOUT_MS,
     }),
   );

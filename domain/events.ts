@@ -103,4 +103,16 @@ export interface ServiceEvent {
   /** ISO 8601 */
   occurredAt: string;
   data: Record<string, unknown>;
+  /** A processor-driven change this event stands for, audited when the event is stored; never published. */
+  audit?: ProcessorAudit;
+}
+
+/** What the audit trail needs of a change a processor's notification caused (a held payment, a refund, a dispute). */
+export interface ProcessorAudit {
+  /** `<resource>.<verb>`, e.g. `payment.hold`. */
+  action: string;
+  processor: string | null;
+  requestId: string | null;
+  clientAddress: string | null;
+  before: Record<string, unknown>;
 }

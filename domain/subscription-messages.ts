@@ -46,6 +46,14 @@ export interface PaymentNotification {
   payment?: string | null;
   amount: string | null;
   failureReason?: string | null;
+  /** The request that brought it, for the audit entry of a change it causes. Absent in notifications sent before it was added. */
+  receivedVia?: NotificationReceipt;
+}
+/** Which processor's notification request the API took a notification from, and where it came from. */
+export interface NotificationReceipt {
+  processor: string;
+  requestId: string | null;
+  clientAddress: string | null;
 }
 
 /** Answers once the new subscription is projected; refuses a replayed key with another body. */

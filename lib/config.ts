@@ -186,6 +186,8 @@ export const ConfigSchema = z.object({
     .min(1)
     .max(24 * 30)
     .default(24),
+  /** In seconds, replacing IDEMPOTENCY_KEY_TTL_HOURS when set: for a soak or a test, never production. */
+  IDEMPOTENCY_KEY_TTL_SECONDS: z.coerce.number().int().min(1).optional(),
   /**
    * Signed notifications from payment processors and the identity provider, counted per sending
    * address apart from investors' writes (a processor sends for every investor at once).
@@ -249,6 +251,13 @@ export const ConfigSchema = z.object({
   RETENTION_PRUNE_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(1440).default(10),
   /** Rows (events, deliveries, notifications or keys) one prune statement deletes at most; attempts go with their delivery. */
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
+  /**
+   * Short windows, in seconds, for a soak or a test (`npm run bench -- retention`): when set, each
+   * replaces its days or minutes above. Production leaves them unset.
+   */
+  RETENTION_EVENTS_SECONDS: z.coerce.number().int().min(1).optional(),
+  RETENTION_PAYMENT_NOTIFICATIONS_SECONDS: z.coerce.number().int().min(1).optional(),
+  RETENTION_PRUNE_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).optional(),
   /**
    * Days the audit trail (audit_events) is kept, apart from operational data: 2555 = 7 years.
    * Nothing prunes it yet (docs/decisions-audit.md).

@@ -14,6 +14,7 @@ import { createStripeProcessor } from './stripe/stripe-processor';
 export { SignatureError, type InboundEvent, type NotificationSource } from './inbound-event';
 export { createSandboxProcessor, type SandboxProcessor } from './sandbox/sandbox-processor';
 export type { SandboxLedger, SessionOutcome } from './sandbox/sandbox-ledger';
+export { SANDBOX_SIGNATURE_HEADER, sandboxSecret, signSandboxBody } from './sandbox/signature';
 
 /** The deployment's payment processor: the built-in sandbox by default, Stripe when configured. */
 export function createProcessor(config: Config, deps: { orm?: Orm } = {}): PaymentProcessor & { close?(): void } {

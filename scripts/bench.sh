@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run bench [-- --server dev|cluster] [subscriptions|webhooks]: each benchmark brings up its own
+# npm run bench [-- --server dev|cluster] [subscriptions|webhooks|retention]: each benchmark brings up its own
 # stack and writes bench/results/<name>.{json,md}; on the full Temporal server (--server cluster,
 # the production shape of npm run cluster) it writes <name>-cluster.{json,md}, beside the dev
 # server's. Run on a quiet machine; figures move with the load.

@@ -3,38 +3,58 @@
  * re-seals every endpoint's signing secret (and the one a rotation replaced, during its overlap)
  * still sealed under another key, so the old key can then leave the keyring (after
  * IDEMPOTENCY_KEY_TTL_HOURS, which kept answers sealed under it need). Straight to DATABASE_URL; safe to run twice and while the service runs (each
- * row is updated only if it still holds the value read).
+ * row is updated only if it still holds the value read). Each endpoint resealed gets an entry in
+ * its organisation's audit trail, in the transaction of its update (actor `system`, session `cli:webhook-secrets`).
  */
 import { secretBoxFrom, type SecretBox } from '../webhooks';
+import { appendAuditEvent, type AuditActor } from '../db/audit-log';
 import { openOrm, type Orm } from '../db/orm';
 import { loadConfig } from '../lib/config';
 
+/** The reseal's actor in the audit trail: a command line run by an operator, not a signed-in user. */
+const RESEAL_ACTOR: AuditActor = {
+  userId: 'system',
+  roles: ['system'],
+  apiKeyId: null,
+  session: 'cli:webhook-secrets',
+  clientAddress: null,
+  requestId: null,
+};
+
 export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ resealed: number; current: number }> {
-  const conn = orm.em.getConnection();
+  const knex = orm.em.getConnection().getKnex();
   // The secret a rotation replaced still signs during its overlap (issue 12), so it is re-sealed too:
   // once the old key leaves the keyring, a value left under it would no longer open.
   const columns = ['secret_ciphertext', 'previous_secret_ciphertext'] as const;
-  const rows = await conn.execute<({ id: string } & Record<(typeof columns)[number], string | null>)[]>(
-    'select id, secret_ciphertext, previous_secret_ciphertext from webhook_endpoints',
-  );
+  const rows: ({ id: string; org_id: string } & Record<(typeof columns)[number], string | null>)[] = await knex(
+    'webhook_endpoints',
+  ).select('id', 'org_id', ...columns);
   let resealed = 0;
   let current = 0;
   for (const row of rows) {
-    for (const column of columns) {
-      const sealed = row[column];
-      if (sealed === null) continue;
-      if (box.sealedUnder(sealed) === box.currentKeyId) {
-        current += 1;
-        continue;
-      }
-      const fresh = box.seal(row.id, box.open(row.id, sealed));
-      await conn.execute(`update webhook_endpoints set ${column} = ? where id = ? and ${column} = ?`, [
-        fresh,
-        row.id,
-        sealed,
-      ]);
-      resealed += 1;
-    }
+    const stale = columns.filter((c) => row[c] !== null && box.sealedUnder(row[c]!) !== box.currentKeyId);
+    current += columns.filter((c) => row[c] !== null).length - stale.length;
+    if (stale.length === 0) continue;
+    // Each endpoint's new values and its audit entry commit together; a row changed since it was
+    // read (a rotation, another reseal) is left as it is, with no entry.
+    resealed += await knex.transaction(async (trx) => {
+      const fresh = Object.fromEntries(stale.map((c) => [c, box.seal(row.id, box.open(row.id, row[c]!))]));
+      const changed = await trx('webhook_endpoints')
+        .where({ id: row.id, ...Object.fromEntries(stale.map((c) => [c, row[c]])) })
+        .update(fresh);
+      if (changed === 0) return 0;
+      await appendAuditEvent(trx, {
+        orgId: row.org_id,
+        actor: RESEAL_ACTOR,
+        action: 'webhook_endpoint.reseal_secret',
+        subject: { type: 'webhook_endpoint', id: row.id },
+        result: { outcome: 'succeeded' },
+        // Key ids only: which key each sealed value was under, never the value.
+        before: { secret_key_ids: stale.map((c) => box.sealedUnder(row[c]!)) },
+        after: { secret_key_ids: stale.map(() => box.currentKeyId) },
+      });
+      return stale.length;
+    });
   }
   return { resealed, current };
 }

@@ -25,6 +25,8 @@ export interface Claimed {
   delayMs: number;
   /** Its endpoint's rate limit, deliveries a second (null: none); the dispatcher paces by it. */
   perSecond: number | null;
+  /** Its endpoint's concurrency limit. */
+  maxInFlight: number;
 }
 
 export interface RoundResult {
@@ -118,6 +120,7 @@ export async function claimRound(
     ]);
 
     const perSecond = new Map(candidates.map((c) => [c.endpointId, c.rate?.perSecond ?? null]));
+    const maxInFlight = new Map(rows.map((r) => [r.endpoint_id, r.max_in_flight ?? limits.defaultMaxInFlight]));
     const claimed: Claimed[] = [];
     const dropped: string[] = [];
     const counts = new Map<string, number>();
@@ -132,6 +135,7 @@ export async function claimRound(
           attemptedAt: new Date(t.attempted_at),
           delayMs: Number(t.delay_ms),
           perSecond: perSecond.get(t.endpoint_id) ?? null,
+          maxInFlight: maxInFlight.get(t.endpoint_id) ?? limits.defaultMaxInFlight,
         });
     }
     const granted = new Map(grants.filter((g) => counts.get(g.endpointId) === g.take).map((g) => [g.endpointId, g]));

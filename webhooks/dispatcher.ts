@@ -46,8 +46,10 @@ export function createDispatcher(deps: {
   let paceTimer: NodeJS.Timeout | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let failures = 0;
-  /** Endpoints that got all they were granted: when one of their POSTs ends, more may be taken. */
+  /** Endpoints that got all they were granted: when enough of their POSTs end, more may be taken. */
   const maybeMore = new Set<string>();
+  /** Each endpoint's first attempts in flight from this process. */
+  const endpointInFlight = new Map<string, number>();
   /** First attempts whose POST has ended and whose result is still being recorded: their slots are free. */
   const ended = new Set<string>();
   const sends = new Set<Promise<void>>();
@@ -149,6 +151,7 @@ export function createDispatcher(deps: {
       return;
     }
     inFlight++;
+    endpointInFlight.set(t.endpoint_id, (endpointInFlight.get(t.endpoint_id) ?? 0) + 1);
     const p = (async () => {
       let finished;
       let postEnded: ((at: number) => void) | undefined;
@@ -161,8 +164,14 @@ export function createDispatcher(deps: {
         postEnded?.(Date.now());
         // The POST has ended: its slot is free now, while its result is recorded.
         inFlight--;
+        const left = endpointInFlight.get(t.endpoint_id)! - 1;
+        if (left === 0) endpointInFlight.delete(t.endpoint_id);
+        else endpointInFlight.set(t.endpoint_id, left);
         ended.add(t.delivery_id);
-        if (maybeMore.delete(t.endpoint_id) || inFlight === settings.maxInFlight - 1) wake();
+        if (maybeMore.has(t.endpoint_id) && worthARound(c.maxInFlight - left, c.maxInFlight)) {
+          maybeMore.delete(t.endpoint_id);
+          wake();
+        } else if (inFlight === settings.maxInFlight - 1) wake();
       }
       try {
         await deps.recorder.record(finished, opts);
@@ -189,4 +198,14 @@ export function createDispatcher(deps: {
       await deps.recorder.drain();
     },
   };
+}
+
+/**
+ * Whether the slots an endpoint with queued deliveries has free are worth a claim round: a quarter
+ * of its concurrency limit (at least one). A round is four statements, so a busy endpoint is
+ * topped up in batches rather than one delivery per round; at idle nothing waits, since a publish
+ * wakes the dispatcher itself (docs/decisions/0175-dispatch-round.md).
+ */
+function worthARound(free: number, limit: number): boolean {
+  return free >= Math.max(1, Math.floor(limit / 4));
 }

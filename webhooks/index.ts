@@ -1,13 +1,15 @@
 /**
  * The webhook delivery engine's public face (docs/decisions/0173-dispatcher-engine-shape.md). The API,
  * the activities, the worker, scripts and benchmarks import the engine from here and nowhere else.
- *   publish:  publishEvents (one statement: outbox, deliveries, queue, notify)
+ *   publish:  publishEvents (one statement: outbox, deliveries, queue, notify); aimedPublisher (the
+ *             test operation's: one event to one enabled endpoint, concurrent requests in one statement)
  *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery
  *             workflow's attempts)
  *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
  *   retain:   pruneEventBatch (issue 21: old events with their finished deliveries and attempts)
  */
 export { publishEvents, type Published } from './publish';
+export { aimedPublisher } from './aimed-publish';
 export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
 export { deliveryIdFor } from './delivery-id';
 export { retryDelivery } from './manual-retry';

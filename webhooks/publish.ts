@@ -41,17 +41,7 @@ export async function publishEvents(
   // Traced, each event keeps the publishing span's context for its deliveries' POSTs (issue 21);
   // off, this is undefined and the JSON below carries nothing more.
   const traceparent = activeTraceparent();
-  const input = events.map((e, ord) => ({
-    ord,
-    id: e.id,
-    org_id: e.orgId,
-    type: e.type,
-    source: e.source,
-    data: e.data,
-    occurred_at: e.occurredAt,
-    body: renderEventBody({ ...e, org_id: e.orgId, occurred_at: e.occurredAt }),
-    traceparent,
-  }));
+  const input = events.map((e, ord) => eventInput(e, ord, traceparent));
   const targets = (opts.targets ?? []).map((t) => ({ event_id: t.eventId, endpoint_id: t.endpointId }));
   return collect(await PUBLISH(db, [JSON.stringify(input), JSON.stringify(targets), ...planBindings(opts.set)]));
 }
@@ -78,16 +68,32 @@ export async function planStoredEvents(
   return collect(await PLAN_STORED(db, [JSON.stringify(input), ...planBindings(set)]));
 }
 
+/**
+ * One event as the publishing statements take it: its columns, its §6.3 body and (traced) the W3C
+ * traceparent of the span that published it.
+ */
+export const eventInput = (e: ServiceEvent, ord: number, traceparent?: string) => ({
+  ord,
+  id: e.id,
+  org_id: e.orgId,
+  type: e.type,
+  source: e.source,
+  data: e.data,
+  occurred_at: e.occurredAt,
+  body: renderEventBody({ ...e, org_id: e.orgId, occurred_at: e.occurredAt }),
+  traceparent,
+});
+
 /** The plan's own bindings, after its head's: the set's types, the types only named endpoints get, the channel. */
-const planBindings = (set: BehaviourSet) => [
+export const planBindings = (set: BehaviourSet) => [
   JSON.stringify(supportedEventTypes(set)),
   JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES),
   QUEUE_CHANNEL,
 ];
 
-type Row = { kind: string; event_id: string; endpoint_id: string; delivery_id: string };
+export type Row = { kind: string; event_id: string; endpoint_id: string; delivery_id: string };
 
-function collect(rows: readonly Row[]): Published {
+export function collect(rows: readonly Row[]): Published {
   const published: Published = { eventIds: [], deliveries: [] };
   for (const r of rows) {
     if (r.kind === 'event') published.eventIds.push(r.event_id);
@@ -109,7 +115,7 @@ const ORDERED_KEY = `coalesce(ev.data->>'subscription_id', case when ev.type lik
  * explicit targets; `input`: each event's id and §6.3 body): match endpoints, store bodies,
  * deliveries and queue rows, notify. One row back per stored event and per delivery.
  */
-const PLAN = `
+export const PLAN = `
   matched as (
     select ev.id as event_id, ev.seq, ev.org_id, ev.type, e.id as endpoint_id,
            case when e.ordering = 'per_subscription' then ${ORDERED_KEY} end as ordered_key

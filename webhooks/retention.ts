@@ -13,7 +13,7 @@ export interface EventPruneBatch {
 
 /**
  * One statement of the events' retention (issue 21), oldest first by `seq`: of the next `limit`
- * events, those stored more than `days` days ago and already planned lose their finished
+ * events, those stored more than `seconds` ago and already planned lose their finished
  * deliveries (success, exhausted, or failed with no attempt to come) untouched for as long, with
  * their attempts; an event goes, with its §6.3 body and ping target, once no delivery of it is
  * left. A delivery that is pending, waits for a retry, has an attempt in flight, sits in the queue
@@ -22,11 +22,11 @@ export interface EventPruneBatch {
  */
 export async function pruneEventBatch(
   knex: Knex,
-  opts: { days: number; afterSeq: string; limit: number },
+  opts: { seconds: number; afterSeq: string; limit: number },
 ): Promise<EventPruneBatch> {
   const result = await knex.raw(
     `with scan as (
-       select e.id, e.seq, e.created_at < now() - make_interval(days => ?) as expired, e.dispatched_at is not null as planned
+       select e.id, e.seq, e.created_at < now() - make_interval(secs => ?) as expired, e.dispatched_at is not null as planned
          from events e
         where e.seq > ?::bigint
         order by e.seq
@@ -38,7 +38,7 @@ export async function pruneEventBatch(
          from webhook_deliveries d
         where d.event_id in (select id from old)
           and (d.status in ('success', 'exhausted') or (d.status = 'failed' and d.next_attempt_at is null))
-          and d.updated_at < now() - make_interval(days => ?)
+          and d.updated_at < now() - make_interval(secs => ?)
           and not exists (select 1 from webhook_attempts a where a.delivery_id = d.id and a.duration_ms is null)
           and not exists (select 1 from webhook_queue q where q.delivery_id = d.id)
           and not exists (select 1 from webhook_schedule_handovers h where h.delivery_id = d.id)
@@ -62,7 +62,7 @@ export async function pruneEventBatch(
             (select count(*) from scan)::int as scanned,
             (select max(seq) from scan)::text as last_seq,
             coalesce((select bool_and(expired) from scan), true) as all_expired`,
-    [opts.days, opts.afterSeq, opts.limit, opts.days, opts.limit],
+    [opts.seconds, opts.afterSeq, opts.limit, opts.seconds, opts.limit],
   );
   const row = (result as { rows: Record<string, unknown>[] }).rows[0]!;
   const picked = Number(row.picked);

@@ -5,17 +5,17 @@ import { RETENTION_WORKFLOW, retentionScheduleId } from '../domain/retention-mes
 
 /**
  * The Temporal Schedule that runs the retention prune (workflows/retention-prune.ts) every
- * RETENTION_PRUNE_INTERVAL_MINUTES on this worker's task queue. Every worker ensures it at start:
+ * RETENTION_PRUNE_INTERVAL_MINUTES (or RETENTION_PRUNE_INTERVAL_SECONDS, for a soak) on this worker's task queue. Every worker ensures it at start:
  * created when missing, brought to the configured interval and queue when it differs, else left
  * alone. A run still going when the next is due makes that one skip; after an outage one missed
  * run is caught up, not each. Needs no operator rights, only those to start workflows.
  */
 export async function ensureRetentionSchedule(
   client: Client,
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'RETENTION_PRUNE_INTERVAL_MINUTES'>,
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'RETENTION_PRUNE_INTERVAL_MINUTES' | 'RETENTION_PRUNE_INTERVAL_SECONDS'>,
 ): Promise<void> {
   const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
-  const everyMs = config.RETENTION_PRUNE_INTERVAL_MINUTES * 60_000;
+  const everyMs = (config.RETENTION_PRUNE_INTERVAL_SECONDS ?? config.RETENTION_PRUNE_INTERVAL_MINUTES * 60) * 1000;
   const options: ScheduleOptions = {
     scheduleId,
     spec: { intervals: [{ every: everyMs }] },
@@ -30,7 +30,7 @@ export async function ensureRetentionSchedule(
   };
   try {
     await client.schedule.create(options);
-    logger.info({ scheduleId, everyMinutes: config.RETENTION_PRUNE_INTERVAL_MINUTES }, 'retention schedule created');
+    logger.info({ scheduleId, everySeconds: everyMs / 1000 }, 'retention schedule created');
     return;
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
@@ -44,5 +44,5 @@ export async function ensureRetentionSchedule(
     now.action.taskQueue === config.TEMPORAL_TASK_QUEUE;
   if (same) return;
   await handle.update((prev) => ({ ...prev, spec: options.spec, action: options.action, policies: options.policies }));
-  logger.info({ scheduleId, everyMinutes: config.RETENTION_PRUNE_INTERVAL_MINUTES }, 'retention schedule updated');
+  logger.info({ scheduleId, everySeconds: everyMs / 1000 }, 'retention schedule updated');
 }

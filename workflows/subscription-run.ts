@@ -260,6 +260,7 @@ export class SubscriptionRun {
         orgId: base.orgId,
         occurredAt: now,
         data: { ...data, sequence },
+        ...(e.audit ? { audit: e.audit } : {}),
       };
     });
     const next: SubscriptionState = { ...base, eventSequence: sequence };

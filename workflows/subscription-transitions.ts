@@ -12,6 +12,7 @@ import {
   type SubscriptionState,
   type SubscriptionStatus,
 } from '../domain/subscription';
+import type { ProcessorAudit } from '../domain/events';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { sameAmount } from '../lib/decimal-amount';
 import type {
@@ -24,6 +25,7 @@ import type {
 interface PendingEvent {
   type: string;
   data?: Record<string, unknown>;
+  audit?: ProcessorAudit;
 }
 export interface Change {
   state: SubscriptionState;
@@ -259,7 +261,21 @@ const paymentEvent = (
     processor_event_id: n.processorEventId,
     ...(reason ? { reason } : {}),
   },
+  audit: {
+    action: PAYMENT_AUDIT_ACTIONS[type],
+    processor: n.receivedVia?.processor ?? null,
+    requestId: n.receivedVia?.requestId ?? null,
+    clientAddress: n.receivedVia?.clientAddress ?? null,
+    before: { payment_status: s.paymentStatus },
+  },
 });
+
+/** The audit trail's name for each of them (`<resource>.<verb>`, db/audit-log.ts). */
+const PAYMENT_AUDIT_ACTIONS = {
+  'payment.held': 'payment.hold',
+  'payment.refunded': 'payment.refund',
+  'payment.disputed': 'payment.dispute',
+} as const;
 
 /** The payment a notification is about; unknown for notifications read before it was named. */
 const paymentOf = (n: PaymentNotification): string | null => n.payment ?? null;

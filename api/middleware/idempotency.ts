@@ -37,11 +37,11 @@ type UnderKey = (principal: Principal, next: Next) => Promise<void>;
 export function idempotency(deps: {
   orm: Orm;
   box: SecretBox;
-  ttlHours: number;
+  ttlSeconds: number;
   commandTimeoutMs: number;
 }): Middleware {
   // A request that dies holding its key keeps it until its command could no longer be running.
-  const store = idempotencyStore(deps.orm, deps.ttlHours * 3600, Math.ceil(deps.commandTimeoutMs / 1000) + 30);
+  const store = idempotencyStore(deps.orm, deps.ttlSeconds, Math.ceil(deps.commandTimeoutMs / 1000) + 30);
 
   async function underKey(ctx: Context, principal: Principal, key: string, next: Next): Promise<void> {
     const parsed = IdempotencyKey.safeParse(key);

@@ -11,9 +11,9 @@ import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messag
 import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
-import { AppError, conflict } from '../../lib/errors';
+import { AppError, conflict, notFound } from '../../lib/errors';
 import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
-import { deliveryIdFor, disableEndpoint, publishEvents } from '../../webhooks';
+import { aimedPublisher, disableEndpoint } from '../../webhooks';
 import { successRates } from './endpoint-success';
 import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
@@ -46,6 +46,7 @@ export function endpointRoutes(
   const withRate = async (row: WebhookEndpointReadRow) =>
     endpointView(row, limits, (await successRates(deps.orm, [row.id])).get(row.id));
   const set = deps.config.BEHAVIOUR_SET;
+  const publishAimed = aimedPublisher(knex, set);
   const ssrf = policyFromConfig(deps.config);
   // Scheme rules first, then where the host really points (checked again at every connect).
   const url = async (raw: string) => {
@@ -251,20 +252,20 @@ export function endpointRoutes(
         summary: 'Send a test.ping event to the endpoint',
       },
       async (ctx, { params }) => {
-        const endpoint = await store.get(ctx.state.principal.orgId, params.id);
-        if (endpoint.status !== 'enabled')
-          throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
         const event: ServiceEvent = {
           id: newId(),
           type: TEST_PING,
           source: EVENT_SOURCES.notifications,
-          orgId: endpoint.org_id,
+          orgId: ctx.state.principal.orgId,
           occurredAt: new Date().toISOString(),
-          data: { endpoint_id: endpoint.id, message: 'This is a test event sent from the webhook settings.' },
+          data: { endpoint_id: params.id, message: 'This is a test event sent from the webhook settings.' },
         };
         // Answered once the event and its delivery are committed; the dispatcher hears of it at commit.
-        await publishEvents(knex(), [event], { set, targets: [{ eventId: event.id, endpointId: endpoint.id }] });
-        ok(ctx, { event_id: event.id, event_type: TEST_PING, delivery_id: deliveryIdFor(event.id, endpoint.id) }, 202);
+        const outcome = await publishAimed({ event, endpointId: params.id });
+        if (outcome.kind === 'endpoint_missing') throw notFound('Webhook endpoint');
+        if (outcome.kind === 'endpoint_disabled')
+          throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
+        ok(ctx, { event_id: outcome.eventId, event_type: TEST_PING, delivery_id: outcome.deliveryId }, 202);
       },
     ),
   );

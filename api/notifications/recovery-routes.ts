@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { ApiDeps } from '../deps';
-import { validate } from '../middleware/validate';
+import { validate, type Ctx } from '../middleware/validate';
 import type { WebhookRecoveryRow } from '../../db/entities/webhook-rows';
 import { conflict, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
@@ -11,6 +11,7 @@ import type { EndpointStore } from './endpoint-store';
 import { EndpointParams, RecoveryParams, RecoveryView, StartRecoveryBody } from './schema';
 import { recoveryView } from './views';
 import { ok } from '../respond';
+import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/recorder';
 
 /**
  * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint), GET
@@ -61,43 +62,61 @@ export function recoveryRoutes(
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
-        const endpoint = await deps.store.get(orgId, params.id);
-        if (endpoint.status !== 'enabled')
-          throw conflict(
-            'ENDPOINT_DISABLED',
-            'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries',
-          );
-        const running: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries')
-          .where({ endpoint_id: endpoint.id, status: 'running' })
-          .first();
-        if (running) {
-          await start(running.id);
-          throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running', {
-            recovery: recoveryView(running),
-          });
-        }
-        const id = newId();
-        const since = new Date(body.since);
-        const until = new Date();
-        const [counted] = await knex()('webhook_deliveries')
-          .where({ endpoint_id: endpoint.id })
-          .whereIn('status', ['failed', 'exhausted'])
-          .whereBetween('created_at', [since, until])
-          .count<{ total: string }[]>({ total: '*' });
-        const [row] = await knex()('webhook_recoveries')
-          .insert({ id, org_id: orgId, endpoint_id: endpoint.id, since, until, total: Number(counted?.total ?? 0) })
-          .returning('*')
-          .catch((err: { code?: string }) => {
-            // Two POSTs at once: the one-running-per-endpoint index lets one through.
-            if (err.code === '23505')
-              throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running');
-            throw err;
-          });
-        await start(id);
-        ok(ctx, recoveryView(row as WebhookRecoveryRow), 202);
+        // Refused before a recovery exists: the entry names the endpoint (api/audit/recorder.ts).
+        const spec: AuditSpec = {
+          action: 'webhook_recovery.start',
+          subject: { type: 'webhook_endpoint', id: params.id },
+        };
+        const row = await recordingRefusals(deps.orm, ctx, spec, () => begin(ctx, orgId, params.id, body.since));
+        await start(row.id);
+        ok(ctx, recoveryView(row), 202);
       },
     ),
   );
+
+  /** The recovery's row and its audit entry, in one transaction; the workflow starts once both committed. */
+  const begin = async (ctx: Ctx, orgId: string, endpointId: string, sinceText: string): Promise<WebhookRecoveryRow> => {
+    const endpoint = await deps.store.get(orgId, endpointId);
+    if (endpoint.status !== 'enabled')
+      throw conflict(
+        'ENDPOINT_DISABLED',
+        'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries',
+      );
+    const running: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries')
+      .where({ endpoint_id: endpoint.id, status: 'running' })
+      .first();
+    if (running) {
+      await start(running.id);
+      throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running', {
+        recovery: recoveryView(running),
+      });
+    }
+    const id = newId();
+    const since = new Date(sinceText);
+    const until = new Date();
+    const [counted] = await knex()('webhook_deliveries')
+      .where({ endpoint_id: endpoint.id })
+      .whereIn('status', ['failed', 'exhausted'])
+      .whereBetween('created_at', [since, until])
+      .count<{ total: string }[]>({ total: '*' });
+    return knex().transaction(async (trx) => {
+      const [row] = (await trx('webhook_recoveries')
+        .insert({ id, org_id: orgId, endpoint_id: endpoint.id, since, until, total: Number(counted?.total ?? 0) })
+        .returning('*')
+        .catch((err: { code?: string }) => {
+          // Two POSTs at once: the one-running-per-endpoint index lets one through.
+          if (err.code === '23505')
+            throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running');
+          throw err;
+        })) as WebhookRecoveryRow[];
+      await recordSucceeded(trx, ctx, {
+        action: 'webhook_recovery.start',
+        subject: { type: 'webhook_recovery', id },
+        after: { endpoint_id: endpoint.id, since: since.toISOString(), until: until.toISOString(), total: row!.total },
+      });
+      return row!;
+    });
+  };
 
   router.get(
     `${base}/:recovery_id`,
@@ -123,16 +142,30 @@ export function recoveryRoutes(
         summary: 'Stop a running bulk recovery after the chunk in flight',
       },
       async (ctx, { params }) => {
-        const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
-        if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
-        const [updated] = await knex()('webhook_recoveries')
-          .where({ id: row.id })
-          .update({
-            cancel_requested_at: knex().raw('coalesce(cancel_requested_at, now())'),
-            updated_at: knex().fn.now(),
-          })
-          .returning('*');
-        ok(ctx, recoveryView(updated as WebhookRecoveryRow), 202);
+        const spec: AuditSpec = {
+          action: 'webhook_recovery.cancel',
+          subject: { type: 'webhook_recovery', id: params.recovery_id },
+        };
+        const updated = await recordingRefusals(deps.orm, ctx, spec, async () => {
+          const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
+          if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
+          return knex().transaction(async (trx) => {
+            const [changed] = (await trx('webhook_recoveries')
+              .where({ id: row.id })
+              .update({
+                cancel_requested_at: trx.raw('coalesce(cancel_requested_at, now())'),
+                updated_at: trx.fn.now(),
+              })
+              .returning('*')) as WebhookRecoveryRow[];
+            await recordSucceeded(trx, ctx, {
+              ...spec,
+              before: { status: row.status, cancel_requested_at: row.cancel_requested_at },
+              after: { status: changed!.status, cancel_requested_at: changed!.cancel_requested_at },
+            });
+            return changed!;
+          });
+        });
+        ok(ctx, recoveryView(updated), 202);
       },
     ),
   );

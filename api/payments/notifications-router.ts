@@ -48,7 +48,11 @@ export function paymentNotificationsRouter(deps: ApiDeps): Router {
               throw badRequest('NOTIFICATION_UNREADABLE', 'The notification body is not a recognised event');
             throw err;
           }
-          const outcome = await take(source.processor, event);
+          const outcome = await take(source.processor, event, {
+            requestId: (ctx.state as { requestId?: string }).requestId ?? null,
+            // Koa's ctx.ip, as TRUST_PROXY decides (api/app.ts), like every other audit entry.
+            clientAddress: ctx.ip || null,
+          });
           ok(ctx, { received: true, event_id: event.id, outcome });
         },
       ),

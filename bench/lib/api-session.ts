@@ -11,11 +11,17 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
   const tokens = await AccessTokens.create({ privateKeyPem: accessTokenKeyPem, ttlSeconds: 3600 });
   // Many requests in flight on kept-alive connections, as a load generator should.
   const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
-  const call = async (token: string, method: 'POST' | 'PATCH', path: string, body?: unknown) => {
+  const call = async (
+    token: string,
+    method: 'POST' | 'PATCH',
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ) => {
     const res = await request(`${baseUrl}${path}`, {
       method,
       dispatcher,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...extra },
       body: body === undefined ? undefined : JSON.stringify(body),
       headersTimeout: 60_000,
     });
@@ -49,8 +55,15 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
           return ids;
         },
         /** One test.ping to the endpoint: answers its event id once the API has answered (202). */
-        async ping(endpointId: string): Promise<string> {
-          const data = await call(token, 'POST', `/notifications/webhook-endpoints/${endpointId}/test`);
+        async ping(endpointId: string, idempotencyKey?: string): Promise<string> {
+          const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
+          const data = await call(
+            token,
+            'POST',
+            `/notifications/webhook-endpoints/${endpointId}/test`,
+            undefined,
+            headers,
+          );
           return String(data.event_id);
         },
       };

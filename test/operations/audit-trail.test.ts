@@ -1,14 +1,19 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { appendAuditEvent, GENESIS_HASH, verifyAuditChain, type AuditRow } from '../../db/audit-log';
 import { exchange, notifyAsProvider, PROVIDER_SECRET } from '../identity/support/identity';
+import { postSandboxEvent } from '../payments/payment-helpers';
+import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
+import { secretBoxFrom } from '../../webhooks/secret-box';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
+const [k1, k2] = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
 
 /**
  * Issue 21's audit trail: every audited action, once in each behaviour set, leaves exactly one
@@ -26,6 +31,7 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
         IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET,
         WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
         DEV_IDP_ENABLED: 'true',
+        WEBHOOK_SECRET_KEYS: `k1:${k1}`,
       },
     });
     w = await lifecycleWorld(svc);
@@ -233,6 +239,130 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     const rejected = await inReview();
     expectOk(await w.post(rejected.id, 'reject', w.staff, { reason: 'sanctions list' }));
     expect((await one('subscription.reject', rejected.id, w.staff)).after).toEqual({ status: 'rejected' });
+  });
+
+  /** Entries written by a workflow's activity land a little after the request that caused them. */
+  async function eventuallyOne(
+    action: string,
+    subject: string,
+    by: Actor,
+    outcome: 'succeeded' | string = 'succeeded',
+  ) {
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && !(await entries({ subject })).some((e) => e.action === action))
+      await new Promise((r) => setTimeout(r, 150));
+    return one(action, subject, by, outcome);
+  }
+
+  it('records held payments, refunds and disputes, with the processor as the actor and the notification request', async () => {
+    const s = await w.signed();
+    expectOk(await w.post(s.id, 'void', w.admin, { reason: 'Signed by the wrong person' }));
+    const processor = { userId: 'processor:sandbox', orgId: w.org, token: '' };
+    const notify = async (event: string, type: string) =>
+      expect(
+        (
+          await postSandboxEvent(svc, `${event}_${s.id}`, type, {
+            subscription_id: s.id,
+            reference: `late-${s.id}`,
+            amount: s.total_amount,
+            currency: 'USD',
+          })
+        ).status,
+      ).toBe(200);
+
+    // Money that still arrives for a voided subscription is held for staff to refund.
+    await notify('evt_late', 'payment.succeeded');
+    const held = await eventuallyOne('payment.hold', s.id, processor);
+    expect(held).toMatchObject({
+      subject_type: 'subscription',
+      actor_roles: ['system'],
+      actor_api_key_id: null,
+      actor_session: null,
+      before: { payment_status: 'pending' },
+      after: { payment_status: 'received', amount: s.total_amount, reason: expect.stringMatching(/held/) },
+    });
+    expect(held.client_address).toMatch(/127\.0\.0\.1/);
+    expect(held.request_id).toEqual(expect.any(String));
+    await notify('evt_refund', 'payment.refunded');
+    const refund = await eventuallyOne('payment.refund', s.id, processor);
+    expect([refund.before, refund.after]).toEqual([
+      { payment_status: 'received' },
+      expect.objectContaining({ payment_status: 'refunded' }),
+    ]);
+    await notify('evt_dispute', 'payment.disputed');
+    expect((await eventuallyOne('payment.dispute', s.id, processor)).after).toMatchObject({
+      payment_status: 'disputed',
+    });
+    // The same notification told again changes nothing, and adds no entry.
+    await notify('evt_dispute', 'payment.disputed');
+    await new Promise((r) => setTimeout(r, 1000));
+    await one('payment.dispute', s.id, processor);
+  });
+
+  it('records bulk webhook recoveries started and cancelled, refusals included', async () => {
+    const ep = expectOk(
+      await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/recover', eventTypes: ['*'] }),
+      201,
+    );
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const started = expectOk(await w.api.post(`${hooks()}/${ep.id}/recoveries`, w.staff.token, { since }), 202);
+    expect((await one('webhook_recovery.start', started.id, w.staff)).after).toMatchObject({
+      endpoint_id: ep.id,
+      since,
+    });
+
+    // One running (inserted here so it is still running when cancelled): cancelled, then refused as finished.
+    const running = '0b5f3c1e-4d2a-4c8e-9f10-2a6e1d7c3b51';
+    await sql().execute(
+      `update webhook_recoveries set status = 'completed', finished_at = now() where endpoint_id = ? and status = 'running'`,
+      [ep.id],
+    );
+    await sql().execute(
+      `insert into webhook_recoveries (id, org_id, endpoint_id, since, until, total) values (?, ?, ?, now() - interval '1 hour', now(), 0)`,
+      [running, w.org, ep.id],
+    );
+    expectOk(await w.api.delete(`${hooks()}/${ep.id}/recoveries/${running}`, w.staff.token), 202);
+    expect((await one('webhook_recovery.cancel', running, w.staff)).after).toMatchObject({
+      cancel_requested_at: expect.any(String),
+    });
+    await sql().execute(`update webhook_recoveries set status = 'cancelled', finished_at = now() where id = ?`, [
+      running,
+    ]);
+    expect((await w.api.delete(`${hooks()}/${ep.id}/recoveries/${running}`, w.staff.token)).status).toBe(409);
+    const refusedCancel = (await entries({ subject: running })).filter((e) => e.outcome === 'refused');
+    expect(refusedCancel.map((e) => [e.action, e.error_code])).toEqual([
+      ['webhook_recovery.cancel', 'RECOVERY_FINISHED'],
+    ]);
+
+    // A disabled endpoint's recovery is refused, and recorded against the endpoint.
+    expectOk(await w.api.patch(`${hooks()}/${ep.id}`, w.staff.token, { status: 'disabled' }));
+    expect((await w.api.post(`${hooks()}/${ep.id}/recoveries`, w.staff.token, { since })).status).toBe(409);
+    await one('webhook_recovery.start', ep.id, w.staff, 'ENDPOINT_DISABLED');
+  });
+
+  it('records each endpoint whose signing secrets a reseal moved to the new key, with the system as actor', async () => {
+    const ep = expectOk(
+      await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/reseal', eventTypes: ['*'] }),
+      201,
+    );
+    const rotated = secretBoxFrom({
+      ...svc.config,
+      WEBHOOK_SECRET_KEYS: [
+        { id: 'k2', key: Buffer.from(k2, 'base64') },
+        { id: 'k1', key: Buffer.from(k1, 'base64') },
+      ],
+    });
+    await resealWebhookSecrets(svc.orm, rotated);
+    const resealed = await one('webhook_endpoint.reseal_secret', ep.id, { userId: 'system', orgId: w.org, token: '' });
+    expect(resealed).toMatchObject({
+      actor_roles: ['system'],
+      actor_session: 'cli:webhook-secrets',
+      before: { secret_key_ids: ['k1'] },
+      after: { secret_key_ids: ['k2'] },
+    });
+    // Run again: nothing left under the old key, no new entry.
+    await resealWebhookSecrets(svc.orm, rotated);
+    await one('webhook_endpoint.reseal_secret', ep.id, { userId: 'system', orgId: w.org, token: '' });
   });
 
   it('records console sign-ins and sign-outs, and names the console session in what staff do through it', async () => {

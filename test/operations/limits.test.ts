@@ -62,6 +62,20 @@ describe('request limits', () => {
     expect((await api.post('/issuance/offerings', other.token, { name: 'p', currency: 'USD' })).status).toBe(201);
   });
 
+  it('counts concurrent writes of one subject each in its own place: exactly the limit passes, the rest are refused', async () => {
+    // Hits that arrive together are counted by one upsert (api/middleware/rate-limiter.ts).
+    const api = http(svc.baseUrl);
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 10 },
+        async (_, i) => (await api.post('/issuance/offerings', staff.token, { name: `c${i}`, currency: 'USD' })).status,
+      ),
+    );
+    expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
   it('counts writes without a valid token per client address, so an invented token buys no new budget', async () => {
     const api = http(svc.baseUrl);
     // This test's address may already have spent some budget on invented tokens in other tests; spend the rest.

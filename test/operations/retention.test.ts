@@ -196,6 +196,49 @@ describe('retention prune (issue 21)', () => {
     expect(await knex()('events').where({ org_id: staff.orgId }).orderBy('seq').pluck('id')).toEqual(recent);
   }, 120_000);
 
+  it('takes windows in seconds when they are set (a soak), in place of the days', async () => {
+    // The three recent events, delivered two minutes ago; notifications two minutes old and new.
+    await knex()('events')
+      .whereIn('id', recent)
+      .update({ created_at: knex().raw("now() - interval '2 minutes'") });
+    await knex()('webhook_deliveries')
+      .whereIn('event_id', recent)
+      .update({ updated_at: knex().raw("now() - interval '2 minutes'") });
+    for (const ago of ['2 minutes', '0 seconds'])
+      await knex().raw(
+        `insert into payment_notifications (processor, event_id, event_type, outcome, received_at)
+         values ('sandbox', ?, 'payment.succeeded', 'applied', now() - ?::interval)`,
+        [randomUUID(), ago],
+      );
+    const taskQueue = `retention-seconds-${randomUUID()}`;
+    const config: Config = {
+      ...svc.config,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      RETENTION_EVENTS_SECONDS: 60,
+      RETENTION_PAYMENT_NOTIFICATIONS_SECONDS: 60,
+    };
+    const worker = await createWorker({
+      config,
+      workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
+      deps: {
+        orm: svc.orm,
+        config,
+        processor: createProcessor(config, { orm: svc.orm }),
+        engine: createDeliveryEngine({ orm: svc.orm, config }),
+      },
+    });
+    const result = await worker.runUntil(prune(taskQueue));
+    // The 10-day-old notification left by the tests before goes too; the new one stays.
+    expect(result.deleted).toEqual({
+      ...zero,
+      events: 3,
+      webhook_deliveries: 3,
+      webhook_attempts: 3,
+      payment_notifications: 2,
+    });
+    expect(await knex()('payment_notifications').count({ n: '*' })).toEqual([{ n: '1' }]);
+  }, 120_000);
+
   it('is run by a Temporal Schedule the worker ensures at start, idempotently', async () => {
     const taskQueue = `retention-schedule-${randomUUID()}`;
     const handle = svc.temporal.schedule.getHandle(retentionScheduleId(taskQueue));
@@ -219,6 +262,13 @@ describe('retention prune (issue 21)', () => {
         RETENTION_PRUNE_INTERVAL_MINUTES: 15,
       });
       expect((await handle.describe()).spec.intervals).toEqual([expect.objectContaining({ every: 900_000 })]);
+      // A soak's interval in seconds replaces the minutes.
+      await ensureRetentionSchedule(svc.temporal, {
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        RETENTION_PRUNE_INTERVAL_MINUTES: 15,
+        RETENTION_PRUNE_INTERVAL_SECONDS: 30,
+      });
+      expect((await handle.describe()).spec.intervals).toEqual([expect.objectContaining({ every: 30_000 })]);
     } finally {
       await handle.delete().catch(() => undefined);
     }

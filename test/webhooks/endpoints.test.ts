@@ -184,6 +184,33 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
     expect((await api.post(`${base}/${body.data.id}/test`, staff.token)).status).toBe(404);
   });
 
+  it('sends a test event only to an enabled endpoint of the caller: 409 disabled and 404 elsewhere store no event', async () => {
+    const { body } = await register({ url: 'https://t.example.com/', description: '', eventTypes: ['*'] });
+    const id = body.data.id as string;
+    const events = () =>
+      svc.orm.em
+        .getConnection()
+        .getKnex()('events')
+        .where({ type: 'test.ping' })
+        .whereRaw(`data->>'endpoint_id' = ?`, [id]);
+    // Requests that arrive together are published by one statement; each gets its own event and delivery.
+    const sent = await Promise.all(Array.from({ length: 12 }, () => api.post(`${base}/${id}/test`, staff.token)));
+    expect(sent.map((r) => r.status)).toEqual(Array(12).fill(202));
+    expect(new Set(sent.map((r) => r.body.data.delivery_id)).size).toBe(12);
+    expect(await events()).toHaveLength(12);
+
+    const stranger = await actor(svc, newOrg(), ['staff']);
+    const elsewhere = await api.post(`${base}/${id}/test`, stranger.token);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error.code).toBe('NOT_FOUND');
+
+    expect((await api.patch(`${base}/${id}`, staff.token, { status: 'disabled' })).status).toBe(200);
+    const disabled = await api.post(`${base}/${id}/test`, staff.token);
+    expect(disabled.status).toBe(409);
+    expect(disabled.body.error.code).toBe('ENDPOINT_DISABLED');
+    expect(await events()).toHaveLength(12);
+  });
+
   it('pages the list with a cursor, newest first', async () => {
     const own = await actor(svc, newOrg(), ['admin']);
     const ids: string[] = [];

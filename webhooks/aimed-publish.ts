@@ -1,0 +1,68 @@
+import type { Knex } from '@mikro-orm/postgresql';
+import { preparedStatement } from '../db/prepared';
+import type { BehaviourSet } from '../lib/behaviour-set';
+import { groupCommit } from '../lib/group-commit';
+import { activeTraceparent, tracingOn } from '../lib/tracing';
+import type { ServiceEvent } from '../domain/events';
+import { collect, eventInput, PLAN, planBindings, type Row } from './publish';
+
+/** What publishing an event aimed at one endpoint came to. */
+export type AimedOutcome =
+  | { kind: 'published'; eventId: string; deliveryId: string }
+  | { kind: 'endpoint_missing' }
+  | { kind: 'endpoint_disabled' };
+
+/**
+ * Publishes events each aimed at one endpoint of its organisation (spec §4.3: the test operation),
+ * and only while that endpoint is enabled: the endpoint is looked up in the statement that stores
+ * the event and its delivery, so a disable that commits first leaves no event behind. Requests
+ * that arrive while a statement is in flight are published together by the next one (group
+ * commit): under load one statement and one notification serve many requests; alone, one waits
+ * for nothing. Each caller gets its own outcome.
+ */
+export function aimedPublisher(knex: () => Knex, set: BehaviourSet) {
+  const publish = groupCommit(
+    async (items: { event: ServiceEvent; endpointId: string; traceparent?: string }[]): Promise<AimedOutcome[]> => {
+      const input = items.map(({ event, endpointId, traceparent }, ord) => ({
+        ...eventInput(event, ord, traceparent),
+        endpoint_id: endpointId,
+      }));
+      const rows = await PUBLISH_AIMED(knex(), [JSON.stringify(input), ...planBindings(set)]);
+      const status = new Map(rows.filter((r) => r.kind === 'endpoint').map((r) => [r.event_id, r.delivery_id]));
+      const delivered = new Map(collect(rows).deliveries.map((d) => [d.eventId, d.deliveryId]));
+      return items.map(({ event }) => {
+        const deliveryId = delivered.get(event.id);
+        if (deliveryId) return { kind: 'published', eventId: event.id, deliveryId };
+        return status.has(event.id) ? { kind: 'endpoint_disabled' } : { kind: 'endpoint_missing' };
+      });
+    },
+    { maxBatch: 200 },
+  );
+  // Traced, each caller's span is taken now: the batch runs in whichever caller's context started it.
+  return (item: { event: ServiceEvent; endpointId: string }) =>
+    tracingOn() ? publish({ ...item, traceparent: activeTraceparent() }) : publish(item);
+}
+
+/** The publish statement with each event's one target looked up first; `endpoint` rows say what was found (status in the last column). */
+const PUBLISH_AIMED = preparedStatement<Row>(
+  'webhooks-publish-aimed',
+  `with
+  input as (select * from jsonb_to_recordset(?::jsonb)
+              as v(ord int, id uuid, org_id uuid, type text, source text, data jsonb, occurred_at timestamptz, body text,
+                   traceparent text, endpoint_id uuid)),
+  found as (select i.id as event_id, e.id as endpoint_id, e.status
+              from input i join webhook_endpoints e
+                on e.id = i.endpoint_id and e.org_id = i.org_id and e.deleted_at is null),
+  aimed as (select event_id, endpoint_id from found where status = 'enabled'),
+  ev as (insert into events (id, org_id, type, source, data, occurred_at, dispatched_at, traceparent)
+         select i.id, i.org_id, i.type, i.source, i.data, i.occurred_at, now(), i.traceparent
+           from input i join aimed a on a.event_id = i.id order by i.ord
+         on conflict (id) do nothing
+         returning id, seq, org_id, type, data),
+  stored_targets as (insert into webhook_event_targets (event_id, endpoint_id)
+         select a.event_id, a.endpoint_id from aimed a join ev on ev.id = a.event_id
+         on conflict do nothing),
+  ${PLAN}
+  union all
+  select 'endpoint', f.event_id::text, f.endpoint_id::text, f.status::text from found f`,
+);
