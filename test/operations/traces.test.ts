@@ -228,6 +228,7 @@ describe('traces', () => {
 
       // Two endpoints for subscription.created: one asks for traceparent, the other does not.
       const hooks = { traced: `traced-${randomUUID()}`, plain: `plain-${randomUUID()}` };
+      const ids: Record<string, string> = {};
       for (const [kind, hook] of Object.entries(hooks)) {
         const res = await api.post('/notifications/webhook-endpoints', staff, {
           url: receiver.url(hook),
@@ -236,6 +237,7 @@ describe('traces', () => {
         });
         expect(res.status).toBe(201);
         expect(res.body.data.send_traceparent).toBe(kind === 'traced');
+        ids[kind] = res.body.data.id;
         await receiver.plan(hook, { secret: res.body.data.signing_secret, defaultStatus: 200 });
       }
 
@@ -307,6 +309,28 @@ describe('traces', () => {
       // PostgreSQL is in it too, and the API's log lines name the trace.
       expect(names.some((n) => n.startsWith('tranche-api pg.query'))).toBe(true);
       expect(logs.join('')).toMatch(/"trace_id":"[0-9a-f]{32}"/);
+
+      // The test operation publishes in the API by group commit: its POST joins the ping request's trace.
+      const ping = await api.post(`/notifications/webhook-endpoints/${ids.traced}/test`, staff);
+      expect(ping.status).toBe(202);
+      const [, pinged] = await receiver.waitFor(hooks.traced, 2, 30_000);
+      const pingTrace = pinged!.headers.traceparent!.split('-')[1]!;
+      let pingNames: string[] = [];
+      for (const until = Date.now() + 30_000; Date.now() < until;) {
+        const body = (await (await fetch(`${jaeger!.uiUrl}/api/traces/${pingTrace}`)).json()) as {
+          data?: JaegerTrace[];
+        };
+        const t = body.data?.[0];
+        pingNames = (t?.spans ?? []).map((sp) => `${t!.processes[sp.processID]!.serviceName} ${sp.operationName}`);
+        if (pingNames.includes('tranche-worker webhook POST')) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(pingNames).toEqual(
+        expect.arrayContaining([
+          'tranche-api POST /notifications/webhook-endpoints/:id/test',
+          'tranche-worker webhook POST',
+        ]),
+      );
     }, 180_000);
   });
 });
