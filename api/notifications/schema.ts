@@ -182,6 +182,12 @@ const AttemptView = z
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().describe('The first 4 KB of what the endpoint answered'),
     error: z.string().nullable().describe('timeout, or the network error code'),
+    request_headers: z
+      .record(z.string(), z.string())
+      .nullable()
+      .describe(
+        'The request headers exactly as this attempt sent them, signature and timestamp headers included (they are made at each send); with signed_body, all the endpoint received. null: nothing was sent (circuit open, in doubt, not signable) or the attempt predates their keeping',
+      ),
   })
   .meta({ id: 'WebhookAttempt' });
 export const DeliveryDetail = DeliveryView.extend({
@@ -190,7 +196,7 @@ export const DeliveryDetail = DeliveryView.extend({
     .string()
     .nullable()
     .describe(
-      'The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); the signature headers are made at each send and not kept',
+      "The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); each attempt's headers are in its request_headers",
     ),
 }).meta({
   id: 'WebhookDeliveryDetail',
