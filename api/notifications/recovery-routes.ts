@@ -8,13 +8,22 @@ import { conflict, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '../../domain/recovery-messages';
 import type { EndpointStore } from './endpoint-store';
-import { EndpointParams, RecoveryParams, RecoveryView, StartRecoveryBody } from './schema';
+import {
+  EndpointParams,
+  ListRecoveriesQuery,
+  RecoveryList,
+  RecoveryParams,
+  RecoveryView,
+  StartRecoveryBody,
+} from './schema';
 import { recoveryView } from './views';
 import { ok } from '../respond';
+import { applyCursor, byCreation, page } from '../cursor';
 
 /**
- * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint), GET
- * watches its progress, DELETE asks it to stop after the chunk in flight.
+ * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint) over a
+ * window that ends now or at a given time (issue 22), GET lists them or watches one's progress,
+ * DELETE asks one to stop after the chunk in flight.
  */
 export function recoveryRoutes(
   router: Router,
@@ -57,7 +66,8 @@ export function recoveryRoutes(
         body: StartRecoveryBody,
         response: RecoveryView,
         status: 202,
-        summary: "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time",
+        summary:
+          "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries created from since to until (default: now)",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
@@ -78,7 +88,7 @@ export function recoveryRoutes(
         }
         const id = newId();
         const since = new Date(body.since);
-        const until = new Date();
+        const until = body.until === undefined ? new Date() : new Date(body.until);
         const [counted] = await knex()('webhook_deliveries')
           .where({ endpoint_id: endpoint.id })
           .whereIn('status', ['failed', 'exhausted'])
@@ -95,6 +105,34 @@ export function recoveryRoutes(
           });
         await start(id);
         ok(ctx, recoveryView(row as WebhookRecoveryRow), 202);
+      },
+    ),
+  );
+
+  router.get(
+    base,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        query: ListRecoveriesQuery,
+        response: RecoveryList,
+        summary: "List the endpoint's bulk recoveries, newest first",
+      },
+      async (ctx, { params, query }) => {
+        const orgId = ctx.state.principal.orgId;
+        const endpoint = await deps.store.get(orgId, params.id);
+        const q = knex()('webhook_recoveries')
+          .where({ org_id: orgId, endpoint_id: endpoint.id })
+          .select('*')
+          .limit(query.limit + 1);
+        applyCursor(q, 'webhook_recoveries', query.cursor);
+        const { items, next_cursor } = page(
+          (await q) as (WebhookRecoveryRow & { cursor_at: string })[],
+          query.limit,
+          byCreation,
+        );
+        ok(ctx, { items: items.map(recoveryView), next_cursor });
       },
     ),
   );
