@@ -215,6 +215,14 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
 
     const hook = `recover-${randomUUID().slice(0, 8)}`;
     const endpoint = await registerHook(svc, receiver, staff, hook, ['*']);
+    // An end before the start is refused, and the page says which field and why.
+    await page.goto(`${svc.baseUrl}/console/webhooks/${endpoint.id}`);
+    await page.getByTestId('recovery-open').click();
+    await page.getByLabel('Failed or exhausted deliveries created from (UTC)').fill(localTime(3600_000));
+    await page.getByLabel('Until (UTC, optional)').fill(localTime(2 * 3600_000));
+    await page.getByTestId('start-recovery').click();
+    await hasText(page, 'refusal', /until: until must be after since.*VALIDATION_FAILED/);
+    await noViolations();
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
     await failedDeliveries(knex, { orgId: staff.orgId, endpointId: endpoint.id }, [
       { createdAt: twoHoursAgo, status: 'exhausted' },
