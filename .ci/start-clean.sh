@@ -17,7 +17,7 @@ fail() {
   exit 1
 }
 
-if curl -fsS -o /dev/null --max-time 2 "$ready"; then
+if curl -fs -o /dev/null --max-time 2 "$ready"; then
   echo "[ci] something already answers $ready: stop it, or move npm start (PORT and the other ports it names)" >&2
   exit 1
 fi
@@ -33,11 +33,11 @@ stop() {
 
 # First run in a fresh clone: npm ci and the tool builds (cached in ~/.cache/tranche-tools) come first.
 for _ in $(seq 900); do
-  if curl -fsS -o /dev/null --max-time 2 "$ready"; then break; fi
+  if curl -fs -o /dev/null --max-time 2 "$ready"; then break; fi
   kill -0 "$group" 2> /dev/null || fail "npm start exited before $ready answered"
   sleep 1
 done
-if ! curl -fsS -o /dev/null --max-time 2 "$ready"; then
+if ! curl -fs -o /dev/null --max-time 2 "$ready"; then
   stop || true
   fail "npm start did not answer $ready within 900 s"
 fi
