@@ -15,7 +15,7 @@ what="$*"
 ready="http://127.0.0.1:${PORT:-3000}/ready"
 log="$(mktemp)"
 group=''
-trap '[ -z "$group" ] || kill -KILL -- "-$group" 2> /dev/null; rm -f "$log"' EXIT
+trap '[ -z "$group" ] || kill -KILL -- "-$group" 2> /dev/null || true; rm -f "$log"' EXIT
 fail() {
   tail -n 60 "$log" >&2
   echo "[ci] $1 ($what's last lines are above)" >&2
