@@ -2,7 +2,8 @@
 # bash .ci/start-clean.sh [command]: a README command that brings the whole service up (default
 # `npm start`; also `npm run cluster`) in this clone. Waits until the API answers /ready, runs the
 # README's "A first access token" command against it (npm start only: its embedded default turns
-# the development identity provider on; with BEHAVIOUR_SET=B also .ci/readme-set-b.sh), stops it as Ctrl-C does (SIGINT to its whole process
+# the development identity provider on; then .ci/readme-your-way.sh, or with BEHAVIOUR_SET=B
+# .ci/readme-set-b.sh), stops it as Ctrl-C does (SIGINT to its whole process
 # group: npm, the stack, workers, APIs, Temporal, PostgreSQL), and fails when it does not come up,
 # when anything of it is still running 60 s later, or when it left the clone changed (a rewritten
 # lock, a file outside .gitignore). Uses the command's own ports (3000, 5433/5434, 7233, 8233,
@@ -56,6 +57,8 @@ if [ "$what" = "npm start" ]; then
   echo "[ci] npm run -s mint printed an access token" >&2
   if [ "${BEHAVIOUR_SET:-}" = B ]; then
     bash .ci/readme-set-b.sh || { stop || true; fail "README's Set B steps failed against BEHAVIOUR_SET=B npm start"; }
+  else
+    bash .ci/readme-your-way.sh || { stop || true; fail "README's temporal:setup, worker or api failed against npm start"; }
   fi
 fi
 echo "[ci] stopping $what as Ctrl-C does" >&2
