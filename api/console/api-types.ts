@@ -14,6 +14,7 @@ export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;
 export type DeliveryList = z.infer<typeof schema.DeliveryList>;
 export type DeliveryQuery = z.input<typeof schema.ListDeliveriesQuery>;
 export type Recovery = z.infer<typeof schema.RecoveryView>;
+export type RecoveryList = z.infer<typeof schema.RecoveryList>;
 export type EventList = z.infer<typeof schema.EventList>;
 export type QueuePage = z.infer<typeof issuance.ReviewQueue>;
 export type QueueItem = QueuePage['items'][number];

@@ -1,4 +1,4 @@
-import type { Endpoint, Recovery } from './api-types';
+import type { Endpoint, Recovery, RecoveryList } from './api-types';
 import {
   field,
   fragment,
@@ -13,7 +13,7 @@ import {
 import { refusal } from './format';
 import { html } from './html';
 import { banner, type Notice } from './layout';
-import { progressBlock, recoveryBody } from './pages/recovery';
+import { progressBlock, recoveryBody, recoveryListBody } from './pages/recovery';
 
 const DONE: Record<string, Notice> = {
   started: { kind: 'ok', text: 'Recovery started.' },
@@ -33,7 +33,11 @@ export function recoveryPages(router: ConsoleRouter, kit: ConsoleKit): void {
   router.post('/webhooks/:id/recoveries', sameOrigin, session, form, async (ctx) => {
     const id = uuid(ctx.params.id);
     const since = field(ctx.request.body, 'since');
-    const answer = await ctx.state.api.post<Recovery>(path(id), { since: utcOf(since) ?? since });
+    const until = field(ctx.request.body, 'until');
+    const answer = await ctx.state.api.post<Recovery>(path(id), {
+      since: utcOf(since) ?? since,
+      ...(until && { until: utcOf(until) ?? until }),
+    });
     if (answer.ok) return toRecovery(ctx, answer.data, 'started');
     const running = (answer.error?.details as { recovery?: Recovery } | undefined)?.recovery;
     if (running) return toRecovery(ctx, running, 'running');
@@ -47,14 +51,37 @@ export function recoveryPages(router: ConsoleRouter, kit: ConsoleKit): void {
     );
   });
 
+  router.get('/webhooks/:id/recoveries', session, async (ctx) => {
+    const id = uuid(ctx.params.id);
+    const cursor = field(ctx.query, 'cursor');
+    const self = `/console/webhooks/${id}/recoveries${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const list = need(
+      await ctx.state.api.get<RecoveryList>(`${path(id)}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
+      'the recoveries',
+    );
+    const e = need(await ctx.state.api.get<Endpoint>(`${api.endpoints}/${id}`), 'the endpoint');
+    const done = field(ctx.query, 'done');
+    page(
+      ctx,
+      200,
+      'Recoveries',
+      'webhooks',
+      recoveryListBody(e, list, self, Object.hasOwn(DONE, done) ? DONE[done]! : null),
+    );
+  });
+
   router.get('/webhooks/:id/recoveries/:recovery_id', session, async (ctx) => {
     const done = field(ctx.query, 'done');
     await show(ctx, uuid(ctx.params.id), uuid(ctx.params.recovery_id), Object.hasOwn(DONE, done) ? DONE[done]! : null);
   });
 
-  router.post('/webhooks/:id/recoveries/:recovery_id/cancel', sameOrigin, session, async (ctx) => {
+  router.post('/webhooks/:id/recoveries/:recovery_id/cancel', sameOrigin, session, form, async (ctx) => {
     const [id, recoveryId] = [uuid(ctx.params.id), uuid(ctx.params.recovery_id)];
     const answer = await ctx.state.api.delete(`${path(id)}/${recoveryId}`);
+    if (answer.ok && field(ctx.request.body ?? {}, 'back') === 'list') {
+      ctx.status = 303;
+      return ctx.redirect(`/console/webhooks/${id}/recoveries?done=cancelling`);
+    }
     if (answer.ok) return toRecovery(ctx, { id: recoveryId, endpoint_id: id }, 'cancelling');
     await show(ctx, id, recoveryId, refusal(answer), answer.status);
   });

@@ -8,14 +8,23 @@ import { conflict, notFound } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '../../domain/recovery-messages';
 import type { EndpointStore } from './endpoint-store';
-import { EndpointParams, RecoveryParams, RecoveryView, StartRecoveryBody } from './schema';
+import {
+  EndpointParams,
+  ListRecoveriesQuery,
+  RecoveryList,
+  RecoveryParams,
+  RecoveryView,
+  StartRecoveryBody,
+} from './schema';
 import { recoveryView } from './views';
 import { ok } from '../respond';
 import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/recorder';
+import { applyCursor, byCreation, page } from '../cursor';
 
 /**
- * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint), GET
- * watches its progress, DELETE asks it to stop after the chunk in flight.
+ * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint) over a
+ * window that ends now or at a given time (issue 22), GET lists them or watches one's progress,
+ * DELETE asks one to stop after the chunk in flight.
  */
 export function recoveryRoutes(
   router: Router,
@@ -58,7 +67,8 @@ export function recoveryRoutes(
         body: StartRecoveryBody,
         response: RecoveryView,
         status: 202,
-        summary: "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time",
+        summary:
+          "Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries created from since to until (default: now)",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
@@ -67,7 +77,7 @@ export function recoveryRoutes(
           action: 'webhook_recovery.start',
           subject: { type: 'webhook_endpoint', id: params.id },
         };
-        const row = await recordingRefusals(deps.orm, ctx, spec, () => begin(ctx, orgId, params.id, body.since));
+        const row = await recordingRefusals(deps.orm, ctx, spec, () => begin(ctx, orgId, params.id, body));
         await start(row.id);
         ok(ctx, recoveryView(row), 202);
       },
@@ -75,7 +85,12 @@ export function recoveryRoutes(
   );
 
   /** The recovery's row and its audit entry, in one transaction; the workflow starts once both committed. */
-  const begin = async (ctx: Ctx, orgId: string, endpointId: string, sinceText: string): Promise<WebhookRecoveryRow> => {
+  const begin = async (
+    ctx: Ctx,
+    orgId: string,
+    endpointId: string,
+    window: { since: string; until?: string | undefined },
+  ): Promise<WebhookRecoveryRow> => {
     const endpoint = await deps.store.get(orgId, endpointId);
     if (endpoint.status !== 'enabled')
       throw conflict(
@@ -92,8 +107,8 @@ export function recoveryRoutes(
       });
     }
     const id = newId();
-    const since = new Date(sinceText);
-    const until = new Date();
+    const since = new Date(window.since);
+    const until = window.until === undefined ? new Date() : new Date(window.until);
     const [counted] = await knex()('webhook_deliveries')
       .where({ endpoint_id: endpoint.id })
       .whereIn('status', ['failed', 'exhausted'])
@@ -117,6 +132,34 @@ export function recoveryRoutes(
       return row!;
     });
   };
+
+  router.get(
+    base,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        query: ListRecoveriesQuery,
+        response: RecoveryList,
+        summary: "List the endpoint's bulk recoveries, newest first",
+      },
+      async (ctx, { params, query }) => {
+        const orgId = ctx.state.principal.orgId;
+        const endpoint = await deps.store.get(orgId, params.id);
+        const q = knex()('webhook_recoveries')
+          .where({ org_id: orgId, endpoint_id: endpoint.id })
+          .select('*')
+          .limit(query.limit + 1);
+        applyCursor(q, 'webhook_recoveries', query.cursor);
+        const { items, next_cursor } = page(
+          (await q) as (WebhookRecoveryRow & { cursor_at: string })[],
+          query.limit,
+          byCreation,
+        );
+        ok(ctx, { items: items.map(recoveryView), next_cursor });
+      },
+    ),
+  );
 
   router.get(
     `${base}/:recovery_id`,

@@ -86,9 +86,35 @@ export type ListDeliveriesQuery = z.infer<typeof ListDeliveriesQuery>;
 
 export const RecoveryParams = z.object({ id: z.uuid(), recovery_id: z.uuid() });
 
-/** Bulk recovery: retry the endpoint's failed and exhausted deliveries created at or after `since`. */
-export const StartRecoveryBody = z.strictObject({ since: z.iso.datetime({ offset: true }) });
+/**
+ * Bulk recovery: retry the endpoint's failed and exhausted deliveries created from `since` to
+ * `until` (issue 22: an explicit end; without one the range ends when the recovery starts).
+ */
+export const StartRecoveryBody = z
+  .strictObject({
+    since: z.iso.datetime({ offset: true }).describe('Deliveries created at or after this time; not in the future'),
+    until: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('Deliveries created at or before this time: after since, not in the future; default: now'),
+  })
+  .superRefine((b, ctx) => {
+    const now = Date.now();
+    const since = Date.parse(b.since);
+    const until = b.until === undefined ? undefined : Date.parse(b.until);
+    if (since > now) ctx.addIssue({ code: 'custom', path: ['since'], message: 'since must not be in the future' });
+    if (until !== undefined && until <= since)
+      ctx.addIssue({ code: 'custom', path: ['until'], message: 'until must be after since' });
+    if (until !== undefined && until > now)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['until'],
+        message: 'until must not be in the future (leave it out for now)',
+      });
+  });
 export type StartRecoveryBody = z.infer<typeof StartRecoveryBody>;
+/** An endpoint's recoveries, newest first. */
+export const ListRecoveriesQuery = z.strictObject({ limit, cursor });
 
 /** The events API: oldest first; `after` is the `next_cursor` of the previous page. */
 export const ListEventsQuery = z.strictObject({
@@ -195,6 +221,12 @@ const AttemptView = z
     response_status: z.number().int().nullable(),
     response_body: z.string().nullable().describe('The first 4 KB of what the endpoint answered'),
     error: z.string().nullable().describe('timeout, or the network error code'),
+    request_headers: z
+      .record(z.string(), z.string())
+      .nullable()
+      .describe(
+        'The request headers exactly as this attempt sent them, signature and timestamp headers included (they are made at each send); with signed_body, all the endpoint received. null: nothing was sent (circuit open, in doubt, not signable) or the attempt predates their keeping',
+      ),
   })
   .meta({ id: 'WebhookAttempt' });
 export const DeliveryDetail = DeliveryView.extend({
@@ -203,7 +235,7 @@ export const DeliveryDetail = DeliveryView.extend({
     .string()
     .nullable()
     .describe(
-      'The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); the signature headers are made at each send and not kept',
+      "The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); each attempt's headers are in its request_headers",
     ),
 }).meta({
   id: 'WebhookDeliveryDetail',
@@ -218,7 +250,9 @@ export const RecoveryView = z
     id: z.uuid(),
     endpoint_id: z.uuid(),
     since: timestamp,
-    until: timestamp.describe("The recovery's start: deliveries created later are not part of it"),
+    until: timestamp.describe(
+      "The end of the window (the recovery's start unless one was given): deliveries created later are not part of it",
+    ),
     status: z.enum(['running', 'cancelling', 'completed', 'cancelled']),
     total: z.number().int().describe('Failed or exhausted deliveries in the window when the recovery started'),
     done: z.number().int(),
@@ -228,6 +262,9 @@ export const RecoveryView = z
     finished_at: timestamp.nullable(),
   })
   .meta({ id: 'WebhookRecovery' });
+export const RecoveryList = z
+  .object({ items: z.array(RecoveryView), next_cursor: z.string().nullable() })
+  .meta({ id: 'WebhookRecoveryList' });
 
 /** One event as the §6.3 envelope that was (or would have been) delivered; `data` is the type's (see webhooks). */
 const EventEnvelopeView = z

@@ -79,4 +79,5 @@ export const attemptView = (r: WebhookAttemptRow) => ({
   response_status: r.response_status,
   response_body: r.response_body,
   error: r.error,
+  request_headers: r.request_headers,
 });

@@ -46,14 +46,14 @@ const publish = (ctx: PhaseContext, orgId: string, n = 1) =>
     { set: 'A' },
   ).then(() => undefined);
 
-/** Fails the run unless exactly `owed` new deliveries arrived, each once. */
+/** Fails the run unless exactly `owed` new deliveries arrived, each once (waiting 10 min, a scaled run 1 min or more). */
 async function exactly(
   ctx: PhaseContext,
   phase: string,
   before: { received: number; duplicates: number },
   owed: number,
 ) {
-  const after = await ctx.sink.waitForReceived(before.received + owed, 600_000);
+  const after = await ctx.sink.waitForReceived(before.received + owed, Math.max(60, ctx.seconds(600)) * 1000);
   const got = { received: after.received - before.received, duplicates: after.duplicates - before.duplicates };
   if (got.received !== owed || got.duplicates !== 0)
     ctx.fail(`${phase}: ${got.received} received, ${got.duplicates} duplicates, ${owed} owed`);

@@ -94,4 +94,6 @@ export interface WebhookAttemptRow {
   error: string | null;
   /** The wait the endpoint asked for (Retry-After, capped), kept for a replay of the attempt; bigint, read as text. */
   retry_after_ms: string | null;
+  /** The request headers as sent (db/migrations/0055-attempt-request-headers.ts); null: nothing sent, or not kept then. */
+  request_headers: Record<string, string> | null;
 }

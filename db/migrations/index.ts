@@ -18,6 +18,8 @@ import { Migration0017CurrencyMinorUnits } from './0017-currency-minor-units';
 import { Migration0030IdempotentSecretAnswers } from './0030-idempotent-secret-answers';
 import { Migration0040AuditEvents } from './0040-audit-events';
 import { Migration0045Retention } from './0045-retention';
+import { Migration0055AttemptRequestHeaders } from './0055-attempt-request-headers';
+import { Migration0056RecoveryList } from './0056-recovery-list';
 import { Migration0060Traces } from './0060-traces';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -41,5 +43,7 @@ export const migrationsList: MigrationObject[] = [
   { name: '0030-idempotent-secret-answers', class: Migration0030IdempotentSecretAnswers },
   { name: '0040-audit-events', class: Migration0040AuditEvents },
   { name: '0045-retention', class: Migration0045Retention },
+  { name: '0055-attempt-request-headers', class: Migration0055AttemptRequestHeaders },
+  { name: '0056-recovery-list', class: Migration0056RecoveryList },
   { name: '0060-traces', class: Migration0060Traces },
 ];

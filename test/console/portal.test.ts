@@ -46,6 +46,13 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
 
   it('registers an endpoint, shows its secret once, pings it, rotates, edits, disables, re-enables and deletes it', async () => {
     const hook = `portal-${randomUUID().slice(0, 8)}`;
+    // A loaded machine runs a page's deferred scripts (htmx, copy-secret.js) well after the click that
+    // opened the page has returned; here they always arrive late, so each step must wait for them.
+    await page.route(SCRIPTS, async (route) => {
+      await new Promise((r) => setTimeout(r, 1500));
+      // The page may have moved on meanwhile, and its request with it.
+      await route.continue().catch(() => undefined);
+    });
     await page.goto(`${svc.baseUrl}/console/webhooks`);
     await page.getByTestId('register-endpoint').click();
     await page.getByLabel('URL').fill(receiver.url(hook));
@@ -65,6 +72,9 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await receiver.plan(hook, { secret });
 
     await page.getByTestId('to-endpoint').click();
+    // The ping is sent by htmx: until the page's scripts have run, the click would post the plain form
+    // and land on the ping's own page (the flaky rotate click). Wait for them, not for a time.
+    await page.waitForLoadState('load');
     expect(await page.content()).not.toContain(secret);
     const endpointUrl = page.url();
     await page.getByTestId('send-ping').click();
@@ -117,6 +127,7 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await hasText(page, 'notice', 'Endpoint deleted.');
     expect(await page.getByTestId('endpoints').count()).toBe(0);
     await shot('06-deleted');
+    await page.unroute(SCRIPTS);
   });
 
   it('finds a failing delivery by its filters, pages through them, shows every attempt and the signed body, and retries it', async () => {
@@ -165,6 +176,12 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     // The exact bytes the endpoint got.
     const sent = (await receiver.waitFor(hook, 2)).find((r) => r.headers['webhook-id'] === older);
     expect(await page.getByTestId('signed-body').textContent()).toBe(sent!.body);
+    // And the exact headers, signatures included, as the attempt sent them.
+    const headersOf = (n: number) =>
+      page.getByTestId(`attempt-headers-${n}`).getByTestId('request-headers').textContent();
+    for (const name of ['X-Service-Signature', 'X-Service-Timestamp', 'webhook-timestamp', 'webhook-signature'])
+      expect(await headersOf(1)).toContain(`${name}: ${sent!.headers[name.toLowerCase()]}`);
+    expect(await page.content()).not.toContain(endpoint.secret.slice(6));
     expect(await page.getByTestId('next-attempt').textContent()).toMatch(/UTC/);
     expect(await page.getByTestId('delivery-workflow-link').getAttribute('href')).toBe(
       `${svc.config.TEMPORAL_UI_URL}/namespaces/default/workflows/webhook-delivery-${older}`,
@@ -178,6 +195,8 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await page.reload();
     await hasText(page, 'delivery-status', 'success');
     expect(await page.getByTestId('attempt-response').allTextContents()).toEqual(['500', '200']);
+    const retry = (await receiver.waitFor(hook, 3)).filter((r) => r.headers['webhook-id'] === older)[1]!;
+    expect(await headersOf(2)).toContain(`webhook-signature: ${retry.headers['webhook-signature']}`);
     await noViolations();
     await shot('09-retried');
   });
@@ -185,23 +204,36 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
   it('recovers an endpoint’s failed deliveries with a live progress bar, and cancels a long recovery', async () => {
     const knex = svc.orm.em.getConnection().getKnex();
     const localTime = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 16);
-    const start = async (endpointId: string) => {
+    const start = async (endpointId: string, until?: string) => {
       await page.goto(`${svc.baseUrl}/console/webhooks/${endpointId}`);
       await page.getByTestId('recovery-open').click();
       await page.getByLabel('Failed or exhausted deliveries created from (UTC)').fill(localTime(3 * 3600_000));
+      if (until) await page.getByLabel('Until (UTC, optional)').fill(until);
       await page.getByTestId('start-recovery').click();
       await page.getByTestId('recovery').waitFor();
     };
 
     const hook = `recover-${randomUUID().slice(0, 8)}`;
     const endpoint = await registerHook(svc, receiver, staff, hook, ['*']);
+    // An end before the start is refused, and the page says which field and why.
+    await page.goto(`${svc.baseUrl}/console/webhooks/${endpoint.id}`);
+    await page.getByTestId('recovery-open').click();
+    await page.getByLabel('Failed or exhausted deliveries created from (UTC)').fill(localTime(3600_000));
+    await page.getByLabel('Until (UTC, optional)').fill(localTime(2 * 3600_000));
+    await page.getByTestId('start-recovery').click();
+    await hasText(page, 'refusal', /until: until must be after since.*VALIDATION_FAILED/);
+    await noViolations();
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
     await failedDeliveries(knex, { orgId: staff.orgId, endpointId: endpoint.id }, [
       { createdAt: twoHoursAgo, status: 'exhausted' },
       { createdAt: twoHoursAgo, status: 'exhausted' },
       { createdAt: twoHoursAgo, status: 'failed' },
+      // After the recovery's end: not part of it.
+      { createdAt: new Date(Date.now() - 30 * 60_000), status: 'exhausted' },
     ]);
-    await start(endpoint.id);
+    const anHourAgo = localTime(3600_000);
+    await start(endpoint.id, anHourAgo);
+    expect(await page.locator('hgroup').textContent()).toContain(`to ${anHourAgo.replace('T', ' ')}:00 UTC`);
     await noViolations();
     // The block updates itself (htmx) until the recovery has finished.
     await hasText(page, 'recovery-status', 'completed');
@@ -228,6 +260,31 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     expect(Number(/^(\d+) of 500/.exec(figures!)?.[1])).toBeLessThan(500);
     await noViolations();
     await shot('11-recovery-cancelled');
+
+    // The endpoint's recoveries, newest first, each with its bar; a running one is cancelled from its row.
+    await failedDeliveries(
+      knex,
+      { orgId: staff.orgId, endpointId: long.id },
+      Array.from({ length: 500 }, () => ({ createdAt: twoHoursAgo, status: 'exhausted' as const })),
+    );
+    const again = await http(svc.baseUrl).post(`${PATHS[set].endpoints}/${long.id}/recoveries`, staff.token, {
+      since: new Date(Date.now() - 3 * 3600_000).toISOString(),
+    });
+    expect(again.status).toBe(202);
+    await page.goto(`${svc.baseUrl}/console/webhooks/${long.id}`);
+    await page.getByTestId('recoveries-link').click();
+    const row = page.getByTestId(`recovery-${again.body.data.id}`);
+    await row.waitFor();
+    expect(await page.getByTestId('recoveries').locator('tbody tr').count()).toBe(2);
+    expect(await page.getByTestId('recoveries').locator('progress').count()).toBe(2);
+    await noViolations();
+    await row.getByTestId('list-cancel').click();
+    await hasText(page, 'notice', 'Cancelling');
+    // The table updates itself (htmx) until the recovery has stopped.
+    await row.getByTestId('list-status').filter({ hasText: 'cancelled' }).waitFor();
+    expect(await row.getByTestId('list-cancel').count()).toBe(0);
+    await noViolations();
+    await shot('11b-recoveries');
   });
 
   it('lists the organisation’s events by type and shows where each one went', async () => {
@@ -287,6 +344,8 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await shot('14-other-organisation');
   });
 });
+
+const SCRIPTS = '**/console/assets/*.js';
 
 /** Waits until the element with the test id holds the text. */
 async function hasText(page: Page, testId: string, text: string | RegExp): Promise<void> {

@@ -121,6 +121,13 @@ describe('the OpenAPI document and the docs page', () => {
     expect(twoxx(doc.paths[endpoints].post)).toEqual(['202']);
     expect(data(doc.paths[endpoints].post, '202')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
     expect(data(doc.paths[recovery].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
+    // Issue 22: the endpoint's recoveries, a recovery's explicit end, and each attempt's request headers.
+    expect(data(doc.paths[endpoints].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookRecoveryList' });
+    const start = doc.paths[endpoints].post.requestBody.content['application/json'].schema;
+    expect([start.required, Object.keys(start.properties)]).toEqual([['since'], ['since', 'until']]);
+    expect(doc.components.schemas.WebhookAttempt.properties.request_headers).toMatchObject({
+      anyOf: [{ type: 'object', additionalProperties: { type: 'string' } }, { type: 'null' }],
+    });
     expect(twoxx(doc.paths[recovery].delete)).toEqual(['202']);
     expect(data(doc.paths[recovery].delete, '202')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
     expect(doc.components.schemas.WebhookRecovery.properties.status.enum).toEqual([

@@ -182,6 +182,64 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     expect((await api.get(`${path}/${theirs.body.data.id}`, staff.token)).status).toBe(404);
   });
 
+  it('retries only the deliveries created between since and an explicit until', async () => {
+    const { staff, hook, path } = await setup('recover-until');
+    const endpoint = { orgId: staff.orgId, endpointId: hook.id };
+    const since = new Date(Date.now() - 10 * HOUR);
+    const until = new Date(Date.now() - 5 * HOUR);
+    const inside = await outage(endpoint, 4, new Date(since.getTime() + HOUR));
+    const after = await outage(endpoint, 3, new Date(until.getTime() + HOUR));
+
+    const started = await api.post(path, staff.token, { since: since.toISOString(), until: until.toISOString() });
+    expect([started.status, started.body.data.until, started.body.data.total]).toEqual([202, until.toISOString(), 4]);
+    const result = await finished(staff, path, started.body.data.id);
+    expect(result).toMatchObject({ status: 'completed', total: 4, done: 4, skipped: 0 });
+    await eventually(async () => ((await deliveries(inside)).every((d) => d.status === 'success') ? true : undefined));
+    expect((await deliveries(inside)).map((d) => d.attempt_count)).toEqual(inside.map(() => 9));
+    expect((await deliveries(after)).map((d) => [d.status, d.attempt_count])).toEqual(
+      after.map(() => ['exhausted', 8]),
+    );
+  });
+
+  it('refuses an end before the start, or in the future, in the one error envelope', async () => {
+    const { staff, path } = await setup('recover-bad-until');
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const refusals = [
+      { since: at(-HOUR), until: at(-2 * HOUR) },
+      { since: at(-HOUR), until: at(-HOUR) },
+      { since: at(-HOUR), until: at(HOUR) },
+      { since: at(HOUR) },
+    ];
+    for (const body of refusals) {
+      const res = await api.post(path, staff.token, body);
+      expect([res.status, res.body.success, res.body.error.code]).toEqual([422, false, 'VALIDATION_FAILED']);
+      expect(JSON.stringify(res.body.error)).toMatch(/until|since/);
+    }
+    expect(await knex()('webhook_recoveries').where({ org_id: staff.orgId }).count()).toEqual([{ count: '0' }]);
+  });
+
+  it("lists an endpoint's recoveries newest first, cursor-paged, and none of another organisation's", async () => {
+    const { staff, hook, path } = await setup('recover-list');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = await api.post(path, staff.token, { since: new Date(Date.now() - HOUR).toISOString() });
+      expect(started.status).toBe(202);
+      await finished(staff, path, started.body.data.id);
+      ids.unshift(started.body.data.id);
+    }
+    const first = await api.get(`${path}?limit=2`, staff.token);
+    expect(first.status).toBe(200);
+    expect(first.body.data.items.map((r: { id: string }) => r.id)).toEqual(ids.slice(0, 2));
+    expect(first.body.data.items[0]).toMatchObject({ endpoint_id: hook.id, status: 'completed', total: 0 });
+    const second = await api.get(`${path}?limit=2&cursor=${first.body.data.next_cursor}`, staff.token);
+    expect(second.body.data).toEqual({ items: [expect.objectContaining({ id: ids[2] })], next_cursor: null });
+    expect((await api.get(`${path}?cursor=nonsense`, staff.token)).body.error.code).toBe('INVALID_CURSOR');
+
+    const other = await setup('recover-list-other');
+    expect((await api.get(path, other.staff.token)).status).toBe(404);
+    expect((await api.get(other.path, other.staff.token)).body.data).toEqual({ items: [], next_cursor: null });
+  });
+
   // Last: it stops the service's own worker.
   it('survives its worker being stopped and a new worker process taking over', async () => {
     const { staff, hook, path } = await setup('recover-restart');

@@ -77,8 +77,10 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
         response_status: 200,
         response_body: '{"received":true}',
         error: null,
+        request_headers: expect.any(Object),
       },
     ]);
+    expect(sentAsStored(done.attempts[0].request_headers, got!.headers)).toBe(true);
     await new Promise((r) => setTimeout(r, 1000));
     expect(await receiver.received(b)).toEqual([]);
   });
@@ -164,6 +166,14 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       [1, 500],
       [2, 200],
     ]);
+    // Each attempt keeps the headers it was sent with: attempt 1 by the dispatcher, attempt 2 by
+    // the delivery workflow's activity (webhook-timestamp and webhook-signature are made at each send).
+    expect(
+      done.attempts.map((a: { request_headers: Record<string, string> | null }, i: number) =>
+        sentAsStored(a.request_headers, both[i]!.headers),
+      ),
+    ).toEqual([true, true]);
+    expect(JSON.stringify(done)).not.toContain(endpoint.secret.slice(6));
     const again = await api.post(`${PATHS[set].deliveries}/${delivery_id}/retry`, staff.token);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('DELIVERY_SUCCEEDED');
@@ -327,3 +337,25 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect(seen.sort()).toEqual(made);
   });
 });
+
+/**
+ * The headers an attempt stored are exactly the ones the endpoint received (names as sent, the
+ * receiver's lowercased), the spec §6.3 seven and the Standard Webhooks three, in the order sent.
+ */
+function sentAsStored(stored: Record<string, string> | null, received: Record<string, string>): boolean {
+  expect(Object.keys(stored ?? {})).toEqual([
+    'Content-Type',
+    'X-Service-Signature',
+    'X-Service-Event-Type',
+    'X-Service-Event-Id',
+    'X-Service-Delivery-Id',
+    'X-Service-Timestamp',
+    'User-Agent',
+    'webhook-id',
+    'webhook-timestamp',
+    'webhook-signature',
+  ]);
+  for (const [name, value] of Object.entries(stored!))
+    expect([name, received[name.toLowerCase()]]).toEqual([name, value]);
+  return true;
+}

@@ -78,19 +78,29 @@ function attemptsTable(d: DeliveryDetail): Html {
   )}</tbody></table></div>`;
 }
 
-/** What every attempt carries besides the signatures; the same values the delivery engine sends. */
+/**
+ * What the endpoint received: each attempt's headers as that attempt sent them (its signature and
+ * timestamp headers are made at each send), and the one body every attempt sent, byte for byte.
+ */
 function signedRequest(d: DeliveryDetail): Html {
-  const fixed: [string, string][] = [
-    ['webhook-id', d.id],
-    ['X-Service-Delivery-Id', d.id],
-    ['X-Service-Event-Id', d.event_id],
-    ['X-Service-Event-Type', d.event_type],
-    ['Content-Type', 'application/json'],
-  ];
-  return html`<section aria-labelledby="signed-h"><h2 id="signed-h">What was signed</h2>
-<dl class="facts">${fixed.map(([k, v]) => html`<div><dt>${k}</dt><dd><code>${v}</code></dd></div>`)}</dl>
-<p class="muted">Each attempt signs this body anew: <code>X-Service-Signature</code> over the body, <code>webhook-signature</code> over
-<code>webhook-id.webhook-timestamp.body</code> with that attempt’s send time. Those two and the timestamp are made at each send and not kept.</p>
+  const last = d.attempts[d.attempts.length - 1];
+  return html`<section aria-labelledby="signed-h"><h2 id="signed-h">What was signed and sent</h2>
+${d.attempts.map(
+  (
+    a,
+  ) => html`<details data-testid="attempt-headers-${a.number}" ${a === last ? 'open' : ''}><summary>Headers of attempt ${a.number}</summary>
+${
+  a.request_headers
+    ? html`<pre class="wrap" data-testid="request-headers" tabindex="0" aria-label="Request headers of attempt ${a.number}"><code>${Object.entries(
+        a.request_headers,
+      )
+        .map(([name, value]) => `${name}: ${value}`)
+        .join('\n')}</code></pre>`
+    : html`<p class="muted">Nothing kept: ${a.error ?? (a.duration_ms === null ? 'the attempt is in flight' : 'sent before headers were kept')}.</p>`
+}</details>`,
+)}
+<p class="muted">Every attempt sent this body; <code>X-Service-Signature</code> signs it alone, <code>webhook-signature</code>
+signs <code>webhook-id.webhook-timestamp.body</code>.</p>
 ${d.signed_body ? html`<pre class="wrap" data-testid="signed-body" tabindex="0" aria-label="Signed body"><code>${d.signed_body}</code></pre>` : html`<p>The body is rendered at the first attempt.</p>`}
 </section>`;
 }

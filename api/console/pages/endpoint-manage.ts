@@ -46,6 +46,7 @@ that verify the Standard Webhooks scheme keep working while you deploy the new o
 <form method="post" action="${base}/rotate-secret"><button type="submit" class="contrast" data-testid="rotate">Rotate the secret</button></form>
 </details>
 ${enabled ? recoveryForm(e.id) : ''}
+<p><a href="${base}/recoveries" data-testid="recoveries-link">Recoveries of this endpoint</a></p>
 </section>`;
 }
 

@@ -554,10 +554,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the endpoint's bulk recoveries, newest first
+         * @description Needs the role staff or admin.
+         */
+        get: operations["getNotificationsWebhookEndpointsIdRecoveries"];
         put?: never;
         /**
-         * Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries since a time
+         * Start a bulk recovery: redeliver the endpoint's failed and exhausted deliveries created from since to until (default: now)
          * @description Needs the role staff or admin.
          */
         post: operations["postNotificationsWebhookEndpointsIdRecoveries"];
@@ -1887,7 +1891,7 @@ export interface components {
             since: string;
             /**
              * Format: date-time
-             * @description The recovery's start: deliveries created later are not part of it
+             * @description The end of the window (the recovery's start unless one was given): deliveries created later are not part of it
              */
             until: string;
             /** @enum {string} */
@@ -1901,6 +1905,10 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             finished_at: string | null;
+        };
+        WebhookRecoveryList: {
+            items: components["schemas"]["WebhookRecovery"][];
+            next_cursor: string | null;
         };
         WebhookDeliveryList: {
             items: components["schemas"]["WebhookDelivery"][];
@@ -1942,7 +1950,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             attempts: components["schemas"]["WebhookAttempt"][];
-            /** @description The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); the signature headers are made at each send and not kept */
+            /** @description The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); each attempt's headers are in its request_headers */
             signed_body: string | null;
         };
         WebhookAttempt: {
@@ -1956,6 +1964,10 @@ export interface components {
             response_body: string | null;
             /** @description timeout, or the network error code */
             error: string | null;
+            /** @description The request headers exactly as this attempt sent them, signature and timestamp headers included (they are made at each send); with signed_body, all the endpoint received. null: nothing was sent (circuit open, in doubt, not signable) or the attempt predates their keeping */
+            request_headers: {
+                [key: string]: string;
+            } | null;
         };
         EventList: {
             items: components["schemas"]["EventEnvelope"][];
@@ -5912,6 +5924,91 @@ export interface operations {
             };
         };
     };
+    getNotificationsWebhookEndpointsIdRecoveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["WebhookRecoveryList"];
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     postNotificationsWebhookEndpointsIdRecoveries: {
         parameters: {
             query?: never;
@@ -5927,8 +6024,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or after this time; not in the future
+                     */
                     since: string;
+                    /**
+                     * Format: date-time
+                     * @description Deliveries created at or before this time: after since, not in the future; default: now
+                     */
+                    until?: string;
                 };
             };
         };
