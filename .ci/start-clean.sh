@@ -7,8 +7,8 @@
 # group: npm, the stack, workers, APIs, Temporal, PostgreSQL), and fails when it does not come up,
 # when anything of it is still running 60 s later, or when it left the clone changed (a rewritten
 # lock, a file outside .gitignore). Uses the command's own ports (3000, 5433/5434, 7233, 8233,
-# 9464-9466; PORT and the other settings it reads move them), so it runs alone, never beside
-# npm test or another of these.
+# 9464-9466, 9411 for the cluster's Zipkin; PORT and the other settings it reads move them), so
+# it runs alone, never beside npm test or another of these.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || set -- npm start

@@ -226,16 +226,20 @@ export const ConfigSchema = z.object({
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 
   /**
-   * Traces (issue 21), the OpenTelemetry SDK's standard variables. Tracing is on only when an OTLP
-   * endpoint is named (or OTEL_TRACES_EXPORTER asks for `console`); unset, no SDK starts and nothing
-   * is instrumented. OTEL_TRACES_EXPORTER=none or OTEL_SDK_DISABLED=true turn it off whatever else
-   * is set. The exporter and sampler read their other OTEL_* variables (headers, timeout,
-   * OTEL_TRACES_SAMPLER) themselves, as the SDK documents.
+   * Traces (issue 21), the OpenTelemetry SDK's standard variables. Tracing is on only when
+   * OTEL_TRACES_EXPORTER names an exporter (`otlp`, `zipkin`, `console`) or an OTLP endpoint is
+   * named (then OTLP); unset, no SDK starts and nothing is instrumented. OTEL_TRACES_EXPORTER=none
+   * or OTEL_SDK_DISABLED=true turn it off whatever else is set. `zipkin` posts to
+   * OTEL_EXPORTER_ZIPKIN_ENDPOINT (the spec's default http://localhost:9411/api/v2/spans); that
+   * endpoint without OTEL_TRACES_EXPORTER is refused (loadTracingConfig), as it selects nothing. The
+   * exporters and sampler read their other OTEL_* variables (headers, timeout, OTEL_TRACES_SAMPLER)
+   * themselves, as the SDK documents.
    */
   OTEL_SDK_DISABLED: bool.default(false),
-  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'console', 'none']).optional(),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'zipkin', 'console', 'none']).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_ZIPKIN_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
   /** The `service.name` on every span; unset: `tranche-api` or `tranche-worker`. */
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
 
@@ -365,6 +369,7 @@ const TracingSchema = ConfigSchema.pick({
   OTEL_TRACES_EXPORTER: true,
   OTEL_EXPORTER_OTLP_ENDPOINT: true,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
+  OTEL_EXPORTER_ZIPKIN_ENDPOINT: true,
   OTEL_SERVICE_NAME: true,
 });
 export type TracingConfig = z.infer<typeof TracingSchema>;
@@ -379,5 +384,11 @@ export function loadTracingConfig(env: NodeJS.ProcessEnv = process.env): Tracing
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
+  // A Zipkin endpoint alone selects no exporter (the spec's default would be OTLP): say so rather
+  // than start without the traces it was meant for.
+  if (parsed.data.OTEL_EXPORTER_ZIPKIN_ENDPOINT && !parsed.data.OTEL_TRACES_EXPORTER)
+    throw new ConfigError(
+      'invalid configuration:\n  OTEL_EXPORTER_ZIPKIN_ENDPOINT: set OTEL_TRACES_EXPORTER=zipkin with it (alone it selects no exporter)',
+    );
   return parsed.data;
 }

@@ -1,6 +1,7 @@
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor, ConsoleSpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
 import { Resource } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
@@ -24,18 +25,26 @@ export interface TracingSdk {
   workerOptions(workflowModule: string): Pick<WorkerOptions, 'interceptors' | 'sinks'>;
 }
 
+/** Which exporter OTEL_TRACES_EXPORTER selected (lib/tracing.ts). */
+export type TracesExporter = 'otlp' | 'zipkin' | 'console';
+
 /**
  * The OpenTelemetry Node SDK pieces (loaded only when tracing is on, lib/tracing.ts): a tracer
- * provider exporting in batches (OTLP over HTTP, or the console), registered globally with the
- * W3C propagator and AsyncLocalStorage context, the http and pg instrumentations, and Temporal's
- * interceptors with the sink that exports workflow spans from the worker's side of the sandbox.
- * The exporter, batching and sampler read their own OTEL_* variables.
+ * provider exporting in batches (OTLP over HTTP, Zipkin's JSON v2 API, or the console), registered
+ * globally with the W3C propagator and AsyncLocalStorage context, the http and pg instrumentations,
+ * and Temporal's interceptors with the sink that exports workflow spans from the worker's side of
+ * the sandbox, through the same processor and exporter. The exporters (OTEL_EXPORTER_OTLP_*,
+ * OTEL_EXPORTER_ZIPKIN_ENDPOINT), batching and sampler read their own OTEL_* variables.
  * @public (required by lib/tracing.ts only when tracing is on, so no import names it)
  */
-export function startSdk(serviceName: string, exporter: 'otlp' | 'console'): TracingSdk {
+export function startSdk(serviceName: string, exporter: TracesExporter): TracingSdk {
   const resource = new Resource({ [ATTR_SERVICE_NAME]: serviceName });
   const processor = new BatchSpanProcessor(
-    exporter === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter(),
+    exporter === 'zipkin'
+      ? new ZipkinExporter()
+      : exporter === 'console'
+        ? new ConsoleSpanExporter()
+        : new OTLPTraceExporter(),
   );
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
   provider.register();

@@ -12,7 +12,7 @@ import {
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { WorkerOptions } from '@temporalio/worker';
 import { loadTracingConfig, type TracingConfig } from './config';
-import type { TracingSdk } from './tracing-sdk';
+import type { TracesExporter, TracingSdk } from './tracing-sdk';
 
 /**
  * Traces (issue 21). Off unless the OTEL_* variables ask for them: then nothing below starts an
@@ -29,7 +29,7 @@ export const WORKFLOW_TRACING_MODULE =
 
 const TRACER = 'tranche';
 
-/** Whether the variables turn tracing on: an OTLP endpoint named, or an exporter asked for by name. */
+/** Whether the variables turn tracing on: an exporter asked for by name, or an OTLP endpoint named. */
 export function tracingWanted(c: TracingConfig): boolean {
   if (c.OTEL_SDK_DISABLED || c.OTEL_TRACES_EXPORTER === 'none') return false;
   return (
@@ -48,7 +48,10 @@ export function startTracing(defaultServiceName: string, env: NodeJS.ProcessEnv 
   if (sdk || !tracingWanted(c)) return sdk !== undefined;
   // Loaded here and only here: with tracing off not one SDK module is read.
   const { startSdk } = require('./tracing-sdk') as typeof import('./tracing-sdk');
-  sdk = startSdk(c.OTEL_SERVICE_NAME ?? defaultServiceName, c.OTEL_TRACES_EXPORTER === 'console' ? 'console' : 'otlp');
+  // OTLP when asked for by name or by an endpoint alone (the spec's default exporter).
+  const exporter: TracesExporter =
+    c.OTEL_TRACES_EXPORTER === 'zipkin' || c.OTEL_TRACES_EXPORTER === 'console' ? c.OTEL_TRACES_EXPORTER : 'otlp';
+  sdk = startSdk(c.OTEL_SERVICE_NAME ?? defaultServiceName, exporter);
   return true;
 }
 

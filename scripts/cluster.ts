@@ -29,15 +29,7 @@ async function main(): Promise<void> {
     uiPort: num('TEMPORAL_UI_PORT', 8233),
     temporalServerDir: process.env.TEMPORAL_SERVER_DIR ?? '',
     temporalUi: process.env.TEMPORAL_UI || undefined,
-    jaeger: process.env.JAEGER
-      ? {
-          binary: process.env.JAEGER,
-          uiPort: num('JAEGER_UI_PORT', 16686),
-          otlpHttpPort: num('JAEGER_OTLP_PORT', 4318),
-          queryGrpcPort: num('JAEGER_GRPC_PORT', 16685),
-          uiAssets: process.env.JAEGER_UI_ASSETS || undefined,
-        }
-      : undefined,
+    zipkin: process.env.ZIPKIN_JAR ? { jar: process.env.ZIPKIN_JAR, port: num('ZIPKIN_PORT', 9411) } : undefined,
     compiled: true,
     env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: process.env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true' },
     output: toStdout ? process.stdout : createWriteStream(logPath, { flags: 'a' }),
@@ -48,7 +40,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    console.log('\n[cluster] stopping API instances, workers (they drain), UI, Temporal and PostgreSQL…');
+    console.log('\n[cluster] stopping API instances, workers (they drain), Zipkin, UI, Temporal and PostgreSQL…');
     await cluster.stop();
     process.exit(0);
   };
@@ -67,7 +59,7 @@ async function main(): Promise<void> {
         ? `  API             https://localhost:${port}   (TLS ended by Caddy, its own local CA; 2 instances behind its gateway)`
         : `  API             http://localhost:${port}   (2 instances behind a balancer)`,
       `  Temporal Web UI ${cluster.uiUrl ?? '(UI server not built: bash scripts/tools.sh temporal-ui)'}`,
-      `  Traces (Jaeger) ${cluster.tracesUrl ?? '(Jaeger not built: bash scripts/tools.sh jaeger)'}`,
+      `  Traces (Zipkin) ${cluster.tracesUrl ?? '(Zipkin not installed: bash scripts/tools.sh zipkin)'}`,
       `  Temporal gRPC   ${cluster.temporalAddress}   (full server, PostgreSQL persistence)`,
       `  PostgreSQL      ${cluster.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
       `  Logs            ${toStdout ? 'here' : logPath}`,

@@ -8,7 +8,7 @@
 #   scripts/tools.sh chromium     -> installs Debian's chromium when missing, prints its path
 #   scripts/tools.sh schemathesis -> prints the path of the schemathesis CLI (`st`), in its own venv
 #   scripts/tools.sh caddy        -> prints the path of Caddy (the compose gateway; tests validate its config)
-#   scripts/tools.sh jaeger       -> prints the path of Jaeger v2 (trace collector, query API and UI; npm run cluster, the traces test)
+#   scripts/tools.sh zipkin       -> prints the path of Zipkin's executable jar (trace collector, API and UI; npm run cluster, the traces test)
 # A fresh clone on the same machine (as CI makes) reuses what an earlier run built.
 set -euo pipefail
 
@@ -20,7 +20,7 @@ STRIPE_MOCK_VERSION=0.203.0       # github.com/stripe/stripe-mock, built from th
 SCHEMATHESIS_VERSION=4.32.5      # PyPI; property-based fuzzing of the OpenAPI document
 COMPOSE_VERSION=2.40.3            # docker compose plugin, only to check temporal-compose.yml parses
 CADDY_VERSION=2.10.2              # github.com/caddyserver/caddy/v2: the compose gateway's image; validates deploy/gateway/Caddyfile
-JAEGER_VERSION=1.76.0             # github.com/jaegertracing/jaeger cmd/jaeger: Jaeger v2 all-in-one (OTLP in, query API + UI); deploy/jaeger
+ZIPKIN_VERSION=3.6.1              # io.zipkin:zipkin-server:exec on Maven Central: one jar, collector + API + Lens UI (Java 17+)
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TRANCHE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tranche-tools}"
@@ -128,20 +128,20 @@ install_caddy() {
   echo "$dir/caddy"
 }
 
-# Jaeger v2's go.mod has replace directives, which `go install pkg@version` refuses: built as a tool
-# of a throwaway module instead. The module holds a placeholder UI page only (the real UI is a
-# separate JavaScript build); the query API and the trace store are complete. About 6 minutes cold.
-install_jaeger() {
-  local dir="$cache/jaeger-$JAEGER_VERSION"
-  if [ ! -x "$dir/jaeger" ]; then
-    log "building Jaeger v$JAEGER_VERSION from the Go module proxy (first time only)"
+# An executable jar with everything in it (spans in over HTTP, in-memory storage, the API and the
+# Lens UI), copied out of Maven Central like the test server's classpath; run with `java -jar`.
+install_zipkin() {
+  local dir="$cache/zipkin-$ZIPKIN_VERSION"
+  local jar="$dir/zipkin-server-$ZIPKIN_VERSION-exec.jar"
+  if [ ! -f "$jar" ]; then
+    log "resolving zipkin-server $ZIPKIN_VERSION (exec jar) from Maven Central (first time only)"
     local tmp; tmp="$(mktemp -d "$cache/.build-XXXXXX")"
-    (cd "$tmp" && go mod init jaeger-build >&2 \
-      && go get -tool "github.com/jaegertracing/jaeger/cmd/jaeger@v$JAEGER_VERSION" >&2 \
-      && CGO_ENABLED=0 go build -o jaeger github.com/jaegertracing/jaeger/cmd/jaeger >&2) || { rm -rf "$tmp"; exit 1; }
-    mkdir -p "$dir" && mv "$tmp/jaeger" "$dir/jaeger" && rm -rf "$tmp"
+    # In an empty folder, so no project: just the one artifact; -C fails on a checksum mismatch.
+    (cd "$tmp" && mvn -q -B -C -Dstyle.color=never dependency:copy -Dartifact="io.zipkin:zipkin-server:$ZIPKIN_VERSION:jar:exec" \
+      -DoutputDirectory="$tmp" >&2) || { rm -rf "$tmp"; exit 1; }
+    mkdir -p "$dir" && mv "$tmp/zipkin-server-$ZIPKIN_VERSION-exec.jar" "$jar" && rm -rf "$tmp"
   fi
-  echo "$dir/jaeger"
+  echo "$jar"
 }
 
 # A system package, not a cached build: Debian's chromium is what the browser tests drive.
@@ -179,11 +179,11 @@ case "${1:-}" in
   chromium) with_lock chromium install_chromium ;;
   schemathesis) with_lock schemathesis install_schemathesis ;;
   caddy) with_lock caddy install_caddy ;;
-  jaeger) with_lock jaeger install_jaeger ;;
+  zipkin) with_lock zipkin install_zipkin ;;
   all)
     with_lock temporal install_temporal; with_lock temporal-server install_temporal_server; with_lock temporal-ui install_temporal_ui
     with_lock test-server install_test_server; with_lock compose install_compose
     with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium
-    with_lock schemathesis install_schemathesis; with_lock caddy install_caddy; with_lock jaeger install_jaeger ;;
-  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|caddy|jaeger|all" >&2; exit 2 ;;
+    with_lock schemathesis install_schemathesis; with_lock caddy install_caddy; with_lock zipkin install_zipkin ;;
+  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|caddy|zipkin|all" >&2; exit 2 ;;
 esac

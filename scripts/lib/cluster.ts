@@ -12,7 +12,7 @@ import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 import { startTemporalServer, type TemporalDatabase } from './temporal-server';
 import { startTemporalUi } from './temporal-ui';
-import { startJaeger } from './jaeger';
+import { startZipkin } from './zipkin';
 import { temporalSetup } from '../temporal-setup';
 
 /** What `npm run cluster` runs, and the cluster tests drive: ports and counts. */
@@ -31,10 +31,11 @@ export interface ClusterOptions {
   temporalServerDir: string;
   temporalUi?: string;
   /**
-   * Traces (issue 21): Jaeger's binary (scripts/tools.sh jaeger) and its ports (UI and query API,
-   * OTLP/HTTP in, query gRPC); the workers and API instances export to it. Unset: no traces.
+   * Traces (issue 21): Zipkin's jar (scripts/tools.sh zipkin) and its one port (spans in, API and
+   * UI out); the workers and API instances export to it, unless the environment already names an
+   * OTEL_* exporter or endpoint of its own. Unset: no traces.
    */
-  jaeger?: { binary: string; uiPort: number; otlpHttpPort: number; queryGrpcPort: number; uiAssets?: string };
+  zipkin?: { jar: string; port: number };
   /** Run dist/ (npm run build) rather than the TypeScript source. */
   compiled: boolean;
   /** Extra environment for every worker and API instance. */
@@ -54,7 +55,7 @@ export interface Cluster {
   databaseUrl: string;
   temporalAddress: string;
   uiUrl: string | null;
-  /** Jaeger's UI, when it runs. */
+  /** Zipkin's UI, when it runs. */
   tracesUrl: string | null;
   env: Record<string, string>;
   workers: ServiceProcess[];
@@ -154,18 +155,21 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     }
     let tracesUrl: string | null = null;
     const tracing: Record<string, string> = {};
-    if (o.jaeger) {
-      const jaeger = await startingPart(
+    if (o.zipkin) {
+      const zipkin = await startingPart(
         {
-          part: `Jaeger (UI port ${o.jaeger.uiPort}, OTLP port ${o.jaeger.otlpHttpPort})`,
-          remedy: 'read its lines in the log',
+          part: `Zipkin (port ${o.zipkin.port})`,
+          remedy: 'read its lines in the log; it needs Java 17 or later on PATH (or JAVA_HOME)',
           log,
         },
-        () => startJaeger({ ...o.jaeger!, output: o.output }),
+        () => startZipkin({ ...o.zipkin!, output: o.output }),
       );
-      stops.push(jaeger.stop);
-      tracesUrl = jaeger.uiUrl;
-      tracing.OTEL_EXPORTER_OTLP_ENDPOINT = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ?? jaeger.otlpEndpoint;
+      stops.push(zipkin.stop);
+      tracesUrl = zipkin.uiUrl;
+      if (!OWN_EXPORT.some((name) => process.env[name])) {
+        tracing.OTEL_TRACES_EXPORTER = 'zipkin';
+        tracing.OTEL_EXPORTER_ZIPKIN_ENDPOINT = zipkin.spansEndpoint;
+      }
     }
     const publicUrl = o.tls ? `https://localhost:${o.port}` : `http://localhost:${o.port}`;
 
@@ -252,6 +256,14 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   }
 }
 
+/** Variables that already say where traces go: the cluster then leaves them be, Zipkin runs unused. */
+const OWN_EXPORT = [
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_ZIPKIN_ENDPOINT',
+];
+
 function clusterSecrets(dataDir: string): Record<string, string> {
   const file = join(dataDir, 'secrets.json');
   if (!existsSync(file)) {
@@ -302,12 +314,7 @@ async function preflight(o: ClusterOptions): Promise<void> {
   if (!o.databaseUrl) wanted.push({ port: o.pgPort, part: 'PostgreSQL (embedded)', setting: 'EMBEDDED_PG_PORT' });
   if (o.temporalUi && o.uiPort)
     wanted.push({ port: o.uiPort, part: 'the Temporal Web UI', setting: 'TEMPORAL_UI_PORT' });
-  if (o.jaeger)
-    wanted.push(
-      { port: o.jaeger.uiPort, part: 'the Jaeger UI', setting: 'JAEGER_UI_PORT' },
-      { port: o.jaeger.otlpHttpPort, part: "Jaeger's OTLP receiver", setting: 'JAEGER_OTLP_PORT' },
-      { port: o.jaeger.queryGrpcPort, part: "Jaeger's query gRPC", setting: 'JAEGER_GRPC_PORT' },
-    );
+  if (o.zipkin) wanted.push({ port: o.zipkin.port, part: 'Zipkin (traces and their UI)', setting: 'ZIPKIN_PORT' });
   if (o.tls) wanted.push({ port: o.tls.innerPort, part: 'the gateway behind TLS', setting: 'CLUSTER_GATEWAY_PORT' });
   await ensurePortsFree(wanted, 'npm run cluster');
 }
