@@ -49,7 +49,12 @@ export function createRetentionActivities(deps: { orm: Orm; config: RetentionCon
         done: false,
       };
       const started = Date.now();
+      let lastStatementMs = 0;
       while (!progress.done && progress.statements < STATEMENTS_PER_CALL && Date.now() - started < CALL_BUDGET_MS) {
+        // Paced: after each statement the prune rests as long as the statement took, so it never
+        // holds more than half of a connection and a core from the first attempts it runs beside.
+        if (progress.statements > 0) await ctx.sleep(lastStatementMs);
+        const statementStarted = Date.now();
         const counts = noRowsPruned();
         if (step.stage === 'events') {
           if (eventsSeconds === 0) return { ...progress, done: true };
@@ -78,6 +83,7 @@ export function createRetentionActivities(deps: { orm: Orm; config: RetentionCon
           progress.done = counts.idempotency_keys < config.RETENTION_BATCH_SIZE;
         }
         progress.statements++;
+        lastStatementMs = Date.now() - statementStarted;
         for (const [table, n] of Object.entries(counts)) progress.deleted[table as keyof typeof counts] += n;
         recordRowsPruned(counts);
         ctx.heartbeat(progress);

@@ -14,6 +14,7 @@
  *                                        soak; neither writes bench/results)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { runBench } from './lib/run-bench';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -48,7 +49,7 @@ const root = join(__dirname, '..');
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function main(): Promise<void> {
+async function main(): Promise<boolean> {
   const loadAtStart = loadavg().map(round);
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-retention-'));
   const stack = await startBenchStack({
@@ -254,8 +255,9 @@ async function main(): Promise<void> {
     console.error(`[bench] results in ${dir}${complete ? '' : ' (a shortened run: not bench/results)'}`);
     if (failures.length) {
       console.error(`[bench] FAILED: ${failures.join('; ')}`);
-      process.exitCode = 1;
+      return false;
     }
+    return true;
   } finally {
     await api.close();
     await connection.close();
@@ -266,10 +268,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(process.exitCode ?? 0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

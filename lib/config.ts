@@ -254,7 +254,7 @@ export const ConfigSchema = z.object({
   /** How often the worker's Temporal Schedule runs the prune (expired Idempotency-Keys go with it). */
   RETENTION_PRUNE_INTERVAL_MINUTES: z.coerce.number().int().min(1).max(1440).default(10),
   /** Rows (events, deliveries, notifications or keys) one prune statement deletes at most; attempts go with their delivery. */
-  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1000),
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(250),
   /**
    * Short windows, in seconds, for a soak or a test (`npm run bench -- retention`): when set, each
    * replaces its days or minutes above. Production leaves them unset.
