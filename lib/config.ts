@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+/** A setting whose empty value means unset (compose's `${NAME:-}` passes one through when it is not set). */
+const blankAsUnset = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
 
 /** Every setting the service reads from its environment, in one place. */
 export const ConfigSchema = z.object({
@@ -52,10 +54,7 @@ export const ConfigSchema = z.object({
    * previous key until its last tokens expire (docs/decisions/0137-access-token-key-rotation.md).
    */
   // Empty counts as unset: compose passes `${ACCESS_TOKEN_PUBLISHED_KEYS:-}` when there is no rotation.
-  ACCESS_TOKEN_PUBLISHED_KEYS: z.preprocess(
-    (v) => (v === '' ? undefined : v),
-    z.string().includes('-----BEGIN').optional(),
-  ),
+  ACCESS_TOKEN_PUBLISHED_KEYS: blankAsUnset(z.string().includes('-----BEGIN').optional()),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(900),
 
   /**
@@ -235,13 +234,14 @@ export const ConfigSchema = z.object({
    * exporters and sampler read their other OTEL_* variables (headers, timeout, OTEL_TRACES_SAMPLER)
    * themselves, as the SDK documents.
    */
-  OTEL_SDK_DISABLED: bool.default(false),
-  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'zipkin', 'console', 'none']).optional(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  OTEL_EXPORTER_ZIPKIN_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  // Empty counts as unset, as the OpenTelemetry spec says (compose passes `${OTEL_TRACES_EXPORTER:-}`).
+  OTEL_SDK_DISABLED: blankAsUnset(bool.default(false)),
+  OTEL_TRACES_EXPORTER: blankAsUnset(z.enum(['otlp', 'zipkin', 'console', 'none']).optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
+  OTEL_EXPORTER_ZIPKIN_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
   /** The `service.name` on every span; unset: `tranche-api` or `tranche-worker`. */
-  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_SERVICE_NAME: blankAsUnset(z.string().min(1).optional()),
 
   /**
    * Retention (issue 21), in days; 0 keeps forever. Events with their webhook deliveries and

@@ -44,6 +44,17 @@ describe('traces', () => {
         /OTEL_EXPORTER_ZIPKIN_ENDPOINT: set OTEL_TRACES_EXPORTER=zipkin/,
       );
       expect(() => wanted({ OTEL_TRACES_EXPORTER: 'jaeger' })).toThrow(/OTEL_TRACES_EXPORTER/);
+      // Empty counts as unset, as the OpenTelemetry spec says (compose passes `${OTEL_TRACES_EXPORTER:-}` and the like).
+      const blank = {
+        OTEL_TRACES_EXPORTER: '',
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+        OTEL_EXPORTER_ZIPKIN_ENDPOINT: '',
+        OTEL_SERVICE_NAME: '',
+        OTEL_SDK_DISABLED: '',
+      };
+      expect(wanted(blank)).toBe(false);
+      expect(wanted({ ...blank, OTEL_TRACES_EXPORTER: 'zipkin' })).toBe(true);
     });
 
     // In a process of its own, as the API and worker start: their first import is the tracing start.
