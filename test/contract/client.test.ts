@@ -22,8 +22,8 @@ describe.each(['A', 'B'] as const)('the generated client, Set %s', (set) => {
   it('has types that are exactly what the served document generates', async () => {
     const root = join(__dirname, '..', '..');
     const { stdout } = await promisify(execFile)(
-      'npx',
-      ['tsx', join(root, 'scripts', 'client-types.ts'), '--print', set, svc.baseUrl],
+      'npm',
+      ['run', '-s', 'client-types', '--', '--print', set, svc.baseUrl],
       { cwd: root, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
     );
     const committed = readFileSync(join(__dirname, 'generated', `set-${set.toLowerCase()}.ts`), 'utf8');
