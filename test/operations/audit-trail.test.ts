@@ -340,6 +340,40 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     await one('webhook_recovery.start', ep.id, w.staff, 'ENDPOINT_DISABLED');
   });
 
+  it('records a manual redelivery of one delivery with its status, and a refused one (a success) as refused', async () => {
+    const deliveries = `/notifications${set === 'A' ? '/webhook-deliveries' : '/deliveries'}`;
+    const ep = expectOk(
+      await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/redeliver', eventTypes: ['*'] }),
+      201,
+    );
+    const { delivery_id } = expectOk(await w.api.post(`${hooks()}/${ep.id}/test`, w.staff.token), 202);
+    // Nothing listens on port 9: the first attempt fails and the delivery waits on its schedule.
+    const deadline = Date.now() + 30_000;
+    const statusOf = async () => expectOk(await w.api.get(`${deliveries}/${delivery_id}`, w.staff.token)).status;
+    while (Date.now() < deadline && (await statusOf()) !== 'failed') await new Promise((r) => setTimeout(r, 150));
+    expect(await statusOf()).toBe('failed');
+
+    expectOk(await w.api.post(`${deliveries}/${delivery_id}/retry`, w.staff.token), 202);
+    const retried = await one('webhook_delivery.retry', delivery_id, w.staff);
+    expect(retried).toMatchObject({
+      subject_type: 'webhook_delivery',
+      actor_roles: ['staff'],
+      before: { status: 'failed' },
+      after: { status: 'failed', retry: 'requested' },
+    });
+
+    // A success has nothing to retry: refused, and recorded as refused beside the one that succeeded.
+    await sql().execute(`update webhook_deliveries set status = 'success' where id = ?`, [delivery_id]);
+    const refused = await w.api.post(`${deliveries}/${delivery_id}/retry`, w.staff.token);
+    expect(refused.status).toBe(409);
+    const all = (await entries({ subject: delivery_id })).filter((e) => e.action === 'webhook_delivery.retry');
+    expect(all.map((e) => [e.outcome, e.error_code, e.before, e.after])).toEqual([
+      ['succeeded', null, { status: 'failed' }, { status: 'failed', retry: 'requested' }],
+      ['refused', 'DELIVERY_SUCCEEDED', { status: 'success' }, null],
+    ]);
+    expect(all[1]!.actor_user_id).toBe(w.staff.userId);
+  });
+
   it('records each endpoint whose signing secrets a reseal moved to the new key, with the system as actor', async () => {
     const ep = expectOk(
       await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/reseal', eventTypes: ['*'] }),
