@@ -299,6 +299,60 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     await one('payment.dispute', s.id, processor);
   });
 
+  /** A subscription a processor's payment applies to: Set A approved (paid by wire), Set B signed and awaiting payment. */
+  async function awaitingPayment() {
+    if (set === 'B') return w.signed();
+    const s = await w.inReviewByWire();
+    expectOk(await w.post(s.id, 'approve', w.staff));
+    return s;
+  }
+  const paid = (s: Record<string, any>, event: string, reference: string, amount: string) =>
+    postSandboxEvent(svc, `${event}_${s.id}`, 'payment.succeeded', {
+      subscription_id: s.id,
+      reference,
+      amount,
+      currency: 'USD',
+    }).then((res) => expect(res.status).toBe(200));
+
+  it('records a second payment, once the total is paid, held with the processor as the actor', async () => {
+    const s = await awaitingPayment();
+    const processor = { userId: 'processor:sandbox', orgId: w.org, token: '' };
+    await paid(s, 'evt_first', `first-${s.id}`, s.total_amount);
+    const deadline = Date.now() + 30_000;
+    const paymentStatus = async () =>
+      expectOk(await w.api.get(`/issuance/subscriptions/${s.id}`, w.investor.token)).payment_status;
+    while (Date.now() < deadline && (await paymentStatus()) !== 'received')
+      await new Promise((r) => setTimeout(r, 150));
+    await paid(s, 'evt_second', `second-${s.id}`, s.total_amount);
+    const held = await eventuallyOne('payment.hold', s.id, processor);
+    expect(held).toMatchObject({
+      subject_type: 'subscription',
+      actor_roles: ['system'],
+      actor_api_key_id: null,
+      actor_session: null,
+      after: { reference: `second-${s.id}`, reason: expect.stringMatching(/second payment/) },
+    });
+    // The same second payment told again is held once: still one entry.
+    await paid(s, 'evt_second_again', `second-${s.id}`, s.total_amount);
+    await new Promise((r) => setTimeout(r, 1000));
+    await one('payment.hold', s.id, processor);
+  });
+
+  it('records a payment of another amount than the total, held with the processor as the actor', async () => {
+    const s = await awaitingPayment();
+    const processor = { userId: 'processor:sandbox', orgId: w.org, token: '' };
+    await paid(s, 'evt_short', `short-${s.id}`, '1.00');
+    const held = await eventuallyOne('payment.hold', s.id, processor);
+    expect(held).toMatchObject({
+      subject_type: 'subscription',
+      actor_roles: ['system'],
+      actor_api_key_id: null,
+      actor_session: null,
+      after: { amount: '1.00', reference: `short-${s.id}`, reason: expect.stringMatching(/but the total is/) },
+    });
+    expect(held.client_address).toMatch(/127\.0\.0\.1/);
+  });
+
   it('records bulk webhook recoveries started and cancelled, refusals included', async () => {
     const ep = expectOk(
       await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/recover', eventTypes: ['*'] }),
