@@ -7,10 +7,11 @@ import { retryDelivery } from '../../webhooks';
 import { attemptView, deliveryView } from './views';
 import { DeliveryParams, ListDeliveriesQuery, DeliveryDetail, DeliveryList, DeliveryView } from './schema';
 import { ok } from '../respond';
+import { recordCommand, type AuditSpec } from '../audit/recorder';
 
 /**
  * spec §4.3 delivery history and manual retry; status codes and bodies in
- * docs/decisions/0071-webhook-status-codes.md.
+ * docs/decisions/0071-webhook-status-codes.md. A manual retry is audited (`webhook_delivery.retry`).
  */
 export function deliveryRoutes(router: Router, base: string, staff: Middleware, deps: ApiDeps): void {
   const reads = deliveryReads(deps.orm);
@@ -60,8 +61,25 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
         summary: 'Retry a failed or exhausted delivery now',
       },
       async (ctx, { params }) => {
-        const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
-        await retryDelivery({ temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, reads }, delivery);
+        // A signal or a new run of the delivery workflow, no row of ours: audited once Temporal answers
+        // (docs/decisions/0206-audit-same-transaction-as-the-change.md); the status moves with the attempt.
+        const spec: AuditSpec = {
+          action: 'webhook_delivery.retry',
+          subject: { type: 'webhook_delivery', id: params.delivery_id },
+        };
+        const delivery = await recordCommand(
+          deps.orm,
+          ctx,
+          spec,
+          async (seen) => {
+            const found = await reads.get(ctx.state.principal.orgId, params.delivery_id);
+            seen.before = { status: found.status };
+            const retry = { temporal: deps.temporal, taskQueue: deps.config.TEMPORAL_TASK_QUEUE, reads };
+            await retryDelivery(retry, found);
+            return found;
+          },
+          (d) => ({ status: d.status, retry: 'requested' }),
+        );
         ok(ctx, deliveryView(delivery), 202);
       },
     ),

@@ -299,6 +299,60 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     await one('payment.dispute', s.id, processor);
   });
 
+  /** A subscription a processor's payment applies to: Set A approved (paid by wire), Set B signed and awaiting payment. */
+  async function awaitingPayment() {
+    if (set === 'B') return w.signed();
+    const s = await w.inReviewByWire();
+    expectOk(await w.post(s.id, 'approve', w.staff));
+    return s;
+  }
+  const paid = (s: Record<string, any>, event: string, reference: string, amount: string) =>
+    postSandboxEvent(svc, `${event}_${s.id}`, 'payment.succeeded', {
+      subscription_id: s.id,
+      reference,
+      amount,
+      currency: 'USD',
+    }).then((res) => expect(res.status).toBe(200));
+
+  it('records a second payment, once the total is paid, held with the processor as the actor', async () => {
+    const s = await awaitingPayment();
+    const processor = { userId: 'processor:sandbox', orgId: w.org, token: '' };
+    await paid(s, 'evt_first', `first-${s.id}`, s.total_amount);
+    const deadline = Date.now() + 30_000;
+    const paymentStatus = async () =>
+      expectOk(await w.api.get(`/issuance/subscriptions/${s.id}`, w.investor.token)).payment_status;
+    while (Date.now() < deadline && (await paymentStatus()) !== 'received')
+      await new Promise((r) => setTimeout(r, 150));
+    await paid(s, 'evt_second', `second-${s.id}`, s.total_amount);
+    const held = await eventuallyOne('payment.hold', s.id, processor);
+    expect(held).toMatchObject({
+      subject_type: 'subscription',
+      actor_roles: ['system'],
+      actor_api_key_id: null,
+      actor_session: null,
+      after: { reference: `second-${s.id}`, reason: expect.stringMatching(/second payment/) },
+    });
+    // The same second payment told again is held once: still one entry.
+    await paid(s, 'evt_second_again', `second-${s.id}`, s.total_amount);
+    await new Promise((r) => setTimeout(r, 1000));
+    await one('payment.hold', s.id, processor);
+  });
+
+  it('records a payment of another amount than the total, held with the processor as the actor', async () => {
+    const s = await awaitingPayment();
+    const processor = { userId: 'processor:sandbox', orgId: w.org, token: '' };
+    await paid(s, 'evt_short', `short-${s.id}`, '1.00');
+    const held = await eventuallyOne('payment.hold', s.id, processor);
+    expect(held).toMatchObject({
+      subject_type: 'subscription',
+      actor_roles: ['system'],
+      actor_api_key_id: null,
+      actor_session: null,
+      after: { amount: '1.00', reference: `short-${s.id}`, reason: expect.stringMatching(/but the total is/) },
+    });
+    expect(held.client_address).toMatch(/127\.0\.0\.1/);
+  });
+
   it('records bulk webhook recoveries started and cancelled, refusals included', async () => {
     const ep = expectOk(
       await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/recover', eventTypes: ['*'] }),
@@ -338,6 +392,40 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
     expectOk(await w.api.patch(`${hooks()}/${ep.id}`, w.staff.token, { status: 'disabled' }));
     expect((await w.api.post(`${hooks()}/${ep.id}/recoveries`, w.staff.token, { since })).status).toBe(409);
     await one('webhook_recovery.start', ep.id, w.staff, 'ENDPOINT_DISABLED');
+  });
+
+  it('records a manual redelivery of one delivery with its status, and a refused one (a success) as refused', async () => {
+    const deliveries = `/notifications${set === 'A' ? '/webhook-deliveries' : '/deliveries'}`;
+    const ep = expectOk(
+      await w.api.post(hooks(), w.staff.token, { url: 'http://127.0.0.1:9/redeliver', eventTypes: ['*'] }),
+      201,
+    );
+    const { delivery_id } = expectOk(await w.api.post(`${hooks()}/${ep.id}/test`, w.staff.token), 202);
+    // Nothing listens on port 9: the first attempt fails and the delivery waits on its schedule.
+    const deadline = Date.now() + 30_000;
+    const statusOf = async () => expectOk(await w.api.get(`${deliveries}/${delivery_id}`, w.staff.token)).status;
+    while (Date.now() < deadline && (await statusOf()) !== 'failed') await new Promise((r) => setTimeout(r, 150));
+    expect(await statusOf()).toBe('failed');
+
+    expectOk(await w.api.post(`${deliveries}/${delivery_id}/retry`, w.staff.token), 202);
+    const retried = await one('webhook_delivery.retry', delivery_id, w.staff);
+    expect(retried).toMatchObject({
+      subject_type: 'webhook_delivery',
+      actor_roles: ['staff'],
+      before: { status: 'failed' },
+      after: { status: 'failed', retry: 'requested' },
+    });
+
+    // A success has nothing to retry: refused, and recorded as refused beside the one that succeeded.
+    await sql().execute(`update webhook_deliveries set status = 'success' where id = ?`, [delivery_id]);
+    const refused = await w.api.post(`${deliveries}/${delivery_id}/retry`, w.staff.token);
+    expect(refused.status).toBe(409);
+    const all = (await entries({ subject: delivery_id })).filter((e) => e.action === 'webhook_delivery.retry');
+    expect(all.map((e) => [e.outcome, e.error_code, e.before, e.after])).toEqual([
+      ['succeeded', null, { status: 'failed' }, { status: 'failed', retry: 'requested' }],
+      ['refused', 'DELIVERY_SUCCEEDED', { status: 'success' }, null],
+    ]);
+    expect(all[1]!.actor_user_id).toBe(w.staff.userId);
   });
 
   it('records each endpoint whose signing secrets a reseal moved to the new key, with the system as actor', async () => {
