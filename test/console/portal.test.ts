@@ -278,7 +278,16 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     expect(await page.getByTestId('recoveries').locator('tbody tr').count()).toBe(2);
     expect(await page.getByTestId('recoveries').locator('progress').count()).toBe(2);
     await noViolations();
-    await row.getByTestId('list-cancel').click();
+    // The table swaps itself every second; the row's Cancel form is the same element across swaps,
+    // so a click that spans one reaches it (a new button would lose the mouse-up).
+    const cancel = row.getByTestId('list-cancel');
+    await cancel.evaluate((b) => ((b as unknown as { kept?: boolean }).kept = true));
+    const polled = () =>
+      page.waitForResponse((r) => r.url().includes('/recoveries') && r.request().headers()['x-console-poll'] === '1');
+    await polled();
+    await polled(); // the first poll's swap is done before the next request goes out
+    expect(await cancel.evaluate((b) => (b as unknown as { kept?: boolean }).kept === true)).toBe(true);
+    await cancel.click();
     await hasText(page, 'notice', 'Cancelling');
     // The table updates itself (htmx) until the recovery has stopped.
     await row.getByTestId('list-status').filter({ hasText: 'cancelled' }).waitFor();

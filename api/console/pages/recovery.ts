@@ -23,7 +23,8 @@ const live = (r: Recovery) => r.status === 'running' || r.status === 'cancelling
 
 /**
  * A recovery's progress. While it runs the block asks for itself again every second (htmx) and
- * stops once it has finished; without JavaScript, a link reloads the page.
+ * stops once it has finished; without JavaScript, a link reloads the page. The Cancel form is kept
+ * across those swaps (hx-preserve), so a click that spans one is not lost to a new button.
  */
 export function progressBlock(r: Recovery): Html {
   const self = `${base(r.endpoint_id)}/${r.id}`;
@@ -35,7 +36,7 @@ export function progressBlock(r: Recovery): Html {
 <p class="progress-figures" data-testid="recovery-figures">${processed} of ${r.total} processed: ${r.done} retried, ${r.skipped} skipped (succeeded or already pending).</p>
 ${
   live(r)
-    ? html`<form method="post" action="${self}/cancel"><button type="submit" class="contrast" data-testid="cancel-recovery" ${r.status === 'cancelling' ? 'disabled' : ''}>Cancel the recovery</button></form>
+    ? html`<form method="post" action="${self}/cancel" id="cancel-${r.id}" hx-preserve><button type="submit" class="contrast" data-testid="cancel-recovery" ${r.status === 'cancelling' ? 'disabled' : ''}>Cancel the recovery</button></form>
 <noscript><p><a href="${self}">Check again</a></p></noscript>`
     : html`<p>Finished ${when(r.finished_at)}.</p>`
 }
@@ -58,7 +59,8 @@ function progress(r: Recovery): Html {
 
 /**
  * An endpoint's recoveries, newest first, a cursor page at a time. While one of them runs the
- * table asks for itself again every second (htmx); a running one can be cancelled from its row.
+ * table asks for itself again every second (htmx); a running one can be cancelled from its row, its
+ * form kept across the swaps (hx-preserve) so a click that spans one is not lost.
  */
 export function recoveryListBody(
   e: Endpoint,
@@ -82,7 +84,7 @@ ${
 <td data-testid="list-status">${chip(r.status)}</td><td>${progress(r)}</td>
 <td>${
           live(r)
-            ? html`<form method="post" action="${base(e.id)}/${r.id}/cancel"><input type="hidden" name="back" value="list">
+            ? html`<form method="post" action="${base(e.id)}/${r.id}/cancel" id="cancel-${r.id}" hx-preserve><input type="hidden" name="back" value="list">
 <button type="submit" class="contrast" data-testid="list-cancel" ${r.status === 'cancelling' ? 'disabled' : ''}>Cancel<span class="visually-hidden"> recovery ${r.id.slice(0, 8)}</span></button></form>`
             : html`<span class="muted">Finished ${when(r.finished_at)}</span>`
         }</td></tr>`,
