@@ -15,8 +15,6 @@ export interface PostResult {
   headers: Record<string, string> | null;
   error: string | null;
   durationMs: number;
-  /** The request headers exactly as sent: the attempt record keeps them (issue 22). */
-  sent: Record<string, string>;
 }
 
 export interface Connection {
@@ -43,12 +41,11 @@ export function connectionFor(policy: SsrfPolicy): Connection {
 export async function post(url: string, req: SignedRequest, via: Connection): Promise<PostResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
-  const sent = req.headers;
   try {
     refuseLiteral(url, via.policy); // a literal IP never reaches the guarded lookup
     const res = await request(url, {
       method: 'POST',
-      headers: sent,
+      headers: req.headers,
       body: req.body,
       dispatcher: via.dispatcher,
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
@@ -59,7 +56,7 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
       if (value !== undefined) headers[name] = String(value).slice(0, 200);
     }
     const body = await readCapped(res.body, RESPONSE_BODY_LIMIT);
-    return { status: res.statusCode, body, headers, error: null, durationMs: took(), sent };
+    return { status: res.statusCode, body, headers, error: null, durationMs: took() };
   } catch (err) {
     const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
     const reason =
@@ -72,7 +69,6 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
       headers: null,
       error: printable(String(reason)).slice(0, 500),
       durationMs: took(),
-      sent,
     };
   }
 }

@@ -49,7 +49,8 @@ export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retry
         responseStatus: res.status,
         responseBody: res.body,
         error: res.error,
-        requestHeaders: res.sent,
+        // Exactly as sent: a traced POST adds its traceparent to these before sending (issue 22).
+        requestHeaders: request.headers,
         retryAfterMs:
           res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
       };

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type * as audit from '../audit/schema';
 import type * as issuance from '../issuance/schema';
 import type * as schema from '../notifications/schema';
 
@@ -19,3 +20,4 @@ export type EventList = z.infer<typeof schema.EventList>;
 export type QueuePage = z.infer<typeof issuance.ReviewQueue>;
 export type QueueItem = QueuePage['items'][number];
 export type Activity = z.infer<typeof issuance.SubscriptionActivity>;
+export type AuditEventList = z.infer<typeof audit.AuditEventList>;

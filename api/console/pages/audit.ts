@@ -1,28 +1,11 @@
 import type { ApiAnswer } from '../api-client';
+import type { AuditEventList } from '../api-types';
 import { chip, refusal, when } from '../format';
 import { html, type Html } from '../html';
 import { banner } from '../layout';
 
 /** The filters the page passes on to GET /audit/events, as the browser sent them. */
 const FILTERS = ['actor', 'action', 'subject_id', 'outcome'] as const;
-
-interface Entry {
-  id: string;
-  seq: string;
-  occurred_at: string;
-  actor: {
-    user_id: string | null;
-    roles: string[];
-    api_key_id: string | null;
-    console_session: string | null;
-    client_address: string | null;
-  };
-  action: string;
-  subject: { type: string; id: string };
-  outcome: string;
-  error_code: string | null;
-  request_id: string | null;
-}
 
 function params(query: Record<string, unknown>, extra: Record<string, string> = {}): URLSearchParams {
   const out = new URLSearchParams();
@@ -42,10 +25,7 @@ export function auditPath(query: Record<string, unknown>): string {
 }
 
 /** Issue 21: the organisation's audit trail for its administrators, newest first, filtered, a page at a time. */
-export function auditBody(
-  answer: ApiAnswer<{ items: Entry[]; next_cursor: string | null }>,
-  query: Record<string, unknown>,
-): Html {
+export function auditBody(answer: ApiAnswer<AuditEventList>, query: Record<string, unknown>): Html {
   const value = (key: (typeof FILTERS)[number]) => (typeof query[key] === 'string' ? (query[key] as string) : '');
   const items = answer.ok ? answer.data.items : [];
   const next = answer.ok && answer.data.next_cursor ? params(query, { cursor: answer.data.next_cursor }) : null;
