@@ -185,6 +185,12 @@ export class SubscriptionRun {
       () => guards.cancel(s()),
       () => this.commit(transitions.cancel(s())),
     );
+    // A new handler only: histories from before it never carry the update, so nothing to patch.
+    this.command(
+      m.provideInfo,
+      () => guards.provideInfo(s()),
+      (i) => this.commit(transitions.provideInfo(s(), i, new Date().toISOString())),
+    );
   }
 
   private staffCommands(): void {
@@ -207,7 +213,7 @@ export class SubscriptionRun {
     this.command(
       m.requestInfo,
       () => guards.requestInfo(s()),
-      (i) => this.commit(transitions.requestInfo(s(), i)),
+      (i) => this.commit(transitions.requestInfo(s(), i, new Date().toISOString())),
     );
     this.command(
       m.issueShares,

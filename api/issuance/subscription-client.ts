@@ -81,6 +81,16 @@ export function subscriptionClient(
       }
     },
 
+    /** True only when Temporal says so; false when it cannot tell (an outage). */
+    async neverStarted(subscriptionId: string): Promise<boolean> {
+      try {
+        await withDeadline(() => temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId)).describe());
+        return false;
+      } catch (err) {
+        return err instanceof WorkflowNotFoundError;
+      }
+    },
+
     async command<R, A extends unknown[]>(
       subscriptionId: string,
       update: UpdateDefinition<R, A>,

@@ -277,7 +277,7 @@ function run(s: SubscriptionState, cmd: Command): SubscriptionState {
       return transitions.reject(s, reason).state;
     case 'request-info':
       guards.requestInfo(s);
-      return transitions.requestInfo(s, reason).state;
+      return transitions.requestInfo(s, reason, '2026-11-23T00:00:00Z').state;
     case 'void':
       guards.void(s);
       return transitions.void(s, reason).state;
