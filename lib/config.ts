@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
@@ -131,6 +132,40 @@ export const ConfigSchema = z.object({
     .string()
     .optional()
     .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  /**
+   * The keyring Temporal payloads are sealed under (lib/payload-codec.ts, docs/decisions/0306): `<key id>:<base64 of
+   * 32 bytes>`, comma-separated, the current key first. Every client and worker encrypts workflow inputs, results and
+   * messages before they reach Temporal's server. Required in production (or TEMPORAL_PAYLOAD_KEYS_FILE).
+   */
+  TEMPORAL_PAYLOAD_KEYS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  /** A file holding the payload keyring in TEMPORAL_PAYLOAD_KEYS's form (a mounted secret), read once at start. */
+  TEMPORAL_PAYLOAD_KEYS_FILE: z
+    .string()
+    .optional()
+    .transform((path, ctx) => {
+      if (path === undefined) return undefined;
+      const text = readKeyFile(path, ctx);
+      return text === undefined ? z.NEVER : parseKeyring(text, ctx);
+    }),
+  /**
+   * Organisations whose administrators may read payloads in clear through the codec server (/codec, for the
+   * Temporal Web UI and CLI): the deployment's operators, comma-separated UUIDs. Unset: none.
+   */
+  CODEC_SERVER_ORG_IDS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.uuid())),
+  /** A bearer token (32+ characters) that may use the codec server, for the Temporal CLI's --codec-auth. Unset: none. */
+  CODEC_SERVER_TOKEN: z.string().min(32).optional(),
   /** The sweep plans events stored this long ago and never planned (docs/decisions/0182-sweep.md). */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   /** How often each worker's sweep runs: the safety net for a lost notification, a dead worker's attempts, a lost hand-over. */
@@ -292,6 +327,16 @@ function parseKeyring(text: string, ctx: z.RefinementCtx): { id: string; key: Bu
   return ring;
 }
 
+/** A keyring file: the same entries as the variable, by commas or one a line. */
+function readKeyFile(path: string, ctx: z.RefinementCtx): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').replace(/\s*\n\s*/g, ',');
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${(err as NodeJS.ErrnoException).code})` });
+    return undefined;
+  }
+}
+
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
   try {
     return JSON.parse(text);
@@ -313,6 +358,12 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     message:
       'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
     broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY && !c.WEBHOOK_SECRET_KEYS,
+  },
+  {
+    variable: 'TEMPORAL_PAYLOAD_KEYS',
+    message:
+      'required in production (or TEMPORAL_PAYLOAD_KEYS_FILE), so workflow histories are encrypted: `k1:$(openssl rand -base64 32)`',
+    broken: (c) => production(c) && !c.TEMPORAL_PAYLOAD_KEYS && !c.TEMPORAL_PAYLOAD_KEYS_FILE,
   },
   {
     variable: 'ACCESS_TOKEN_PRIVATE_KEY',

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePortRange } from './lib/free-port';
 import { startStack } from './lib/stack';
+import { newPayloadKey } from './lib/payload-key-file';
 
 async function main(): Promise<number> {
   const command = process.argv.slice(process.argv.indexOf('--') + 1);
@@ -28,6 +29,8 @@ async function main(): Promise<number> {
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TRANCHE_TEST_DATA_DIR: dataDir,
+    // Every client and worker of the run seals payloads, as deployed (lib/payload-codec.ts).
+    TEMPORAL_PAYLOAD_KEYS: process.env.TEMPORAL_PAYLOAD_KEYS ?? newPayloadKey(),
   };
   const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);

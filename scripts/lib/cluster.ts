@@ -7,6 +7,7 @@ import type { RunningPostgres } from './embedded-postgres';
 import { TEMPORAL_PORT_OFFSETS } from './free-port';
 import { startTlsGateway } from './gateway';
 import { ensurePortsFree, type WantedPort } from './ports';
+import { newPayloadKey } from './payload-key-file';
 import { startingPart, StartupError } from './startup-error';
 import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
@@ -148,7 +149,14 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     if (o.temporalUi && o.uiPort) {
       const ui = await startingPart(
         { part: `the Temporal Web UI (port ${o.uiPort})`, remedy: 'read its lines in the log', log },
-        () => startTemporalUi({ binary: o.temporalUi!, temporalAddress, port: o.uiPort!, output: o.output }),
+        () =>
+          startTemporalUi({
+            binary: o.temporalUi!,
+            temporalAddress,
+            port: o.uiPort!,
+            codecEndpoint: `http://localhost:${o.port}/console/codec`,
+            output: o.output,
+          }),
       );
       stops.push(ui.stop);
       uiUrl = ui.url;
@@ -275,10 +283,17 @@ function clusterSecrets(dataDir: string): Record<string, string> {
       ACCESS_TOKEN_PUBLISHED_KEYS: ecKey(),
       WEBHOOK_SECRET_KEYS: `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: randomBytes(32).toString('hex'),
+      TEMPORAL_PAYLOAD_KEYS: newPayloadKey(),
     };
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
-  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  const secrets = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  // A folder made before payloads were sealed gets its key now; its older histories stay readable (clear).
+  if (!secrets.TEMPORAL_PAYLOAD_KEYS) {
+    secrets.TEMPORAL_PAYLOAD_KEYS = newPayloadKey();
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
+  return secrets;
 }
 
 /** Before anything starts: the tools are there and every port is free, or say which and what to do. */

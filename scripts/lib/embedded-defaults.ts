@@ -10,6 +10,9 @@
  */
 export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-production';
 
+/** The organisation the README's first-token command uses (scripts/mint-token.ts's default). */
+const DEV_ORG_ID = '00000000-0000-4000-8000-000000000001';
+
 /** The local /metrics ports `npm start` serves: the API's, the worker's own, the worker's Temporal SDK's. */
 const LOCAL_METRICS_PORTS = { api: 9464, worker: 9465, temporalSdk: 9466 } as const;
 
@@ -19,6 +22,8 @@ export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string>
     DEV_IDP_ENABLED: env.DEV_IDP_ENABLED ?? 'true',
     IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
+    // The README's organisation's admins read sealed histories in the Web UI through the codec server.
+    CODEC_SERVER_ORG_IDS: env.CODEC_SERVER_ORG_IDS ?? DEV_ORG_ID,
     // Prometheus text on loopback (METRICS_HOST), so a newcomer sees metrics with nothing set.
     METRICS_PORT: env.METRICS_PORT ?? String(LOCAL_METRICS_PORTS.api),
     WORKER_METRICS_PORT: env.WORKER_METRICS_PORT ?? String(LOCAL_METRICS_PORTS.worker),

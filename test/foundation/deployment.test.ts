@@ -18,6 +18,7 @@ describe('deployment shape', () => {
     ACCESS_TOKEN_PRIVATE_KEY: 'k',
     WEBHOOK_SECRET_KEYS: 'w',
     SANDBOX_NOTIFICATION_SECRET: 's',
+    TEMPORAL_PAYLOAD_KEYS: 't',
   };
   let compose: any;
   beforeAll(async () => {
@@ -108,6 +109,7 @@ describe('deployment shape', () => {
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32),
+      TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     };
     expect(() => loadConfig(env)).not.toThrow();
   });
