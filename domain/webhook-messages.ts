@@ -30,6 +30,17 @@ export interface RetryItem {
 }
 export const scheduleRetries = defineSignal<[{ items: RetryItem[] }]>('scheduleRetries');
 
+/**
+ * A delivery whose workflow runs from attempt 1 (`WEBHOOK_DELIVERY_SHAPE=workflow`,
+ * docs/decisions/0297-webhook-delivery-shape-as-a-setting.md): what its start needs, the search
+ * attributes included.
+ */
+export interface ChildDelivery {
+  deliveryId: string;
+  endpointId: string;
+  eventType: string;
+}
+
 /** Manual retry of a `failed` delivery: attempt now, then the schedule goes on (spec §4.3). */
 export const retryNow = defineSignal('retryNow');
 /** The endpoint was deleted: end without further attempts. */

@@ -16,7 +16,17 @@ type Gate = { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'thro
  * circuit breaker and rate limit. The attempt's start is recorded before its POST; a replay by the
  * same owner finds its row and sends nothing again (docs/decisions/0151-attempt-recorded-before-post.md).
  */
-export function attemptService(deps: { knex: () => Knex; sender: Sender; recorder: Recorder }) {
+export function attemptService(deps: {
+  knex: () => Knex;
+  sender: Sender;
+  recorder: Recorder;
+  /**
+   * `workflow` shape: attempt 1 comes here too, so the endpoint's concurrency limit
+   * (`max_in_flight`) holds here as the dispatcher's claim holds it in `engine` shape
+   * (docs/decisions/0299-workflow-shape-limits.md).
+   */
+  limitInFlight?: { defaultMaxInFlight: number };
+}) {
   async function attempt(input: AttemptInput): Promise<AttemptResult> {
     const knex = deps.knex();
     const t = (await loadTargets(knex, [input.deliveryId])).get(input.deliveryId);
@@ -55,7 +65,7 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
       // still waiting in this process for the database.
       finished = deps.recorder.pending(input.owner, input.deliveryId, input.number) ?? notSent(input, IN_DOUBT_ERROR);
     } else {
-      const gate = await pass(knex, t, input.manual ?? false);
+      const gate = await pass(knex, t, input.manual ?? false, deps.limitInFlight);
       if (gate.kind === 'throttled') {
         // Not this attempt's turn: give the number back, and the workflow waits for a token.
         await knex('webhook_attempts')
@@ -85,8 +95,15 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
  * (at most the pacing horizon away, which the attempt waits for), or throttles it when the next
  * free start is further off.
  */
-async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
+async function pass(
+  knex: Knex,
+  t: Target,
+  manual: boolean,
+  limitInFlight?: { defaultMaxInFlight: number },
+): Promise<Gate> {
   return knex.transaction(async (trx) => {
+    // Under the flow row's lock, so two attempts to one endpoint decide one after the other.
+    const busy = limitInFlight && !manual ? await inFlightElsewhere(trx, t, limitInFlight.defaultMaxInFlight) : null;
     const row:
       | {
           circuit_state: CircuitState;
@@ -112,6 +129,8 @@ async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
       ? 'send'
       : admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
     if (word === 'hold') return { kind: 'held' };
+    // Every slot is taken: wait a moment (spread, so waiters do not come back together) and ask again.
+    if (busy) return { kind: 'throttled', waitMs: IN_FLIGHT_WAIT_MS + Math.floor(Math.random() * IN_FLIGHT_WAIT_MS) };
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
     let delayMs = 0;
@@ -133,4 +152,25 @@ async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
       });
     return { kind: 'send', delayMs };
   });
+}
+
+/** A full endpoint's attempt asks again after this long, plus up to as much again. */
+const IN_FLIGHT_WAIT_MS = 100;
+
+/**
+ * Whether the endpoint already has as many attempts in flight (their POST not ended) as its
+ * concurrency limit allows, this delivery's own claimed attempt aside. Locks the endpoint's flow row.
+ */
+async function inFlightElsewhere(trx: Knex.Transaction, t: Target, defaultMaxInFlight: number): Promise<boolean> {
+  const row: { full: boolean } | undefined = (
+    await trx.raw(
+      `select (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.delivery_id <> ?)
+                >= coalesce(e.max_in_flight, ?) as full
+         from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
+        where f.endpoint_id = ? for update of f`,
+      [t.delivery_id, defaultMaxInFlight, t.endpoint_id],
+    )
+  ).rows[0];
+  return row?.full ?? false;
 }
