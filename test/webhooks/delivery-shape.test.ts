@@ -118,13 +118,11 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
     await receiver.waitFor(h, 4);
     const attempts = await eventually(
       async () => {
-        const rows: { attempted_at: Date; duration_ms: number }[] = await svc.orm.em
-          .getConnection()
-          .execute(
-            `select a.attempted_at, a.duration_ms from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+        const rows: { attempted_at: Date; duration_ms: number }[] = await svc.orm.em.getConnection().execute(
+          `select a.attempted_at, a.duration_ms from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
               where d.endpoint_id = ? and a.duration_ms is not null order by a.attempted_at`,
-            [endpoint.id],
-          );
+          [endpoint.id],
+        );
         return rows.length === 4 ? rows : undefined;
       },
       30_000,
@@ -203,7 +201,14 @@ describe('workflow shape under time skipping: a failing delivery follows the §6
       'the delivery workflow started',
     );
     expect(await handle.result()).toBe('exhausted');
-    expect((await handle.describe()).status.name).toBe('COMPLETED');
+    const described = await handle.describe();
+    expect(described.status.name).toBe('COMPLETED');
+    // Its own from attempt 1: top-level (no retry scheduler above it), every attempt the workflow's.
+    expect(described.parentExecution).toBeUndefined();
+    const owners: { owner: string }[] = await orm.em
+      .getConnection()
+      .execute(`select owner from webhook_attempts where delivery_id = ? order by number`, [deliveryId]);
+    expect(owners.map((o) => o.owner)).toEqual(Array(8).fill(`run:${described.runId}`));
 
     const attempts = await ops.attempts(deliveryId);
     expect(attempts.map((a) => [a.number, a.response_status])).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n) => [n, 500]));
