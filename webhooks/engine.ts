@@ -60,7 +60,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
     sender,
     recorder,
     ...(config.WEBHOOK_DELIVERY_SHAPE === 'workflow' && {
-      limitInFlight: { defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT },
+      workflowShape: { defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT },
     }),
   });
 
