@@ -59,6 +59,12 @@ export interface DeliveryInput {
    * attempt 1) was answered with a Retry-After longer than the schedule's (issue 12).
    */
   firstDelayMs?: number;
+  /**
+   * Attempts as regular activities, not local ones (`WEBHOOK_DELIVERY_SHAPE=workflow`,
+   * docs/decisions/0299-workflow-shape-limits.md): a slow endpoint then holds an activity slot,
+   * not a workflow task slot.
+   */
+  attemptAsActivity?: boolean;
 }
 
 export type DeliveryOutcome =
