@@ -6,7 +6,8 @@ import type { BehaviourSet } from '../lib/behaviour-set';
 import type { ProcessorAudit, ServiceEvent } from '../domain/events';
 import { CLOSES_SESSIONS, type SubscriptionState } from '../domain/subscription';
 import { releaseCommitment } from '../db/offering-capacity';
-import { publishEvents } from '../webhooks';
+import { publishEvents, takeForParent } from '../webhooks';
+import type { ChildDelivery } from '../domain/webhook-messages';
 
 /**
  * Writes a subscription transition: the projection row, its events (published: outbox, deliveries,
@@ -19,11 +20,16 @@ import { publishEvents } from '../webhooks';
  * worker or server died), its retry runs at a new workflow time, so the same version carries a
  * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart).
  */
-export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet }) {
+export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; shape?: 'engine' | 'workflow' }) {
   return {
-    async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<void> {
+    /**
+     * Answers, in `workflow` shape, the deliveries the subscription workflow starts as its children
+     * (docs/decisions/0298-workflow-shape-parents.md); none in `engine` shape, where the dispatcher
+     * sends them. Histories recorded before it answered anything replay as none.
+     */
+    async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<ChildDelivery[]> {
       const knex = deps.orm.em.getConnection().getKnex();
-      await knex.transaction(async (trx) => {
+      return knex.transaction(async (trx) => {
         await upsertProjection(trx, state).catch(referenceCodeTaken);
         if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
           await creditOffering(trx, state);
@@ -33,6 +39,12 @@ export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet }
         const published = await publishEvents(trx, events, { set: deps.set });
         const stored = new Set(published.eventIds);
         for (const e of events) if (e.audit && stored.has(e.id)) await auditProcessorChange(trx, state, e, e.audit);
+        return deps.shape === 'workflow'
+          ? takeForParent(
+              trx,
+              events.map((e) => e.id),
+            )
+          : [];
       });
     },
   };

@@ -170,6 +170,15 @@ export const ConfigSchema = z.object({
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   /** How often each worker's sweep runs: the safety net for a lost notification, a dead worker's attempts, a lost hand-over. */
   WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
+  /**
+   * Where a webhook delivery lives (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md):
+   * `engine` (default) sends first attempts from the worker's dispatcher and makes a delivery a
+   * workflow only once its first attempt fails; `workflow` makes every delivery a Temporal workflow
+   * from its first attempt (a child of the subscription workflow for its events, a top-level one
+   * started by the engine for the API's), each attempt through the same sender, circuit and limits.
+   * Every worker of a deployment must run the same shape.
+   */
+  WEBHOOK_DELIVERY_SHAPE: z.enum(['engine', 'workflow']).default('engine'),
   /** Retry scheduler workflows failed first attempts are spread over; safe to change at any time. */
   WEBHOOK_SCHEDULER_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
   /** A first attempt whose dispatcher died (its liveness lock is gone) is closed as in doubt this long after it began. */
