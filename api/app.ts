@@ -7,6 +7,7 @@ import { dependencyWatchOf } from './health/dependencies';
 import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
+import { clientAddress } from './middleware/client-address';
 import { idempotency } from './middleware/idempotency';
 import { bodyDepthLimit } from './middleware/body-depth';
 import { secretBoxFrom } from '../webhooks';
@@ -22,6 +23,7 @@ import { endpointHealthRouter } from './notifications/health-routes';
 import { consoleRouter } from './console/router';
 import { devIdpAuthorizeRouter } from './identity/dev-idp-authorize';
 import { auditRouter } from './audit/router';
+import { tokenLiveness } from './identity/token-liveness';
 
 const DESCRIPTION =
   'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
@@ -45,10 +47,16 @@ export function createApp(deps: ApiDeps): Koa {
   // (docs/decisions/0126-client-addresses.md).
   const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   const dependencies = dependencyWatchOf(deps);
+  // A token stops when its API key is revoked or its console session ends (decision 0272).
+  deps.tokens.checkLiveness(
+    tokenLiveness(() => deps.orm.em.getConnection().getKnex(), config.TOKEN_REVOCATION_CACHE_SECONDS),
+  );
   app.use(httpMetrics());
   app.use(errorEnvelope(dependencies));
   app.use(outageGate(dependencies));
   app.use(requestContext(deps.orm));
+  // Before anything reads ctx.ip: the write limit, the exchange's limit, audit entries (decision 0273).
+  app.use(clientAddress(config));
   app.use(writeRateLimit(deps));
   // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.
   for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)])
