@@ -37,6 +37,21 @@ export const toConsoleSessionView = (s: ConsoleSessionRow) => ({
   user_agent: s.user_agent,
 });
 
+/** The database hands timestamps back as text (its microseconds kept, decision 0017); rows here carry Dates. */
+const stamp = (v: Date | string | null) => (v === null ? null : new Date(v));
+function normal(row: ConsoleSessionRow): ConsoleSessionRow;
+function normal(row: ConsoleSessionRow | undefined): ConsoleSessionRow | undefined;
+function normal(row: ConsoleSessionRow | undefined): ConsoleSessionRow | undefined {
+  if (!row) return undefined;
+  return {
+    ...row,
+    created_at: stamp(row.created_at)!,
+    expires_at: stamp(row.expires_at)!,
+    renewed_at: stamp(row.renewed_at),
+    revoked_at: stamp(row.revoked_at),
+  };
+}
+
 /** Sessions listed at most: the newest first (an organisation's people sign in a few times a day). */
 const LIST_LIMIT = 200;
 
@@ -61,18 +76,15 @@ export const consoleSessions = {
     });
   },
 
-  async get(db: Knex | Knex.Transaction, id: string): Promise<ConsoleSessionRow | undefined> {
-    return db<ConsoleSessionRow>('console_sessions').where({ id }).first();
-  },
-
   async list(db: Knex, orgId: string): Promise<ConsoleSessionRow[]> {
-    return db<ConsoleSessionRow>('console_sessions')
+    const rows = await db<ConsoleSessionRow>('console_sessions')
       .where({ org_id: orgId })
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
       ])
       .limit(LIST_LIMIT);
+    return rows.map((r) => normal(r));
   },
 
   /** Marks a renewal, only while the session is live; false when it is not (revoked, expired or unknown). */
@@ -82,7 +94,7 @@ export const consoleSessions = {
       .andWhere('expires_at', '>', db.fn.now())
       .update({ renewed_at: db.fn.now() })
       .returning('*');
-    return row;
+    return normal(row);
   },
 
   /**
@@ -95,13 +107,15 @@ export const consoleSessions = {
     id: string,
     by: string,
   ): Promise<{ before: ConsoleSessionRow; after: ConsoleSessionRow }> {
-    const before = await trx<ConsoleSessionRow>('console_sessions').where({ id, org_id: orgId }).forUpdate().first();
+    const before = normal(
+      await trx<ConsoleSessionRow>('console_sessions').where({ id, org_id: orgId }).forUpdate().first(),
+    );
     if (!before) throw notFound('Console session');
     if (before.revoked_at) return { before, after: before };
     const [after] = await trx<ConsoleSessionRow>('console_sessions')
       .where({ id })
       .update({ revoked_at: trx.fn.now(), revoked_by: by })
       .returning('*');
-    return { before, after: after! };
+    return { before, after: normal(after!) };
   },
 };

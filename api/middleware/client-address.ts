@@ -26,7 +26,7 @@ const fromConsole = (ctx: Context) => {
 const plain = (address: string) => address.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1').replace(/%.*$/, '');
 
 /** TRUSTED_PROXIES as a block list: addresses and CIDR ranges, IPv4 or IPv6. */
-export function trustedProxyList(ranges: string[]): BlockList {
+function trustedProxyList(ranges: string[]): BlockList {
   const list = new BlockList();
   for (const range of ranges) {
     const [net, bits] = range.split('/');

@@ -41,7 +41,10 @@ describe('registering endpoints whose nameserver never answers', () => {
     await eventually(async () => (silent.queries >= 10 ? true : undefined), 30_000, 'the ten lookups to be asked');
 
     const [registered, listed, offering] = await Promise.all([
-      api.post('/notifications/webhook-endpoints', other.token, { url: 'https://93.184.215.14/hook', eventTypes: ['*'] }),
+      api.post('/notifications/webhook-endpoints', other.token, {
+        url: 'https://93.184.215.14/hook',
+        eventTypes: ['*'],
+      }),
       api.get('/notifications/webhook-endpoints', other.token),
       api.post('/issuance/offerings', other.token, { name: 'Seed', currency: 'USD' }),
     ]);
