@@ -53,8 +53,8 @@ export async function consoleToken(svc: TestService, a: Actor, roles: Role[] = [
   const id = randomUUID();
   await svc.orm.em.getConnection().execute(
     `insert into console_sessions (id, org_id, user_id, roles, created_at, expires_at)
-       values (?, ?, ?, ?, now(), now() + interval '12 hours')`,
-    [id, a.orgId, a.userId, roles],
+       values (?, ?, ?, ?::text[], now(), now() + interval '12 hours')`,
+    [id, a.orgId, a.userId, `{${roles.join(',')}}`],
   );
   return svc.tokens.sign({ userId: a.userId, orgId: a.orgId, roles, kycCompleted: false, consoleSession: id });
 }
