@@ -13,6 +13,7 @@ import { bodyDepthLimit } from './middleware/body-depth';
 import { secretBoxFrom } from '../webhooks';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
+import { tokenLiveness } from './identity/token-liveness';
 import { offeringsRouter } from './issuance/offerings-router';
 import { subscriptionsRouter } from './issuance/subscriptions-router';
 import { notificationsRouter } from './notifications/router';
@@ -23,7 +24,6 @@ import { endpointHealthRouter } from './notifications/health-routes';
 import { consoleRouter } from './console/router';
 import { devIdpAuthorizeRouter } from './identity/dev-idp-authorize';
 import { auditRouter } from './audit/router';
-import { tokenLiveness } from './identity/token-liveness';
 
 const DESCRIPTION =
   'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
