@@ -7,11 +7,13 @@ import { dependencyWatchOf } from './health/dependencies';
 import { httpMetrics } from './middleware/metrics';
 import { writeRateLimit } from './middleware/write-rate-limit';
 import { requestContext } from './middleware/request-context';
+import { clientAddress } from './middleware/client-address';
 import { idempotency } from './middleware/idempotency';
 import { bodyDepthLimit } from './middleware/body-depth';
 import { secretBoxFrom } from '../webhooks';
 import { healthRouter } from './health/router';
 import { identityRouter } from './identity/router';
+import { tokenLiveness } from './identity/token-liveness';
 import { offeringsRouter } from './issuance/offerings-router';
 import { subscriptionsRouter } from './issuance/subscriptions-router';
 import { notificationsRouter } from './notifications/router';
@@ -47,10 +49,16 @@ export function createApp(deps: ApiDeps): Koa {
   // (docs/decisions/0126-client-addresses.md).
   const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   const dependencies = dependencyWatchOf(deps);
+  // A token stops when its API key is revoked or its console session ends (decision 0272).
+  deps.tokens.checkLiveness(
+    tokenLiveness(() => deps.orm.em.getConnection().getKnex(), config.TOKEN_REVOCATION_CACHE_SECONDS),
+  );
   app.use(httpMetrics());
   app.use(errorEnvelope(dependencies));
   app.use(outageGate(dependencies));
   app.use(requestContext(deps.orm));
+  // Before anything reads ctx.ip: the write limit, the exchange's limit, audit entries (decision 0273).
+  app.use(clientAddress(config));
   app.use(writeRateLimit(deps));
   // Browser forms (the console, the dev IdP's sign-in) parse their own bodies; the API takes JSON only.
   for (const router of [consoleRouter(deps), devIdpAuthorizeRouter(config)])

@@ -102,6 +102,12 @@ export const ConfigSchema = z.object({
    */
   CONSOLE_SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(604_800).default(43_200),
   /**
+   * How long an API process trusts its last look at whether a token's API key or console session
+   * still stands: a revocation reaches every instance within this long (the console's own pages
+   * look every time). 0 looks on every request (docs/decisions/0272-revocation-at-verify.md).
+   */
+  TOKEN_REVOCATION_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /**
    * Token exchanges allowed per window, counted per presented API key (a backend exchanging for its
    * users: 1,200 a minute, 20 a second sustained) and per client address (failed attempts included).
    */
@@ -118,6 +124,33 @@ export const ConfigSchema = z.object({
    * when this is on (an on-premises receiver); cloud metadata addresses stay refused (lib/ssrf-guard.ts).
    */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  /**
+   * Webhook hosts are resolved by the process's own DNS client (lib/dns-resolver.ts), not the
+   * system's getaddrinfo: these nameservers (`ip` or `ip:port`, comma-separated; unset: those of
+   * /etc/resolv.conf), each query's first wait (doubled on each retry) and its tries.
+   */
+  DNS_SERVERS: blankAsUnset(
+    z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z
+          .array(
+            z
+              .string()
+              .regex(/^(\[[0-9a-fA-F:.]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/, 'an IP address, with :port if not 53'),
+          )
+          .min(1),
+      )
+      .optional(),
+  ),
+  DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(1500),
+  DNS_TRIES: z.coerce.number().int().min(1).max(4).default(2),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
   WEBHOOK_SECRET_KEY: z
     .string()
@@ -243,6 +276,19 @@ export const ConfigSchema = z.object({
   TRUST_PROXY: bool.default(false),
   /** Proxies in front of the API that append to X-Forwarded-For; the client address is the entry they appended. */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
+  /**
+   * The proxies whose X-Forwarded-For is believed (addresses or CIDR ranges, space- or comma-separated:
+   * the gateway, the load balancer before it). When set it replaces TRUST_PROXY's hop count: the
+   * client is the first address, read from the right, that is not one of these. The shipped
+   * gateway (deploy/gateway/Caddyfile) reads the same variable. Unset: none.
+   */
+  TRUSTED_PROXIES: blankAsUnset(
+    z
+      .string()
+      .default('')
+      .transform((v) => v.split(/[\s,]+/).filter(Boolean))
+      .pipe(z.array(z.union([z.cidrv4(), z.cidrv6(), z.ipv4(), z.ipv6()]))),
+  ),
   /** Worker: port of the Temporal SDK's own Prometheus exporter (/metrics). Unset: not exported. */
   TEMPORAL_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Worker: port serving the service's own metrics (webhook deliveries, attempts, latency). Unset: not served. */

@@ -25,6 +25,9 @@ export const logger = pino({
       '*.authorization',
       'req.headers.authorization',
       'req.headers["x-api-key"]',
+      // The console's per-process proof (api/middleware/client-address.ts), should a request's headers ever be logged.
+      'req.headers["x-tranche-console-proof"]',
+      '*["x-tranche-console-proof"]',
       '*.signing_secret',
       '*.signingSecret',
       '*.token',

@@ -1,7 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupAllOptions, LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { AppError } from './errors';
 import type { Config } from './config';
+import type { HostResolver } from './dns-resolver';
 
 /**
  * Refuses webhook targets inside the service's own network (SSRF): checked when an endpoint is
@@ -110,35 +111,21 @@ export class SsrfRefusedError extends AppError {
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-const RESOLVE_TIMEOUT_MS = 5000;
 
-/** Every address a hostname resolves to (the system resolver, as a connection would use), within a deadline. */
-function resolveAll(hostname: string, timeoutMs: number): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new AppError(
-            400,
-            'WEBHOOK_URL_UNRESOLVABLE',
-            `Invalid webhook url: ${hostname} did not resolve within ${timeoutMs} ms`,
-          ),
-        ),
-      timeoutMs,
+/** Every address a hostname resolves to, by the process's resolver (lib/dns-resolver.ts: its own timeout, not the libuv pool). */
+async function resolveAll(hostname: string, resolver: HostResolver): Promise<LookupAddress[]> {
+  try {
+    return await resolver.resolve(hostname);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'ENOTFOUND';
+    throw new AppError(
+      400,
+      'WEBHOOK_URL_UNRESOLVABLE',
+      code === 'ETIMEOUT'
+        ? `Invalid webhook url: ${hostname} did not resolve in time`
+        : `Invalid webhook url: ${hostname} does not resolve (${code})`,
     );
-    dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
-      clearTimeout(timer);
-      if (err)
-        reject(
-          new AppError(
-            400,
-            'WEBHOOK_URL_UNRESOLVABLE',
-            `Invalid webhook url: ${hostname} does not resolve (${err.code})`,
-          ),
-        );
-      else resolve(addresses);
-    });
-  });
+  }
 }
 
 /** The refusal of a URL whose host is a literal address the policy forbids; null otherwise (a name is checked at connect). */
@@ -152,13 +139,9 @@ export function refusedLiteral(raw: string, policy: SsrfPolicy): SsrfRefusedErro
  * Registration-time check: the URL's host, literal or resolved, must have no refused address.
  * Every address counts, not just the first: a connection may pick any of them.
  */
-export async function assertDeliverableUrl(
-  raw: string,
-  policy: SsrfPolicy,
-  timeoutMs = RESOLVE_TIMEOUT_MS,
-): Promise<void> {
+export async function assertDeliverableUrl(raw: string, policy: SsrfPolicy, resolver: HostResolver): Promise<void> {
   const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolveAll(host, timeoutMs);
+  const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await resolveAll(host, resolver);
   for (const { address } of addresses) {
     const cls = refusal(address, policy);
     if (cls) throw new SsrfRefusedError(host, address, cls);
@@ -167,11 +150,11 @@ export async function assertDeliverableUrl(
 
 /**
  * Connect-time check, as the `lookup` option of http.request/https.request or undici's
- * `connect.lookup`: resolves as dns.lookup does, then refuses the connection if any address it
- * would hand back is refused. A literal IP in the URL never reaches a lookup, so
- * `assertDeliverableUrl` must also run before each attempt (it costs nothing for a literal).
+ * `connect.lookup`: resolves with the process's resolver (as registration does), then refuses the
+ * connection if any address it would hand back is refused. A literal IP in the URL never reaches a
+ * lookup, so `assertDeliverableUrl` must also run before each attempt (it costs nothing for a literal).
  */
-export function guardedLookup(policy: SsrfPolicy) {
+export function guardedLookup(policy: SsrfPolicy, resolver: HostResolver) {
   return function lookup(
     hostname: string,
     options: LookupOptions | LookupAllOptions | number | LookupCallback,
@@ -180,16 +163,20 @@ export function guardedLookup(policy: SsrfPolicy) {
     const cb = (typeof options === 'function' ? options : callback)!;
     const opts: LookupOptions =
       typeof options === 'object' ? options : typeof options === 'number' ? { family: options } : {};
-    dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
-      if (err) return cb(err, '');
-      for (const { address } of addresses) {
-        const cls = refusal(address, policy);
-        if (cls) return cb(new SsrfRefusedError(hostname, address, cls) as unknown as NodeJS.ErrnoException, '');
-      }
-      if (opts.all) return cb(null, addresses);
-      const first = addresses[0];
-      if (!first) return cb(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
-      cb(null, first.address, first.family);
-    });
+    resolver.resolve(hostname).then(
+      (resolved) => {
+        for (const { address } of resolved) {
+          const cls = refusal(address, policy);
+          if (cls) return cb(new SsrfRefusedError(hostname, address, cls) as unknown as NodeJS.ErrnoException, '');
+        }
+        // Every address was checked above; the connection may take those of the family it asked for.
+        const addresses = opts.family ? resolved.filter((a) => a.family === opts.family) : resolved;
+        if (opts.all) return cb(null, addresses);
+        const first = addresses[0];
+        if (!first) return cb(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+        cb(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => cb(err, ''),
+    );
   };
 }

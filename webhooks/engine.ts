@@ -4,6 +4,7 @@ import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
 import type { Config } from '../lib/config';
 import { logger } from '../lib/logger';
 import { policyFromConfig } from '../lib/ssrf-guard';
+import { createHostResolver, resolverOptionsFromConfig } from '../lib/dns-resolver';
 import { attemptService } from './attempt';
 import { createDispatcher } from './dispatcher';
 import { handOverOrdered, handOverRetries, type HandOverDeps } from './handover';
@@ -43,6 +44,8 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
   const sender = createSender({
     secrets: secretBoxFrom(config),
     ssrf: policyFromConfig(config),
+    // The process's one resolver: c-ares, its own timeout, never the libuv pool (decision 0274).
+    resolver: createHostResolver(resolverOptionsFromConfig(config)),
     retryAfterCapMs: config.WEBHOOK_RETRY_AFTER_CAP_SECONDS * 1000,
   });
   const recorder = createRecorder({

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy } from '../lib/ssrf-guard';
+import type { HostResolver } from '../lib/dns-resolver';
 import type { SignedRequest } from './signing';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
@@ -23,13 +24,17 @@ export interface Connection {
 }
 
 /**
- * One connection pool for every attempt of the process; its lookup refuses addresses the policy
- * forbids, so a name that re-resolves to a private address after registration is still not reached.
+ * One connection pool for every attempt of the process; its lookup (the process's resolver, off the
+ * libuv pool) refuses addresses the policy forbids, so a name that re-resolves to a private address
+ * after registration is still not reached.
  */
-export function connectionFor(policy: SsrfPolicy): Connection {
+export function connectionFor(policy: SsrfPolicy, resolver: HostResolver): Connection {
   return {
     policy,
-    dispatcher: new Agent({ connect: { lookup: guardedLookup(policy), timeout: 10_000 }, connections: 128 }),
+    dispatcher: new Agent({
+      connect: { lookup: guardedLookup(policy, resolver), timeout: 10_000 },
+      connections: 128,
+    }),
   };
 }
 

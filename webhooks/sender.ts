@@ -1,6 +1,7 @@
 import type { AttemptInput } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
+import type { HostResolver } from '../lib/dns-resolver';
 import type { Finished, Target } from './attempt-store';
 import { connectionFor, post, type Connection } from './post';
 import { openingCache, type SecretBox } from './secret-box';
@@ -19,7 +20,12 @@ export interface Sender {
  * the replaced one while its overlap lasts), POSTed on the process's one connection pool, whose
  * lookup refuses forbidden addresses. Secrets are opened once per process and never logged.
  */
-export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retryAfterCapMs: number }): Sender {
+export function createSender(deps: {
+  secrets: SecretBox;
+  ssrf: SsrfPolicy;
+  resolver: HostResolver;
+  retryAfterCapMs: number;
+}): Sender {
   const box = openingCache(deps.secrets);
   let connection: Connection | undefined;
   return {
@@ -37,7 +43,7 @@ export function createSender(deps: { secrets: SecretBox; ssrf: SsrfPolicy; retry
         logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
         return notSent(input, SIGNING_FAILED);
       }
-      const via = (connection ??= connectionFor(deps.ssrf));
+      const via = (connection ??= connectionFor(deps.ssrf, deps.resolver));
       // Traced, the POST is a span in the publishing request's trace (issue 21); off, a consumer that
       // asked for it still gets the publisher's traceparent. Not signed (docs/decisions).
       const traced = tracingOn();

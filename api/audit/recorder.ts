@@ -104,16 +104,16 @@ export async function recordCommand<T>(
 }
 
 /**
- * A console sign-in or sign-out. The session is a cookie and nothing else is written, so the entry
- * is the only write: if it fails, the sign-in fails with it.
+ * A console sign-in or sign-out, in the transaction that opens or ends the session's record
+ * (api/identity/console-sessions.ts): both commit, or neither.
  */
 export async function recordConsoleSession(
-  orm: Orm,
+  trx: Knex.Transaction,
   ctx: Context,
   principal: Principal,
   action: 'console.sign_in' | 'console.sign_out',
 ): Promise<void> {
-  await appendAuditEvent(orm.em.getConnection().getKnex(), {
+  await appendAuditEvent(trx, {
     orgId: principal.orgId,
     actor: actorOf(ctx, principal),
     action,

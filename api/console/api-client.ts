@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { consoleClientHeaders } from '../middleware/client-address';
 
 const API_TIMEOUT_MS = 30_000;
 
@@ -22,6 +23,8 @@ export function apiClient(ctx: Context, accessToken: string) {
   const host = socket.localFamily === 'IPv6' ? `[${socket.localAddress}]` : socket.localAddress;
   const base = `http://${host}:${socket.localPort}`;
   const requestId = ctx.get('x-request-id');
+  // The person's address, as this request's ctx.ip says it, so the API's audit entries and limits name them, not us.
+  const forwarded = consoleClientHeaders(ctx.ip);
 
   async function call<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
     const res = await fetch(`${base}${path}`, {
@@ -31,6 +34,7 @@ export function apiClient(ctx: Context, accessToken: string) {
         accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...(requestId ? { 'x-request-id': requestId } : {}),
+        ...forwarded,
       },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(API_TIMEOUT_MS),

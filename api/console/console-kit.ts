@@ -4,6 +4,7 @@ import type { Context, Next } from 'koa';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import { AppError } from '../../lib/errors';
+import { consoleSessions } from '../identity/console-sessions';
 import type { Principal } from '../../domain/principal';
 import type { ApiDeps } from '../deps';
 import { NOTIFICATION_PATHS } from '../notifications/paths';
@@ -32,6 +33,7 @@ export function consoleKit(deps: ApiDeps) {
   const paths = NOTIFICATION_PATHS[set];
   const cookies = consoleCookies(config);
   const { clearSession, readSession, writeSession } = cookies;
+  const knex = () => deps.orm.em.getConnection().getKnex();
   /** The console's origin is PUBLIC_BASE_URL's: behind TLS termination the request itself may say http. */
   const publicOrigin = new URL(config.PUBLIC_BASE_URL!);
 
@@ -42,11 +44,16 @@ export function consoleKit(deps: ApiDeps) {
     ctx.body = layout({ title, section, principal, set, body, scripts });
   }
 
-  /** Requires a console session: a valid access token in the httpOnly cookie, else off to sign in. */
+  /**
+   * Requires a console session: a valid access token in the httpOnly cookie, issued by a console
+   * sign-in whose record is live now (not from this process's memory: a signed-out or revoked
+   * cookie ends at once), else off to sign in. A token from the token exchange is no session.
+   */
   async function session(ctx: Context, next: Next): Promise<void> {
     const token = readSession(ctx);
     let principal: Principal | null = null;
-    if (token) principal = await deps.tokens.verify(token).catch(() => null);
+    if (token) principal = await deps.tokens.verify(token, { fresh: true }).catch(refusedAsNull);
+    if (principal && !principal.consoleSession) principal = null;
     if (!token || !principal) {
       if (token) clearSession(ctx, 'session');
       if (isHtmx(ctx)) {
@@ -62,18 +69,19 @@ export function consoleKit(deps: ApiDeps) {
   }
 
   /**
-   * Keeps the session alive while the person works (issue 22): past half its life, a request that
-   * is not a page's own polling (X-Console-Poll) gets a fresh token for the same principal, carrying
-   * the sign-in time, until CONSOLE_SESSION_MAX_SECONDS after the sign-in.
+   * Keeps the session alive while the person works: past half its life, a request that is not a
+   * page's own polling (X-Console-Poll) gets a fresh token for the same principal, carrying the
+   * sign-in time, while the session's record is live: not signed out, not revoked, and not past
+   * CONSOLE_SESSION_MAX_SECONDS after the sign-in (docs/decisions/0271-console-sessions-server-side.md).
    */
   async function renewed(ctx: Context, token: string, principal: Principal): Promise<string> {
     if (ctx.get('x-console-poll') === '1') return token;
-    const { exp, iat, auth_time } = decodeJwt(token);
-    const now = Date.now() / 1000;
-    const authTime = typeof auth_time === 'number' ? auth_time : (iat ?? 0);
+    const { exp } = decodeJwt(token);
     const ttl = deps.tokens.ttlSeconds;
-    if (exp === undefined || exp - now > ttl / 2 || now - authTime > config.CONSOLE_SESSION_MAX_SECONDS) return token;
-    const fresh = await deps.tokens.sign(principal, { authTime });
+    if (exp === undefined || exp - Date.now() / 1000 > ttl / 2) return token;
+    const record = await consoleSessions.renew(knex(), principal.consoleSession!, principal);
+    if (!record) return token;
+    const fresh = await deps.tokens.sign(principal, { authTime: Math.floor(record.created_at.getTime() / 1000) });
     writeSession(ctx, fresh, ttl);
     return fresh;
   }
@@ -102,6 +110,12 @@ export function fragment(ctx: Context, body: Html): void {
 }
 
 export const isHtmx = (ctx: Context) => ctx.get('hx-request') === 'true';
+
+/** A token refused (401: invalid, expired, its session ended) is no session; an outage is the page's error, not a sign-out. */
+function refusedAsNull(err: unknown): null {
+  if (err instanceof AppError && err.status === 401) return null;
+  throw err;
+}
 
 export function uuid(value: string | undefined): string {
   if (!Uuid.safeParse(value).success) throw new AppError(404, 'NOT_FOUND', 'Not found');

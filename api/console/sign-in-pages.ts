@@ -1,6 +1,9 @@
+import type { Context } from 'koa';
 import { AppError } from '../../lib/errors';
+import type { Principal } from '../../domain/principal';
 import { recordConsoleSession } from '../audit/recorder';
 import type { ApiDeps } from '../deps';
+import { consoleSessions } from '../identity/console-sessions';
 import { devIdpOf } from '../identity/dev-idp';
 import { configuredIssuers, IdTokenVerifier } from '../identity/id-token-verifier';
 import type { ConsoleKit, ConsoleRouter } from './console-kit';
@@ -15,6 +18,7 @@ export function signInPages(router: ConsoleRouter, kit: ConsoleKit, deps: ApiDep
   const { config, page, sameOrigin, publicOrigin } = kit;
   const { clearSession, readPending, readSession, writePending, writeSession } = kit.cookies;
   const devIdp = devIdpOf(config);
+  const knex = () => deps.orm.em.getConnection().getKnex();
   const signIn = consoleSignIn({
     config,
     devIdp,
@@ -48,7 +52,7 @@ export function signInPages(router: ConsoleRouter, kit: ConsoleKit, deps: ApiDep
     clearSession(ctx, 'pending');
     try {
       const { accessToken, expiresIn, principal } = await signIn.finish(ctx.query, pending);
-      await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_in');
+      await opened(ctx, principal);
       writeSession(ctx, accessToken, expiresIn);
       ctx.redirect('/console/');
     } catch (err) {
@@ -58,11 +62,36 @@ export function signInPages(router: ConsoleRouter, kit: ConsoleKit, deps: ApiDep
   });
 
   router.post('/auth/sign-out', sameOrigin, async (ctx) => {
-    // An expired or unreadable session signs out all the same, without an audit entry (no one to name).
-    const principal = await deps.tokens.verify(readSession(ctx) ?? '').catch(() => null);
-    if (principal) await recordConsoleSession(deps.orm, ctx, principal, 'console.sign_out');
+    // An expired, ended or unreadable session signs out all the same, without an audit entry (no one to name).
+    const principal = await deps.tokens.verify(readSession(ctx) ?? '', { fresh: true }).catch(() => null);
+    if (principal?.consoleSession) await ended(ctx, principal, principal.consoleSession);
     clearSession(ctx, 'session');
     ctx.status = 303;
     ctx.redirect('/console/sign-in?signed_out=1');
   });
+
+  /** The session's record and its audit entry, in one transaction (decision 0271). */
+  async function opened(ctx: Context, principal: Principal): Promise<void> {
+    await knex().transaction(async (trx) => {
+      await consoleSessions.open(trx, {
+        id: principal.consoleSession!,
+        org_id: principal.orgId,
+        user_id: principal.userId,
+        roles: principal.roles,
+        client_address: ctx.ip || null,
+        user_agent: ctx.get('user-agent') || null,
+        maxSeconds: config.CONSOLE_SESSION_MAX_SECONDS,
+      });
+      await recordConsoleSession(trx, ctx, principal, 'console.sign_in');
+    });
+  }
+
+  /** Signing out revokes the session's record, so its cookie and tokens are refused from now on. */
+  async function ended(ctx: Context, principal: Principal, sessionId: string): Promise<void> {
+    await knex().transaction(async (trx) => {
+      await consoleSessions.revoke(trx, principal.orgId, sessionId, principal.userId);
+      await recordConsoleSession(trx, ctx, principal, 'console.sign_out');
+    });
+    deps.tokens.forget('session', sessionId);
+  }
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { z } from 'zod';
 import type { Config } from '../../lib/config';
+import { newId } from '../../lib/ids';
 import { AppError, forbidden, unauthenticated, unavailable } from '../../lib/errors';
 import type { Principal } from '../../domain/principal';
 import type { KycEligibility } from '../../domain/kyc';
@@ -139,7 +140,8 @@ export function consoleSignIn(deps: {
         orgId: claimedOrg,
         roles: identity.roles,
         kycCompleted: await deps.kyc.isApproved(identity.userId, claimedOrg),
-        consoleSession: randomBytes(12).toString('base64url'),
+        // The id of the session record the caller opens (api/identity/console-sessions.ts).
+        consoleSession: newId(),
       };
       return { accessToken: await deps.tokens.sign(principal), principal, expiresIn: deps.tokens.ttlSeconds };
     },

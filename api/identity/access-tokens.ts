@@ -13,6 +13,7 @@ import {
 import { createPublicKey } from 'node:crypto';
 import { unauthenticated } from '../../lib/errors';
 import { ROLES, type Principal, type Role } from '../../domain/principal';
+import type { TokenLiveness } from './token-liveness';
 
 const ALG = 'ES256';
 const ACCESS_TOKEN_ISSUER = 'tranche';
@@ -32,6 +33,8 @@ export class AccessTokens {
    * the API's largest CPU cost. The keys never change in an instance, so neither does a verdict.
    */
   private readonly verified = new Map<string, { principal: Principal; expiresAt: number }>();
+  /** What stands behind a token (its API key, its console session), checked after the signature. */
+  private liveness: TokenLiveness | undefined;
 
   private constructor(
     private readonly privateKey: CryptoKey,
@@ -91,7 +94,27 @@ export class AccessTokens {
       .sign(this.privateKey);
   }
 
-  async verify(token: string): Promise<Principal> {
+  /**
+   * From now on, a token whose API key was revoked or whose console session ended is refused
+   * (api/identity/token-liveness.ts). The API installs it once per process (api/app.ts).
+   */
+  checkLiveness(liveness: TokenLiveness): void {
+    this.liveness ??= liveness;
+  }
+
+  /** Forgets this process's verdict on a key or session it has just revoked, so the revocation holds here at once. */
+  forget(kind: 'key' | 'session', id: string): void {
+    this.liveness?.forget(kind, id);
+  }
+
+  /** `fresh`: ask about the token's key or session now, not from this process's memory of it. */
+  async verify(token: string, opts: { fresh?: boolean } = {}): Promise<Principal> {
+    const principal = await this.verifySignature(token);
+    await this.liveness?.assertLive(principal, opts);
+    return principal;
+  }
+
+  private async verifySignature(token: string): Promise<Principal> {
     const known = this.verified.get(token);
     if (known && known.expiresAt > Date.now()) return known.principal;
     const verdict = await this.verifyAnew(token);

@@ -72,6 +72,8 @@ export function apiKeyRoutes(router: Router, deps: ApiDeps): void {
           });
         }),
       );
+      // Its exchanged tokens stop here at once, elsewhere within TOKEN_REVOCATION_CACHE_SECONDS (decision 0272).
+      deps.tokens.forget('key', subject.id);
       ctx.status = 204;
     }),
   );

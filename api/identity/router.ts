@@ -5,6 +5,7 @@ import { accreditationFlow } from './accreditation-flow';
 import { accreditationRoutes } from './accreditation-routes';
 import { accreditations } from './accreditations';
 import { apiKeyRoutes } from './api-key-routes';
+import { consoleSessionRoutes } from './console-session-routes';
 import { devIdpOf } from './dev-idp';
 import { devIdpRoutes } from './dev-idp-routes';
 import { configuredIssuers, IdTokenVerifier } from './id-token-verifier';
@@ -38,6 +39,7 @@ export function identityRouter(deps: ApiDeps): Router {
 
   exchangeRoutes(router, deps, tokenExchange({ orm: deps.orm, tokens: deps.tokens, verifier, limits, kyc: deps.kyc }));
   apiKeyRoutes(router, deps);
+  consoleSessionRoutes(router, deps);
   kycRoutes(router, deps, kyc);
   accreditationRoutes(router, deps, accreditation);
   providerRoutes(router, deps, { kyc, accreditation });

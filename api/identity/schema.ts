@@ -123,3 +123,28 @@ export const DevMintResponse = z.object({
   api_key: z.string().nullable(),
   expires_in: z.number().int(),
 });
+
+export const ConsoleSessionParams = z.object({ session_id: z.uuid() });
+
+/** A console sign-in as its organisation's administrators see it (docs/decisions/0271-console-sessions-server-side.md). */
+const ConsoleSessionView = z
+  .object({
+    /** The `sid` of the session's access tokens, and the audit trail's `console_session`. */
+    id: z.uuid(),
+    org_id: z.uuid(),
+    user_id: z.string(),
+    roles: z.array(z.enum(ROLES)),
+    /** live: renewed while its person works; expired: past expires_at; revoked: signed out or ended by an administrator. */
+    status: z.enum(['live', 'expired', 'revoked']),
+    created_at: timestamp,
+    /** The sign-in time plus CONSOLE_SESSION_MAX_SECONDS: no renewal past it. */
+    expires_at: timestamp,
+    renewed_at: timestamp.nullable(),
+    revoked_at: timestamp.nullable(),
+    /** Who ended it: the user themselves (sign-out) or an administrator. */
+    revoked_by: z.string().nullable(),
+    client_address: z.string().nullable(),
+    user_agent: z.string().nullable(),
+  })
+  .meta({ id: 'ConsoleSession' });
+export const ConsoleSessionList = z.array(ConsoleSessionView);

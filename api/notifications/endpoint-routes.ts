@@ -17,6 +17,7 @@ import { aimedPublisher, disableEndpoint } from '../../webhooks';
 import { successRates } from './endpoint-success';
 import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
+import { createHostResolver, resolverOptionsFromConfig } from '../../lib/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
 import { endpointView } from './views';
 import {
@@ -48,11 +49,14 @@ export function endpointRoutes(
   const set = deps.config.BEHAVIOUR_SET;
   const publishAimed = aimedPublisher(knex, set);
   const ssrf = policyFromConfig(deps.config);
-  // Scheme rules first, then where the host really points (checked again at every connect).
+  const resolver = createHostResolver(resolverOptionsFromConfig(deps.config));
+  // Scheme rules first, then where the host really points (checked again at every connect). Called
+  // before any transaction opens: a slow nameserver must not hold a database connection.
   const url = async (raw: string) => {
     const checked = checkWebhookUrl(raw, deps.config.WEBHOOK_ALLOW_INSECURE_LOOPBACK);
-    // A name that does not resolve yet is accepted: every attempt's connect-time lookup guards it.
-    await assertDeliverableUrl(checked, ssrf).catch((err: unknown) => {
+    // A name that does not resolve yet (or not in time) is accepted: the integrator may register
+    // before their DNS is live, and every attempt's connect-time lookup guards it (decision 0274).
+    await assertDeliverableUrl(checked, ssrf, resolver).catch((err: unknown) => {
       if (!(err instanceof AppError && err.code === 'WEBHOOK_URL_UNRESOLVABLE')) throw err;
     });
     return checked;
@@ -71,9 +75,10 @@ export function endpointRoutes(
       },
       async (ctx, { body }) => {
         const spec = { action: 'webhook_endpoint.create', subject: { type: 'webhook_endpoint', id: 'new' } };
+        const checkedUrl = await url(body.url);
         const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
           const input = {
-            url: await url(body.url),
+            url: checkedUrl,
             description: body.description,
             eventTypes: checkEventTypes(set, body.eventTypes),
             ordering: body.ordering,

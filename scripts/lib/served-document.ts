@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createApp, type ApiDeps } from '../../api';
+import { AccessTokens, createApp, type ApiDeps } from '../../api';
 import { loadConfig } from '../../lib/config';
 
 /**
@@ -26,7 +26,8 @@ export async function documentFor(set: 'A' | 'B', url?: string): Promise<object>
     config,
     orm,
     temporal: { connection: {} } as never,
-    tokens: unused,
+    // A real signer: the app installs its revocation check on it (decision 0272); nothing is verified here.
+    tokens: await AccessTokens.create({ ttlSeconds: 900 }),
     kyc: unused,
   });
   const server = app.listen(0, '127.0.0.1');

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { actor } from '../support/fixtures';
+import { actor, consoleToken } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
@@ -88,7 +88,7 @@ describe('Console reads and sign-in over HTTP (Set A)', () => {
     // The console pages with the same cursor: after the first two, only the third is shown.
     const head = await world.api.get('/issuance/review-queue?limit=2', world.staff.token);
     const later = await fetch(`${base()}/console/?cursor=${encodeURIComponent(head.body.data.next_cursor)}`, {
-      headers: { cookie: `tranche_console=${world.staff.token}` },
+      headers: { cookie: `tranche_console=${await consoleToken(svc, world.staff)}` },
       signal: AbortSignal.timeout(30_000),
     });
     const text = await later.text();

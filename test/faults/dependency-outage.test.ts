@@ -93,7 +93,7 @@ describe('a dependency outage', () => {
       expect((await api.get('/health')).status).toBe(200);
       // A console page (its session cookie is the access token) says so too, as a page.
       const page = await fetch(`${pair.baseUrl}/console/`, {
-        headers: { cookie: `tranche_console=${w.tokens.staff}` },
+        headers: { cookie: `tranche_console=${w.tokens.consoleStaff}` },
       });
       expect([page.status, Number(page.headers.get('retry-after')) > 0]).toEqual([503, true]);
       expect(await page.text()).toContain('PostgreSQL cannot be reached');

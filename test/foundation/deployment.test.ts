@@ -57,7 +57,9 @@ describe('deployment shape', () => {
     expect(gateway.image).toBe(`caddy:${toolVersion('CADDY_VERSION')}`);
     const caddyfile = readFileSync(gatewayConfig(), 'utf8');
     expect(caddyfile).toMatch(/dynamic a \{\s*name api\s*port 3000/);
-    expect(caddyfile).not.toMatch(/trusted_proxies/); // a client's own X-Forwarded-For is replaced, not believed
+    // Only the proxies in TRUSTED_PROXIES (none by default) are believed; a client's own X-Forwarded-For is replaced.
+    expect(caddyfile.match(/trusted_proxies.*/g)).toEqual(['trusted_proxies static {$TRUSTED_PROXIES}']);
+    expect(gateway.environment.TRUSTED_PROXIES).toBe(''); // compose's default: none
   });
 
   it('gives the gateway a config that Caddy itself accepts', async () => {

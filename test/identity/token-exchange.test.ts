@@ -26,6 +26,8 @@ describe('token exchange (spec §4.2, §5)', () => {
         OIDC_JWKS_TIMEOUT_MS: '500',
         EXCHANGE_RATE_LIMIT_PER_KEY: '1000',
         EXCHANGE_RATE_LIMIT_PER_ADDRESS: '1000',
+        // A revoked key's tokens are refused once this process's remembered verdict on the key lapses.
+        TOKEN_REVOCATION_CACHE_SECONDS: '1',
         // The /dev-idp tests below need it; it is off unless a variable turns it on.
         DEV_IDP_ENABLED: 'true',
       },
@@ -196,6 +198,31 @@ describe('token exchange (spec §4.2, §5)', () => {
 
       expect((await api.delete(`/identity/api-keys/${created.body.data.id}`, admin.token)).status).toBe(204);
       await expectError(exchange(svc, newKey, await idp.sign()), 401, 'API_KEY_REVOKED');
+    });
+
+    it('stops the access tokens exchanged with a key once the key is revoked', async () => {
+      const o = newOrg();
+      const admin = await actor(svc, o, ['admin']);
+      const api = http(svc.baseUrl);
+      const created = await api.post('/identity/api-keys', admin.token, { name: 'leaky backend' });
+      const exchanged = await exchange(
+        svc,
+        created.body.data.key,
+        await idp.sign({ sub: 'carol', roles: ['investor'] }),
+      );
+      const token: string = exchanged.body.data.access_token;
+      expect((await api.get('/issuance/subscriptions', token)).status).toBe(200);
+
+      expect((await api.delete(`/identity/api-keys/${created.body.data.id}`, admin.token)).status).toBe(204);
+      // TOKEN_REVOCATION_CACHE_SECONDS is 1 here: past it, every API instance has looked again.
+      await new Promise((r) => setTimeout(r, 1500));
+      for (const path of ['/issuance/subscriptions', '/notifications/event-types'])
+        await expectError(api.get(path, token), 401, 'TOKEN_REVOKED');
+      // Tokens exchanged with the organisation's other keys are unaffected.
+      expect(
+        (await api.get('/issuance/subscriptions', (await exchange(svc, key, await idp.sign())).body.data.access_token))
+          .status,
+      ).toBe(200);
     });
 
     it("is for administrators of the key's organisation only", async () => {

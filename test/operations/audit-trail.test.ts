@@ -7,7 +7,7 @@ import { exchange, notifyAsProvider, PROVIDER_SECRET } from '../identity/support
 import { postSandboxEvent } from '../payments/payment-helpers';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { secretBoxFrom } from '../../webhooks/secret-box';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import { actor, consoleToken, newOrg, type Actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
@@ -577,7 +577,7 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
   it('shows the trail on a console page to admins, filtered and paged, and the refusal to other staff', async () => {
     const page = async (who: Actor, query = '') => {
       const res = await fetch(`${svc.baseUrl}/console/audit${query}`, {
-        headers: { cookie: `tranche_console=${who.token}` },
+        headers: { cookie: `tranche_console=${await consoleToken(svc, who, who === w.admin ? ['admin'] : ['staff'])}` },
         redirect: 'manual',
         signal: AbortSignal.timeout(30_000),
       });

@@ -44,3 +44,17 @@ export async function openOffering(svc: TestService, staff: Actor, price = '12.5
 }
 
 export const newOrg = () => randomUUID();
+
+/**
+ * A console session as a sign-in opens one (docs/decisions/0271-console-sessions-server-side.md):
+ * its record, and an access token naming it, for a test that sets the console cookie itself.
+ */
+export async function consoleToken(svc: TestService, a: Actor, roles: Role[] = ['staff']): Promise<string> {
+  const id = randomUUID();
+  await svc.orm.em.getConnection().execute(
+    `insert into console_sessions (id, org_id, user_id, roles, created_at, expires_at)
+       values (?, ?, ?, ?::text[], now(), now() + interval '12 hours')`,
+    [id, a.orgId, a.userId, `{${roles.join(',')}}`],
+  );
+  return svc.tokens.sign({ userId: a.userId, orgId: a.orgId, roles, kycCompleted: false, consoleSession: id });
+}

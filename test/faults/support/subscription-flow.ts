@@ -25,6 +25,21 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
   const org = randomUUID();
   const staff = await tokens.sign({ userId: 'staff-1', orgId: org, roles: ['staff'], kycCompleted: false });
   const investor = await tokens.sign({ userId: 'investor-1', orgId: org, roles: ['investor'], kycCompleted: true });
+  // The staff member's console session, as a sign-in opens one (docs/decisions/0271-console-sessions-server-side.md).
+  const session = randomUUID();
+  await sql(
+    opts.databaseUrl,
+    `insert into console_sessions (id, org_id, user_id, roles, created_at, expires_at)
+       values ($1, $2, 'staff-1', '{staff}', now(), now() + interval '12 hours')`,
+    [session, org],
+  );
+  const consoleStaff = await tokens.sign({
+    userId: 'staff-1',
+    orgId: org,
+    roles: ['staff'],
+    kycCompleted: false,
+    consoleSession: session,
+  });
   await sql(
     opts.databaseUrl,
     `insert into kyc_verifications (org_id, user_id, status) values ($1, 'investor-1', 'approved')`,
@@ -41,7 +56,7 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
 
   return {
     org,
-    tokens: { staff, investor },
+    tokens: { staff, investor, consoleStaff },
     /** draft -> pending_signature -> pending_payment -> pending_review (wire). */
     async toReview(): Promise<{ id: string; reference_code: string }> {
       const s = await expectOk(
