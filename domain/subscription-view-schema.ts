@@ -41,6 +41,14 @@ export const SubscriptionViewSchema = z
     shares_issued_at: timestamp.nullable().optional().describe('Set B only: null until shares are issued'),
     status_reason: z.string().optional().describe('Why staff rejected or voided it'),
     info_requested: z.string().optional().describe('What staff asked the investor for, while unanswered'),
+    amount_received: money
+      .optional()
+      .describe('Once money was taken: every payment received for it, held ones included (docs/decisions/0284)'),
+    amount_refunded: money
+      .optional()
+      .describe(
+        'Once money was taken: what went back of it (refunds, lost disputes); equal to amount_received when all did',
+      ),
   })
   .meta({ id: 'Subscription' });
 export type SubscriptionView = z.infer<typeof SubscriptionViewSchema>;

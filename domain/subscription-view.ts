@@ -1,3 +1,4 @@
+import { moneyTotals } from './receipts';
 import type { SubscriptionState } from './subscription';
 import type { SubscriptionView } from './subscription-view-schema';
 
@@ -26,6 +27,12 @@ export function toSubscriptionView(s: SubscriptionState): SubscriptionView {
   if (s.referenceCode) view.reference_code = s.referenceCode;
   if (s.statusReason) view.status_reason = s.statusReason;
   if (s.infoRequested) view.info_requested = s.infoRequested;
+  // Beside each other once money was taken (docs/decisions/0284-refunds.md): a partial refund reads as one.
+  const totals = moneyTotals(s);
+  if (totals) {
+    view.amount_received = totals.received;
+    view.amount_refunded = totals.refunded;
+  }
   if (s.set === 'B') {
     view.shares_id = s.sharesId;
     view.shares_issued_at = s.sharesIssuedAt;
