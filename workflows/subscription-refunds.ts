@@ -147,7 +147,9 @@ export function applyRefund(s: SubscriptionState, n: PaymentNotification): Chang
   const key = paymentKey(n);
   const r = receiptsOf(s).find((x) => x.payment === key);
   if (!r) {
-    // A payment we never saw taken (a notification from before payments were named): the old rule.
+    // A payment not (yet) taken: its success may still be on its way, so wait for it. States from
+    // before receipts were kept, or a notification naming no payment: the old rule.
+    if (s.receipts && key) return undefined;
     if (!CAPTURED.includes(s.paymentStatus)) return undefined;
     if (s.paymentStatus === 'refunded') return unchanged(s);
     return change(s, { paymentStatus: 'refunded' }, paymentEvent('payment.refunded', s, n));
@@ -184,6 +186,7 @@ const beforeDispute = (s: SubscriptionState): PaymentStatus =>
 export function applyDispute(s: SubscriptionState, n: PaymentNotification): Change | undefined {
   const key = paymentKey(n);
   const r = receiptsOf(s).find((x) => x.payment === key);
+  if (!r && s.receipts && key) return undefined; // a payment not (yet) taken: wait for it, as applyRefund
   if (n.kind === 'disputed') {
     if (r?.held) {
       if (r.disputed) return unchanged(s);
