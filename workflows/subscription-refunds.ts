@@ -14,7 +14,7 @@ import { change, paymentEvent, unchanged, type Change } from './subscription-cha
 const left = (r: Receipt): bigint => scaled(r.amount) - scaled(r.refunded);
 
 /** The payment a notification is about: the processor's payment, else its reference. */
-export const paymentKey = (n: PaymentNotification): string | null => n.payment ?? n.reference ?? null;
+const paymentKey = (n: PaymentNotification): string | null => n.payment ?? n.reference ?? null;
 
 /** The receipts with one more payment (once: a payment told twice is one receipt). */
 export function withReceipt(

@@ -123,6 +123,7 @@ describe('Set B operator console', () => {
     expect(
       (await w.api.post(`/issuance/subscriptions/${id}/void`, w.admin.token, { reason: 'withdrawn' })).status,
     ).toBe(200);
+    await browser.clearCookies(); // the staff session ends; an admin signs in
     await signIn(page, svc, {
       userId: `console-admin-${randomUUID().slice(0, 8)}`,
       orgId: w.staff.orgId,
@@ -136,7 +137,7 @@ describe('Set B operator console', () => {
     await page.getByLabel(/Amount to refund/).fill('60.00');
     await page.getByLabel(/Reason/).fill('too much');
     await page.getByTestId('refund-submit').click();
-    expect(await page.getByTestId('notice').textContent()).toContain('REFUND_EXCEEDS_REFUNDABLE');
+    expect(await page.getByTestId('refusal').textContent()).toContain('REFUND_EXCEEDS_REFUNDABLE');
     await page.getByLabel(/Amount to refund/).fill('20.00');
     await page.getByLabel(/Reason/).fill('part of it');
     await page.getByTestId('refund-submit').click();

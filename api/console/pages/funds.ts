@@ -95,7 +95,7 @@ export interface RefundLookup {
  * what was taken beside what went back, and (admins) refund all or part of it with a reason; the API
  * decides what may be refunded and says why when it refuses.
  */
-export function refundSection(q: RefundLookup, p: Principal): Html {
+function refundSection(q: RefundLookup, p: Principal): Html {
   const s = q.found;
   const admin = p.roles.includes('admin');
   return html`<section aria-labelledby="refunds-h" data-testid="refunds">
