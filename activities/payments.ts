@@ -4,6 +4,8 @@ import {
   type Collection,
   type CollectionRequest,
   type PaymentProcessor,
+  type Refund,
+  type RefundRequest,
   type Session,
   type SessionRequest,
   type SetupResult,
@@ -33,6 +35,9 @@ export function createPaymentActivities(processor: PaymentProcessor) {
     },
     async closeSessions(subscriptionId: string): Promise<void> {
       return finalOnRefusal(() => processor.closeSessions(subscriptionId));
+    },
+    async refundPayment(req: RefundRequest): Promise<Refund> {
+      return finalOnRefusal(() => processor.refund(req));
     },
     async collectPayment(req: CollectionRequest): Promise<Collection> {
       if (!req.setupSessionId) throw ApplicationFailure.nonRetryable('no linked payment method', 'NO_PAYMENT_METHOD');

@@ -4,7 +4,9 @@ import { appendAuditEvent } from '../db/audit-log';
 import type { Orm } from '../db/orm';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import type { ProcessorAudit, ServiceEvent } from '../domain/events';
+import { countedAmount, scaled } from '../domain/receipts';
 import { CLOSES_SESSIONS, type SubscriptionState } from '../domain/subscription';
+import { formatScaled } from '../lib/decimal-amount';
 import { releaseCommitment } from '../db/offering-capacity';
 import { publishEvents, takeForParent } from '../webhooks';
 import type { ChildDelivery } from '../domain/webhook-messages';
@@ -36,6 +38,8 @@ export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; 
         }
         // Cancelled, rejected or voided: its share of the offering's capacity is free again (decision 0278).
         if (CLOSES_SESSIONS.includes(state.status)) await releaseCommitment(trx, state.id);
+        // Refunds and lost disputes take back what they returned (docs/decisions/0287-counters-follow-money.md).
+        if (state.set === 'A' && state.status === 'completed') await settleCredit(trx, state);
         const published = await publishEvents(trx, events, { set: deps.set });
         const stored = new Set(published.eventIds);
         for (const e of events) if (e.audit && stored.has(e.id)) await auditProcessorChange(trx, state, e, e.audit);
@@ -137,6 +141,7 @@ async function creditOffering(trx: Knex.Transaction, s: SubscriptionState): Prom
   if (credited.length === 0) return;
   const [row] = await trx('offering_credits')
     .where({ offering_id: s.offeringId, investor_id: s.investorId })
+    .where('amount', '>', 0)
     .count<{ n: string }[]>({ n: '*' });
   const firstFromInvestor = Number(row?.n) === 1;
   await trx('offerings')
@@ -144,6 +149,40 @@ async function creditOffering(trx: Knex.Transaction, s: SubscriptionState): Prom
     .update({
       raised_amount: trx.raw('raised_amount + ?::numeric', [s.totalAmount]),
       investor_count: trx.raw('investor_count + ?', [firstFromInvestor ? 1 : 0]),
+      updated_at: trx.fn.now(),
+    });
+}
+
+/**
+ * A credited subscription's credit follows its money: what its own payment brought minus what went
+ * back of it (domain/receipts.ts countedAmount). The difference comes off the raised amount, and an
+ * investor none of whose credits still hold money is no longer counted. Idempotent: a credit
+ * already at its amount changes nothing. Takes the offering's lock like creditOffering.
+ */
+async function settleCredit(trx: Knex.Transaction, s: SubscriptionState): Promise<void> {
+  const target = scaled(countedAmount(s));
+  const peek = await trx('offering_credits').where({ subscription_id: s.id }).first('amount');
+  if (!peek || scaled(String(peek.amount)) === target) return;
+  await trx('offerings').where({ id: s.offeringId }).forUpdate().select('id');
+  const credit = await trx('offering_credits').where({ subscription_id: s.id }).forUpdate().first('amount');
+  const held = scaled(String(credit!.amount));
+  if (held === target) return;
+  const [others] = await trx('offering_credits')
+    .where({ offering_id: s.offeringId, investor_id: s.investorId })
+    .whereNot({ subscription_id: s.id })
+    .where('amount', '>', 0)
+    .count<{ n: string }[]>({ n: '*' });
+  const elsewhere = Number(others?.n) > 0;
+  const counted = (x: bigint) => (elsewhere || x > 0n ? 1 : 0);
+  const asNumeric = (x: bigint) => formatScaled(x, '0.0000');
+  await trx('offering_credits')
+    .where({ subscription_id: s.id })
+    .update({ amount: asNumeric(target) });
+  await trx('offerings')
+    .where({ id: s.offeringId })
+    .update({
+      raised_amount: trx.raw('raised_amount + ?::numeric', [asNumeric(target - held)]),
+      investor_count: trx.raw('investor_count + ?', [counted(target) - counted(held)]),
       updated_at: trx.fn.now(),
     });
 }

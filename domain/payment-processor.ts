@@ -35,6 +35,19 @@ export interface Collection {
   collectionId: string;
 }
 
+export interface RefundRequest {
+  subscriptionId: string;
+  /** The payment to refund (PaymentNotification.payment: Stripe's PaymentIntent, the sandbox's session or collection). */
+  payment: string;
+  amount: string;
+  currency: string;
+  /** The same key for every retry of one refund, so the processor refunds once. */
+  idempotencyKey: string;
+}
+export interface Refund {
+  refundId: string;
+}
+
 /**
  * The processor refused for good: retrying the same call cannot help (an invalid request, no
  * linked payment method). Anything else an adapter throws is taken as transient and retried.
@@ -61,4 +74,9 @@ export interface PaymentProcessor {
    * any more. Idempotent; a session already finished is left as it is.
    */
   closeSessions(subscriptionId: string): Promise<void>;
+  /**
+   * Sends `amount` of a payment back to the payer (docs/decisions/0284-refunds.md). Refuses
+   * (PaymentRefused) what the processor will never do: more than is left, a disputed payment.
+   */
+  refund(req: RefundRequest): Promise<Refund>;
 }

@@ -30,7 +30,8 @@ const STAFF_ACTIONS = [
   // The sandbox processor's operator console: settle, fail, refund, dispute.
   'operate_payments',
 ] as const;
-const ADMIN_ACTIONS = ['void'] as const;
+// Refunds send money out of the organisation (docs/decisions/0284-refunds.md): admins only, like void.
+const ADMIN_ACTIONS = ['void', 'refund'] as const;
 
 export const SUBSCRIPTION_ACTIONS = ['create', 'read', ...OWNER_ACTIONS, ...STAFF_ACTIONS, ...ADMIN_ACTIONS] as const;
 export type SubscriptionAction = (typeof SUBSCRIPTION_ACTIONS)[number];
@@ -81,7 +82,7 @@ export function authorize(p: Principal, action: SubscriptionAction, s?: Owned): 
     throw forbidden('Only the investor who owns this subscription may do this', 'NOT_SUBSCRIPTION_OWNER');
   }
   // Nobody reviews or funds their own commitment, even holding both roles.
-  if ((isStaffAction(action) || action === 'void') && s.investorId === p.userId) {
+  if ((isStaffAction(action) || (ADMIN_ACTIONS as readonly string[]).includes(action)) && s.investorId === p.userId) {
     throw forbidden('Staff may not act on their own subscription', 'OWN_SUBSCRIPTION');
   }
 }

@@ -37,9 +37,19 @@ export interface ReconcileInput {
   amount: string;
   actorId: string;
 }
+/** Staff send money back (docs/decisions/0284-refunds.md); no amount means everything refundable. */
+export interface RefundInput {
+  amount?: string;
+  reason: string;
+  actorId: string;
+}
 /** A processor's notification, already verified by the API and deduplicated by its event id. */
 export interface PaymentNotification {
-  kind: 'processing' | 'succeeded' | 'failed' | 'in_escrow' | 'refunded' | 'disputed';
+  /**
+   * `refunded` carries the payment's whole refunded amount so far (partial or full), `dispute_won`
+   * and `dispute_lost` how a dispute closed (docs/decisions/0285-dispute-outcomes.md).
+   */
+  kind: 'processing' | 'succeeded' | 'failed' | 'in_escrow' | 'refunded' | 'disputed' | 'dispute_won' | 'dispute_lost';
   processorEventId: string;
   /** The checkout or setup session, or the collection the notification is about. */
   reference: string | null;
@@ -78,6 +88,7 @@ export const requestInfo = defineUpdate<SubscriptionView, [ReasonInput]>('reques
 export const provideInfo = defineUpdate<SubscriptionView, [ProvideInfoInput]>('provideInfo');
 export const issueShares = defineUpdate<SubscriptionView, [{ actorId: string }]>('issueShares');
 export const retryCollection = defineUpdate<SubscriptionView, [{ actorId: string }]>('retryCollection');
+export const refund = defineUpdate<SubscriptionView, [RefundInput]>('refund');
 /** Reconcile a Set A wire or check; its wire name predates the one name, and histories carry it. */
 export const reconcile = defineUpdate<SubscriptionView, [ReconcileInput]>('reconcileFunds');
 

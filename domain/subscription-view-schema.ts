@@ -58,6 +58,14 @@ export const SubscriptionViewSchema = z
       )
       .optional()
       .describe('Every information request and its answer, oldest first; absent when none was made'),
+    amount_received: money
+      .optional()
+      .describe('Once money was taken: every payment received for it, held ones included (docs/decisions/0284)'),
+    amount_refunded: money
+      .optional()
+      .describe(
+        'Once money was taken: what went back of it (refunds, lost disputes); equal to amount_received when all did',
+      ),
   })
   .meta({ id: 'Subscription' });
 export type SubscriptionView = z.infer<typeof SubscriptionViewSchema>;

@@ -1,3 +1,4 @@
+import { moneyTotals } from './receipts';
 import type { SubscriptionState } from './subscription';
 import type { SubscriptionView } from './subscription-view-schema';
 
@@ -39,6 +40,12 @@ export function toSubscriptionView(s: SubscriptionState): SubscriptionView {
           }
         : null,
     }));
+  }
+  // Beside each other once money was taken (docs/decisions/0284-refunds.md): a partial refund reads as one.
+  const totals = moneyTotals(s);
+  if (totals) {
+    view.amount_received = totals.received;
+    view.amount_refunded = totals.refunded;
   }
   if (s.set === 'B') {
     view.shares_id = s.sharesId;

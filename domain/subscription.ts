@@ -96,6 +96,15 @@ export interface SubscriptionState {
   paidWith?: string | null;
   /** Payments held for staff to refund (a second payment, a wrong amount), so a repeat is held once. */
   heldPayments?: string[];
+  /**
+   * Every payment taken for the subscription with what went back of it (docs/decisions/0284-refunds.md);
+   * absent in states from before refunds were recorded (workflows/subscription-refunds.ts derives it).
+   */
+  receipts?: Receipt[];
+  /** How many refunds staff asked for: part of the processor's idempotency key of the next one. */
+  refundsRequested?: number;
+  /** The payment status a dispute interrupted, restored when the dispute is won (docs/decisions/0285-dispute-outcomes.md). */
+  statusBeforeDispute?: PaymentStatus | null;
   referenceCode: string | null;
   sharesId: string | null;
   sharesIssuedAt: string | null;
@@ -113,6 +122,16 @@ export interface SubscriptionState {
   version: number;
   /** The `sequence` of the last event this subscription published (absent before any was numbered). */
   eventSequence?: number;
+}
+
+/** One payment taken: its processor id, what it brought, and what went back (refunds, a lost dispute). */
+export interface Receipt {
+  payment: string;
+  amount: string;
+  refunded: string;
+  /** Held aside (a second payment, a wrong amount): never the subscription's own payment. */
+  held: boolean;
+  disputed?: boolean;
 }
 
 /** What the create command carries into the workflow; the workflow derives the rest. */

@@ -37,6 +37,7 @@ function unavailable(): PaymentProcessor {
     createCheckoutSession: missing,
     collect: missing,
     closeSessions: missing,
+    refund: missing,
   };
 }
 

@@ -27,6 +27,7 @@ import { toSubscriptionView, type SubscriptionView } from '../domain/subscriptio
 import { refusal } from '../domain/refusal';
 import * as m from '../domain/subscription-messages';
 import { applyPayment, guards, initialState, transitions, type Change } from './subscription-transitions';
+import { planRefund, refundedByStaff, type RefundSlice } from './subscription-refunds';
 import { asRefusal, failedWith, idempotencyReused } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
 import { startDeliveryChildren } from './delivery-children';
@@ -227,6 +228,11 @@ export class SubscriptionRun {
       () => this.commit(transitions.retryCollection(s())),
     );
     this.command(
+      m.refund,
+      (i) => void planRefund(s(), i),
+      (i) => this.refund(i),
+    );
+    this.command(
       m.reconcile,
       (i) => guards.reconcile(s(), i.amount),
       () => this.commit(transitions.reconcile(s())),
@@ -299,6 +305,36 @@ export class SubscriptionRun {
     const view = await this.commit(transitions.void(this.state, i));
     this.collection?.cancel();
     return view;
+  }
+
+  /**
+   * Staff send money back (docs/decisions/0284-refunds.md): one processor refund per payment the
+   * request takes from, each under a key of its own so a retried activity refunds once. What the
+   * processor refunded is recorded even when a later call fails; the failure is answered after.
+   */
+  private async refund(i: m.RefundInput): Promise<SubscriptionView> {
+    const slices = planRefund(this.state, i);
+    const asked = this.state.refundsRequested ?? 0;
+    const done: (RefundSlice & { refundId: string })[] = [];
+    let failure: unknown = null;
+    for (const [k, slice] of slices.entries()) {
+      try {
+        const r = await processor.refundPayment({
+          subscriptionId: this.state.id,
+          payment: slice.payment,
+          amount: slice.amount,
+          currency: this.state.currency,
+          idempotencyKey: `refund-${this.state.id}-${asked}-${k}`,
+        });
+        done.push({ ...slice, refundId: r.refundId });
+      } catch (err) {
+        failure = err;
+        break;
+      }
+    }
+    const view = done.length ? await this.commit(refundedByStaff(this.state, done, i)) : null;
+    if (failure !== null) asRefusal(failure);
+    return view!;
   }
 
   // ---- processor sessions ----------------------------------------------------------------

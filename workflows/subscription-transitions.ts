@@ -13,7 +13,9 @@ import {
   type SubscriptionState,
   type SubscriptionStatus,
 } from '../domain/subscription';
-import type { ProcessorAudit } from '../domain/events';
+import { change, paymentEvent, unchanged, type Change } from './subscription-change';
+import { CAPTURED } from '../domain/receipts';
+import { applyDispute, applyRefund, withReceipt } from './subscription-refunds';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { sameAmount } from '../lib/decimal-amount';
 import { INFO_PROVIDED } from '../domain/events';
@@ -25,15 +27,7 @@ import type {
   SubmitForReviewInput,
 } from '../domain/subscription-messages';
 
-interface PendingEvent {
-  type: string;
-  data?: Record<string, unknown>;
-  audit?: ProcessorAudit;
-}
-export interface Change {
-  state: SubscriptionState;
-  events: PendingEvent[];
-}
+export type { Change };
 
 function requireStatus(s: SubscriptionState, command: string, allowed: readonly SubscriptionStatus[]): void {
   if (!allowed.includes(s.status)) throw invalidTransition(command, s.status, allowed);
@@ -41,10 +35,6 @@ function requireStatus(s: SubscriptionState, command: string, allowed: readonly 
 function requireSet(s: SubscriptionState, command: string, set: 'A' | 'B'): void {
   if (s.set !== set) throw refusal(409, 'NOT_IN_BEHAVIOUR_SET', `${command} is a Set ${set} operation`);
 }
-const change = (state: SubscriptionState, patch: Partial<SubscriptionState>, ...events: PendingEvent[]): Change => ({
-  state: { ...state, ...patch },
-  events,
-});
 
 // Decision (docs/decisions/0004-draft-to-pending-signature.md): draft -> pending_signature when the investor asks
 // for the agreement.
@@ -290,42 +280,6 @@ function fundsInEscrow(s: SubscriptionState): Change {
   );
 }
 
-/** Money has moved: a late `failed` or `succeeded` changes nothing, a refund or dispute may follow. */
-const CAPTURED: readonly PaymentStatus[] = ['received', 'in_escrow', 'refunded', 'disputed'];
-const unchanged = (s: SubscriptionState): Change => ({ state: s, events: [] });
-
-/** Internal events (not delivered to webhooks, spec §6.1): money that moved, for staff and audit. */
-const paymentEvent = (
-  type: 'payment.held' | 'payment.refunded' | 'payment.disputed',
-  s: SubscriptionState,
-  n: PaymentNotification,
-  reason?: string,
-): PendingEvent => ({
-  type,
-  data: {
-    subscription_id: s.id,
-    status: s.status,
-    amount: n.amount,
-    reference: n.reference,
-    processor_event_id: n.processorEventId,
-    ...(reason ? { reason } : {}),
-  },
-  audit: {
-    action: PAYMENT_AUDIT_ACTIONS[type],
-    processor: n.receivedVia?.processor ?? null,
-    requestId: n.receivedVia?.requestId ?? null,
-    clientAddress: n.receivedVia?.clientAddress ?? null,
-    before: { payment_status: s.paymentStatus },
-  },
-});
-
-/** The audit trail's name for each of them (`<resource>.<verb>`, db/audit-log.ts). */
-const PAYMENT_AUDIT_ACTIONS = {
-  'payment.held': 'payment.hold',
-  'payment.refunded': 'payment.refund',
-  'payment.disputed': 'payment.dispute',
-} as const;
-
 /** The payment a notification is about; unknown for notifications read before it was named. */
 const paymentOf = (n: PaymentNotification): string | null => n.payment ?? null;
 
@@ -338,7 +292,7 @@ function held(s: SubscriptionState, n: PaymentNotification): Change {
   const reason = `payment arrived after the subscription was ${s.status}; held for staff to refund`;
   return change(
     s,
-    { paymentStatus: 'received', statusReason: reason, paidWith: paymentOf(n) },
+    { paymentStatus: 'received', statusReason: reason, paidWith: paymentOf(n), ...withReceipt(s, n, false) },
     paymentEvent('payment.held', s, n, reason),
   );
 }
@@ -348,7 +302,7 @@ function heldAside(s: SubscriptionState, n: PaymentNotification, reason: string)
   const payment = paymentOf(n);
   return change(
     s,
-    { heldPayments: [...(s.heldPayments ?? []), ...(payment ? [payment] : [])] },
+    { heldPayments: [...(s.heldPayments ?? []), ...(payment ? [payment] : [])], ...withReceipt(s, n, true) },
     paymentEvent('payment.held', s, n, `${reason}; held for staff to refund`),
   );
 }
@@ -399,7 +353,7 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification, compa
         if (checked) return checked;
       }
       if (CLOSES_SESSIONS.includes(s.status)) return held(s, n);
-      const paid = { paymentStatus: 'received' as const, paidWith: paymentOf(n) };
+      const paid = { paymentStatus: 'received' as const, paidWith: paymentOf(n), ...withReceipt(s, n, false) };
       if (s.set === 'B' && s.status === 'pending_payment') {
         return change(s, { ...paid, status: 'pending_review', statusReason: null }, { type: 'subscription.funded' });
       }
@@ -412,15 +366,12 @@ export function applyPayment(s: SubscriptionState, n: PaymentNotification, compa
       if (s.set !== 'A' || s.paymentStatus === 'refunded' || s.paymentStatus === 'disputed') return unchanged(s);
       if (s.status === 'approved') return fundsInEscrow(s);
       return TERMINAL.includes(s.status) ? unchanged(s) : undefined;
+    // A refund or dispute needs a payment to be about: each waits for it (workflows/subscription-refunds.ts).
     case 'refunded':
+      return applyRefund(s, n);
     case 'disputed':
-      // A refund or dispute needs a payment to be about: wait for it.
-      if (!CAPTURED.includes(s.paymentStatus)) return undefined;
-      if (s.paymentStatus === n.kind) return unchanged(s);
-      return change(
-        s,
-        { paymentStatus: n.kind },
-        paymentEvent(n.kind === 'refunded' ? 'payment.refunded' : 'payment.disputed', s, n),
-      );
+    case 'dispute_won':
+    case 'dispute_lost':
+      return applyDispute(s, n);
   }
 }

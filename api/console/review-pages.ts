@@ -5,7 +5,7 @@ import { fragment, isHtmx, need, uuid, type ConsoleCtx, type ConsoleKit, type Co
 import { chip, refusal } from './format';
 import { html } from './html';
 import { banner, type Notice } from './layout';
-import { fundsBodyA, fundsBodyB, issuedRow } from './pages/funds';
+import { fundsBodyA, fundsBodyB, issuedRow, type RefundLookup } from './pages/funds';
 import { doneCard, queueBody, queueCard } from './pages/queue';
 import { subscriptionBody } from './pages/subscription';
 
@@ -69,18 +69,70 @@ export function reviewPages(router: ConsoleRouter, kit: ConsoleKit): void {
   });
 
   router.get('/funds', session, async (ctx) => {
-    if (set === 'B') return page(ctx, 200, 'Funds', 'funds', await fundsB(ctx, null));
+    const wanted = typeof ctx.query.refund === 'string' ? ctx.query.refund.trim() : '';
+    const looked = wanted ? await refundLookup(ctx, wanted) : null;
+    const lookup: RefundLookup = looked?.lookup ?? { subscriptionId: '', found: null };
+    const refunds = { lookup, principal: ctx.state.principal };
+    if (set === 'B') return page(ctx, 200, 'Funds', 'funds', await fundsB(ctx, looked?.notice ?? null, lookup));
     const referenceCode = typeof ctx.query.reference_code === 'string' ? ctx.query.reference_code.trim() : '';
-    if (!referenceCode) return page(ctx, 200, 'Funds', 'funds', fundsBodyA({ referenceCode, found: null }, null));
+    if (!referenceCode)
+      return page(
+        ctx,
+        200,
+        'Funds',
+        'funds',
+        fundsBodyA({ referenceCode, found: null }, looked?.notice ?? null, refunds),
+      );
     const found = await ctx.state.api.get(`/issuance/subscriptions/by-reference/${encodeURIComponent(referenceCode)}`);
     page(
       ctx,
       found.ok ? 200 : found.status,
       'Funds',
       'funds',
-      fundsBodyA({ referenceCode, found: found.ok ? found.data : null }, found.ok ? null : refusal(found)),
+      fundsBodyA({ referenceCode, found: found.ok ? found.data : null }, found.ok ? null : refusal(found), refunds),
     );
   });
+
+  // Both sets: an admin refunds through the API (docs/decisions/0284-refunds.md); the API refuses what may not be.
+  router.post('/funds/refund', sameOrigin, session, form, async (ctx) => {
+    const body = ctx.request.body as Record<string, unknown>;
+    const id = uuid(typeof body.subscription_id === 'string' ? body.subscription_id : '');
+    const amount = typeof body.amount === 'string' ? body.amount.trim() : '';
+    const reason = typeof body.reason === 'string' ? body.reason : '';
+    const answer = await ctx.state.api.post(`/issuance/subscriptions/${id}/refund`, {
+      reason,
+      ...(amount ? { amount } : {}),
+    });
+    const notice: Notice = answer.ok
+      ? {
+          kind: 'ok',
+          text: `Refunded: ${answer.data.amount_refunded ?? '0'} of ${answer.data.amount_received ?? '0'} ${answer.data.currency} has gone back.`,
+        }
+      : refusal(answer);
+    const again = answer.ok ? null : await refundLookup(ctx, id);
+    const lookup: RefundLookup = answer.ok
+      ? { subscriptionId: id, found: answer.data }
+      : { ...(again?.lookup ?? { subscriptionId: id, found: null }), amount };
+    const status = answer.ok ? 200 : answer.status;
+    if (set === 'B') return page(ctx, status, 'Funds', 'funds', await fundsB(ctx, notice, lookup));
+    page(
+      ctx,
+      status,
+      'Funds',
+      'funds',
+      fundsBodyA({ referenceCode: '', found: null }, notice, { lookup, principal: ctx.state.principal }),
+    );
+  });
+
+  async function refundLookup(ctx: ConsoleCtx, id: string): Promise<{ lookup: RefundLookup; notice: Notice | null }> {
+    const valid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+    const found = valid ? await ctx.state.api.get(`/issuance/subscriptions/${id}`) : null;
+    if (found?.ok) return { lookup: { subscriptionId: id, found: found.data }, notice: null };
+    return {
+      lookup: { subscriptionId: id, found: null },
+      notice: found ? refusal(found) : { kind: 'refused', text: 'A subscription id is a UUID.' },
+    };
+  }
 
   if (set === 'A') {
     router.post('/funds/reconcile', sameOrigin, session, form, async (ctx) => {
@@ -132,8 +184,8 @@ export function reviewPages(router: ConsoleRouter, kit: ConsoleKit): void {
     );
   }
 
-  async function fundsB(ctx: ConsoleCtx, notice: Notice | null) {
+  async function fundsB(ctx: ConsoleCtx, notice: Notice | null, refund?: RefundLookup) {
     const list = need(await ctx.state.api.get('/issuance/subscriptions?status=approved&limit=100'), 'subscriptions');
-    return fundsBodyB([...list.items].reverse(), ctx.state.principal, notice);
+    return fundsBodyB([...list.items].reverse(), ctx.state.principal, notice, refund);
   }
 }

@@ -69,6 +69,16 @@ export const ReconcileBody = z.strictObject({
     .refine(isDecimalAmount, 'amount must be a decimal string in the subscription\'s currency, e.g. "1250.00"'),
 });
 
+/** docs/decisions/0284-refunds.md: no amount refunds everything left to refund. */
+export const RefundBody = z.strictObject({
+  amount: z
+    .string()
+    .refine(isDecimalAmount, 'amount must be a decimal string in the subscription\'s currency, e.g. "100.00"')
+    .optional()
+    .describe('How much to refund; absent: everything still refundable'),
+  reason: z.string().trim().min(1).max(2000).describe('Why, for the record and the audit trail'),
+});
+
 export const ListSubscriptionsQuery = z.strictObject({
   status: z.string().optional(),
   offering_id: z.uuid().optional(),

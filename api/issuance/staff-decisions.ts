@@ -19,6 +19,8 @@ export function staffDecisions(orm: Orm) {
     /** The subscription's id, or what names it until it is found (a reconciliation's reference code). */
     subject: string | { type: string; id: string },
     run: (seen: SeenRecord) => Promise<SubscriptionView>,
+    /** What the entry records after; the status unless the decision moves more (a refund: its money). */
+    after: (view: SubscriptionView) => Record<string, unknown> = (view) => ({ status: view.status }),
   ) =>
     recordCommand(
       orm,
@@ -32,6 +34,6 @@ export function staffDecisions(orm: Orm) {
           spec.subject = { type: 'subscription', id: record.id };
           spec.before = { status: record.state.status };
         }),
-      (view) => ({ status: view.status }),
+      after,
     );
 }

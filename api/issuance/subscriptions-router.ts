@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import { conflict } from '../../lib/errors';
+import { conflict, validationFailed } from '../../lib/errors';
+import { currencyPlaces, toMinor } from '../../lib/money';
 import { toSubscriptionView, type SubscriptionView } from '../../domain/subscription-view';
 import type { UpdateDefinition } from '@temporalio/common';
 import * as m from '../../domain/subscription-messages';
@@ -25,6 +26,7 @@ import {
   ProvideInfoBody,
   ReasonBody,
   ReconcileBody,
+  RefundBody,
   SignAgreementBody,
   ReferenceCodeParams,
   SubscriptionList,
@@ -264,6 +266,56 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
     validate(
       { params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Void the signed agreement (admin)' },
       command('void', m.voidAgreement, reason, true),
+    ),
+  );
+
+  // Money back through the deployment's processor (docs/decisions/0284-refunds.md); both sets.
+  router.post(
+    '/subscriptions/:subscription_id/refund',
+    may('refund'),
+    validate(
+      {
+        params: SubscriptionParams,
+        body: RefundBody,
+        response: View,
+        summary:
+          'Refund money taken: a held payment, or the payment of a cancelled, rejected or voided subscription (admin)',
+      },
+      async (ctx, input) => {
+        const { amount, reason } = input.body;
+        const refunded = await staffDecision(
+          ctx,
+          'refund',
+          input.params.subscription_id,
+          async (seen) => {
+            const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'refund');
+            seen(record);
+            if (amount !== undefined && toMinor(amount, record.state.currency) === null) {
+              throw validationFailed([
+                {
+                  in: 'body',
+                  path: 'amount',
+                  message: `${record.state.currency} ${currencyPlaces(record.state.currency)}`,
+                },
+              ]);
+            }
+            return workflows.command(record.id, m.refund, {
+              ...(amount !== undefined ? { amount } : {}),
+              reason,
+              actorId: ctx.state.principal.userId,
+            });
+          },
+          (view) => ({
+            status: view.status,
+            payment_status: view.payment_status,
+            amount_received: view.amount_received ?? null,
+            amount_refunded: view.amount_refunded ?? null,
+            requested: amount ?? 'all',
+            reason: reason.slice(0, 200),
+          }),
+        );
+        ok(ctx, refunded);
+      },
     ),
   );
 

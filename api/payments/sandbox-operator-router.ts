@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { conflict, notFound } from '../../lib/errors';
-import { formatAmount } from '../../lib/money';
+import { formatAmount, isDecimalAmount, toMinor } from '../../lib/money';
 import type { SandboxCollection } from '../../db/entities/payment-sandbox';
 import type { SandboxProcessor } from '../../payments';
 import type { ApiDeps } from '../deps';
@@ -27,7 +27,14 @@ const CollectionView = z
     created_at: z.iso.datetime({ offset: true }),
   })
   .meta({ id: 'SandboxCollection' });
-const ReversalView = z.object({ reference: z.uuid(), status: z.enum(['refunded', 'disputed']) });
+const ReversalView = z.object({
+  reference: z.uuid(),
+  status: z.enum(['refunded', 'disputed', 'partially_refunded', 'dispute_won', 'dispute_lost']),
+});
+/** A processor-side refund, as from the processor's own dashboard: part of the payment, or what is left. */
+const OperatorRefundBody = z.strictObject({
+  amount: z.string().refine(isDecimalAmount, "amount must be a decimal string in the payment's currency").optional(),
+});
 const RedeliveredView = z.object({ redelivered: z.number().int() });
 
 const view = (c: SandboxCollection) => ({
@@ -103,20 +110,57 @@ export function sandboxOperatorRouter(deps: ApiDeps, sandbox: SandboxProcessor):
       },
     ),
   );
-  for (const how of ['refund', 'dispute'] as const) {
+  router.post(
+    '/payments/:reference/refund',
+    staff,
+    validate(
+      {
+        params: ReferenceParams,
+        body: OperatorRefundBody,
+        response: ReversalView,
+        summary: 'Refund a sandbox payment, or part of it, as its processor would (staff)',
+      },
+      async (ctx, input) => {
+        await own(ctx, input.params.reference);
+        const paid =
+          (await ledger.session(input.params.reference)) ?? (await ledger.collection(input.params.reference));
+        const amount = input.body.amount;
+        const minor = amount === undefined || !paid ? null : toMinor(amount, paid.currency);
+        if (amount !== undefined && minor === null) done(false, 'payment');
+        const refunded = await ledger.refund(input.params.reference, minor, { fromDisputed: true });
+        done(refunded !== null, 'payment');
+        const whole = paid?.amountMinor !== null && BigInt(paid!.amountMinor!) === refunded!.refundedMinor;
+        ok(ctx, { reference: input.params.reference, status: whole ? 'refunded' : 'partially_refunded' });
+      },
+    ),
+  );
+  router.post(
+    '/payments/:reference/dispute',
+    staff,
+    validate(
+      { params: ReferenceParams, response: ReversalView, summary: 'Dispute a sandbox payment (staff)' },
+      async (ctx, input) => {
+        await own(ctx, input.params.reference);
+        done(await ledger.reverse(input.params.reference, 'disputed'), 'payment');
+        ok(ctx, { reference: input.params.reference, status: 'disputed' });
+      },
+    ),
+  );
+  // A dispute closes as the card network decides (docs/decisions/0285-dispute-outcomes.md).
+  for (const outcome of ['won', 'lost'] as const) {
     router.post(
-      `/payments/:reference/${how}`,
+      `/payments/:reference/dispute-${outcome}`,
       staff,
       validate(
         {
           params: ReferenceParams,
           response: ReversalView,
-          summary: `${how === 'refund' ? 'Refund' : 'Dispute'} a sandbox payment (staff)`,
+          summary: `Close a sandbox payment's dispute as ${outcome} (staff)`,
         },
         async (ctx, input) => {
           await own(ctx, input.params.reference);
-          done(await ledger.reverse(input.params.reference, how === 'refund' ? 'refunded' : 'disputed'), 'payment');
-          ok(ctx, { reference: input.params.reference, status: how === 'refund' ? 'refunded' : 'disputed' });
+          done(await ledger.closeDispute(input.params.reference, outcome), 'payment');
+          ok(ctx, { reference: input.params.reference, status: `dispute_${outcome}` as const });
         },
       ),
     );

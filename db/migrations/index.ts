@@ -23,6 +23,7 @@ import { Migration0056RecoveryList } from './0056-recovery-list';
 import { Migration0060Traces } from './0060-traces';
 import { Migration0071OfferingCapacity } from './0071-offering-capacity';
 import { Migration0067ConsoleSessions } from './0067-console-sessions';
+import { Migration0075Refunds } from './0075-refunds';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0060-traces', class: Migration0060Traces },
   { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0067-console-sessions', class: Migration0067ConsoleSessions },
+  { name: '0075-refunds', class: Migration0075Refunds },
 ];

@@ -13,6 +13,8 @@ const SANDBOX_EVENT_TYPES = [
   'payment.in_escrow',
   'payment.refunded',
   'payment.disputed',
+  'payment.dispute_won',
+  'payment.dispute_lost',
 ] as const;
 export type SandboxEventType = (typeof SANDBOX_EVENT_TYPES)[number];
 
@@ -32,6 +34,8 @@ const KIND: Partial<Record<string, PaymentNotification['kind']>> = {
   'payment.in_escrow': 'in_escrow',
   'payment.refunded': 'refunded',
   'payment.disputed': 'disputed',
+  'payment.dispute_won': 'dispute_won',
+  'payment.dispute_lost': 'dispute_lost',
 };
 
 // Loose on purpose: a type we do not know is still acknowledged, so only the envelope is required.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../../db/orm';
 import {
   SandboxCollectionSchema,
@@ -19,6 +20,27 @@ export interface OutcomeResult {
   redirectTo: string;
 }
 
+/** A paid session's or collection's table and the status it has while paid. */
+const PAID = [
+  ['payment_sandbox_sessions', 'complete'],
+  ['payment_sandbox_collections', 'in_escrow'],
+] as const;
+interface PaymentRow {
+  subscription_id: string;
+  amount_cents: string;
+  refunded_cents: string;
+  currency: string;
+  status: string;
+}
+/** A payment's row, locked when read inside a transaction (sessions: payment mode only). */
+const paymentRow = async (db: Knex, table: string, id: string): Promise<PaymentRow | undefined> => {
+  const q = db(table).where({ id });
+  if (table === 'payment_sandbox_sessions') q.where({ mode: 'payment' });
+  if (db.isTransaction) q.forUpdate();
+  return (await q.first('subscription_id', 'amount_cents', 'refunded_cents', 'currency', 'status')) as
+    PaymentRow | undefined;
+};
+
 /** A stored count of minor units in its currency's form. */
 const amountOf = (minor: string | null, currency: string) =>
   minor === null ? null : formatAmount(BigInt(minor), currency);
@@ -30,6 +52,7 @@ const amountOf = (minor: string | null, currency: string) =>
  */
 export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
   const em = () => orm.em.fork();
+  const knex = () => orm.em.getConnection().getKnex();
 
   async function moveSession(
     id: string,
@@ -70,6 +93,66 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
       currency: c.currency,
       failure_reason: failureReason ?? null,
     });
+
+  /**
+   * Refund part or all of a paid checkout session or a settled collection (null: what is left).
+   * The payment's row is locked while it is taken, so two refunds never take more than was paid;
+   * under an idempotency key a retry answers the first refund. Null when nothing was refunded:
+   * unknown, not paid, disputed (unless `fromDisputed`, the operator's choice), or more than is left.
+   */
+  async function refund(
+    reference: string,
+    amountMinor: bigint | null,
+    opts: { idempotencyKey?: string; fromDisputed?: boolean } = {},
+  ): Promise<{ refundId: string; refundedMinor: bigint } | null> {
+    const taken = await knex().transaction(async (trx) => {
+      if (opts.idempotencyKey) {
+        const first = await trx('payment_sandbox_refunds').where({ idempotency_key: opts.idempotencyKey }).first('id');
+        if (first) return { refundId: first.id as string, fresh: false };
+      }
+      for (const [table, paidStatus] of PAID) {
+        const from = [paidStatus, ...(opts.fromDisputed ? ['disputed'] : [])];
+        const row = await paymentRow(trx, table, reference);
+        if (!row || !from.includes(row.status)) continue;
+        const amount = BigInt(row.amount_cents);
+        const before = BigInt(row.refunded_cents);
+        const take = amountMinor ?? amount - before;
+        if (take <= 0n || before + take > amount) return null;
+        await trx(table)
+          .where({ id: reference })
+          .update({
+            refunded_cents: (before + take).toString(),
+            status: before + take === amount ? 'refunded' : row.status,
+          });
+        const refundId = randomUUID();
+        await trx('payment_sandbox_refunds').insert({
+          id: refundId,
+          idempotency_key: opts.idempotencyKey ?? refundId,
+          reference,
+          subscription_id: row.subscription_id,
+          amount_cents: take.toString(),
+        });
+        return { refundId, fresh: true };
+      }
+      return null;
+    });
+    if (!taken) return null;
+    const row =
+      (await paymentRow(knex(), 'payment_sandbox_sessions', reference)) ??
+      (await paymentRow(knex(), 'payment_sandbox_collections', reference))!;
+    const refundedMinor = BigInt(row.refunded_cents);
+    // The notification carries the payment's whole refunded amount, as Stripe's charge.refunded does.
+    if (taken.fresh) {
+      await notifier.emit('payment.refunded', {
+        subscription_id: row.subscription_id,
+        reference,
+        amount: formatAmount(refundedMinor, row.currency),
+        currency: row.currency,
+        failure_reason: null,
+      });
+    }
+    return { refundId: taken.refundId, refundedMinor };
+  }
 
   return {
     session: (id: string) => em().findOne(SandboxSessionSchema, { id }),
@@ -127,23 +210,53 @@ export function sandboxLedger(orm: Orm, notifier: SandboxNotifier) {
       return true;
     },
 
+    refund,
+
+    /**
+     * A dispute closes: won, the payment is paid again; lost, what was not refunded went back to
+     * the payer (docs/decisions/0285-dispute-outcomes.md). False when the payment is not disputed.
+     */
+    async closeDispute(reference: string, outcome: 'won' | 'lost'): Promise<boolean> {
+      const closed = await knex().transaction(async (trx) => {
+        for (const [table, paidStatus] of PAID) {
+          const row = await paymentRow(trx, table, reference);
+          if (row?.status !== 'disputed') continue;
+          const lost = BigInt(row.amount_cents) - BigInt(row.refunded_cents);
+          await trx(table)
+            .where({ id: reference })
+            .update(
+              outcome === 'won' ? { status: paidStatus } : { status: 'refunded', refunded_cents: row.amount_cents },
+            );
+          return { row, lost };
+        }
+        return null;
+      });
+      if (!closed) return false;
+      await notifier.emit(outcome === 'won' ? 'payment.dispute_won' : 'payment.dispute_lost', {
+        subscription_id: closed.row.subscription_id,
+        reference,
+        amount: formatAmount(closed.lost, closed.row.currency),
+        currency: closed.row.currency,
+        failure_reason: null,
+      });
+      return true;
+    },
+
     /** Refund or dispute a paid checkout session or a settled collection, by its id. */
     async reverse(reference: string, how: 'refunded' | 'disputed'): Promise<boolean> {
-      const type: SandboxEventType = how === 'refunded' ? 'payment.refunded' : 'payment.disputed';
-      // A disputed payment can still be refunded; a refunded one is over.
-      const sessionFrom: SandboxSessionStatus[] = how === 'refunded' ? ['complete', 'disputed'] : ['complete'];
-      const collectionFrom: SandboxCollectionStatus[] = how === 'refunded' ? ['in_escrow', 'disputed'] : ['in_escrow'];
+      // A disputed payment can still be refunded from here (the operator's choice); a refunded one is over.
+      if (how === 'refunded') return (await refund(reference, null, { fromDisputed: true })) !== null;
       const paidSession = await em().nativeUpdate(
         SandboxSessionSchema,
-        { id: reference, mode: 'payment', status: { $in: sessionFrom } },
-        { status: how },
+        { id: reference, mode: 'payment', status: 'complete' },
+        { status: 'disputed' },
       );
       if (paidSession === 1) {
-        await notifySession(type, await em().findOneOrFail(SandboxSessionSchema, { id: reference }));
+        await notifySession('payment.disputed', await em().findOneOrFail(SandboxSessionSchema, { id: reference }));
         return true;
       }
-      if (!(await moveCollection(reference, collectionFrom, how))) return false;
-      await notifyCollection(type, await em().findOneOrFail(SandboxCollectionSchema, { id: reference }));
+      if (!(await moveCollection(reference, ['in_escrow'], 'disputed'))) return false;
+      await notifyCollection('payment.disputed', await em().findOneOrFail(SandboxCollectionSchema, { id: reference }));
       return true;
     },
   };

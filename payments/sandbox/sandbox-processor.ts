@@ -10,6 +10,8 @@ import {
   type Collection,
   type CollectionRequest,
   type PaymentProcessor,
+  type Refund,
+  type RefundRequest,
   type Session,
   type SessionRequest,
   type SetupResult,
@@ -157,6 +159,26 @@ export function createSandboxProcessor(
       });
       scheduleSettlement(id);
       return { collectionId: id };
+    },
+
+    /** Idempotent by the request's key; refuses what is not a paid payment of the subscription, or more than is left. */
+    async refund(req: RefundRequest): Promise<Refund> {
+      const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(req.payment);
+      if (!uuid || (await ledger.subscriptionOf(req.payment)) !== req.subscriptionId) {
+        throw new PaymentRefused(
+          'NOT_A_SANDBOX_PAYMENT',
+          `payment ${req.payment} is not a sandbox payment of this subscription`,
+        );
+      }
+      const done = await ledger.refund(req.payment, parseAmount(req.amount, req.currency), {
+        idempotencyKey: req.idempotencyKey,
+      });
+      if (!done)
+        throw new PaymentRefused(
+          'REFUND_REFUSED',
+          `payment ${req.payment} cannot be refunded ${req.amount} ${req.currency}`,
+        );
+      return { refundId: done.refundId };
     },
 
     async closeSessions(subscriptionId: string): Promise<void> {

@@ -74,8 +74,9 @@ function mapEvent(event: Stripe.Event): Mapped {
         : { ...base, notifications: [['succeeded', pi.id, pi.amount, null]] };
     }
     case 'charge.refunded': {
+      // Partial or full: amount_refunded is the charge's whole refunded amount so far, which the
+      // workflow compares with what it recorded (docs/decisions/0284-refunds.md).
       const charge = event.data.object;
-      if (!charge.refunded) return IGNORED; // a partial refund leaves the subscription paid
       return {
         subscriptionId: subscriptionIdOrNull(charge.metadata?.subscription_id),
         paymentIntent: idOf(charge.payment_intent),
@@ -90,6 +91,24 @@ function mapEvent(event: Stripe.Event): Mapped {
         paymentIntent: idOf(dispute.payment_intent),
         currency: dispute.currency,
         notifications: [['disputed', dispute.id, dispute.amount, dispute.reason]],
+      };
+    }
+    case 'charge.dispute.closed': {
+      // Won (or an inquiry closed without a chargeback): the funds stay; lost: they went back
+      // to the payer (docs/decisions/0285-dispute-outcomes.md). Other statuses are not closings.
+      const dispute = event.data.object;
+      const kind: Kind | null =
+        dispute.status === 'won' || dispute.status === 'warning_closed'
+          ? 'dispute_won'
+          : dispute.status === 'lost'
+            ? 'dispute_lost'
+            : null;
+      if (!kind) return IGNORED;
+      return {
+        subscriptionId: subscriptionIdOrNull(dispute.metadata?.subscription_id),
+        paymentIntent: idOf(dispute.payment_intent),
+        currency: dispute.currency,
+        notifications: [[kind, dispute.id, dispute.amount, dispute.status]],
       };
     }
     default:

@@ -4,6 +4,8 @@ import {
   type Collection,
   type CollectionRequest,
   type PaymentProcessor,
+  type Refund,
+  type RefundRequest,
   type Session,
   type SessionRequest,
   type SetupResult,
@@ -126,6 +128,22 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
       return remembered(session, req);
     },
 
+    /** A refund of the PaymentIntent (partial when the amount is less); its outcome also arrives as charge.refunded. */
+    async refund(req: RefundRequest): Promise<Refund> {
+      if (!req.payment.startsWith('pi_')) {
+        throw new PaymentRefused('NOT_A_STRIPE_PAYMENT', `payment ${req.payment} is not a Stripe PaymentIntent`);
+      }
+      const refund = await stripe.refunds.create(
+        {
+          payment_intent: req.payment,
+          amount: toStripeAmount(req.amount, req.currency),
+          metadata: metadata(req),
+        },
+        { idempotencyKey: req.idempotencyKey },
+      );
+      return { refundId: refund.id };
+    },
+
     async collect(req: CollectionRequest): Promise<Collection> {
       const session = await stripe.checkout.sessions.retrieve(req.setupSessionId, { expand: ['setup_intent'] });
       const intent = session.setup_intent as Stripe.SetupIntent | null;
@@ -170,6 +188,7 @@ export function createStripeProcessor(stripe: Stripe, references: PaymentReferen
     createCheckoutSession: (req) => refusalsFinal(() => calls.createCheckoutSession(req)),
     collect: (req) => refusalsFinal(() => calls.collect(req)),
     closeSessions: (id) => refusalsFinal(() => calls.closeSessions(id)),
+    refund: (req) => refusalsFinal(() => calls.refund(req)),
   };
 }
 

@@ -116,4 +116,34 @@ describe('Set B operator console', () => {
   });
 
   consoleDeliveryTests(() => ({ svc, staff: w.staff, receiver, page }));
+
+  // Last: it signs the page in as an admin (docs/decisions/0284-refunds.md).
+  it('refunds part of a voided subscription from the funds page, as an admin', async () => {
+    const id = await paidSubscription(4);
+    expect(
+      (await w.api.post(`/issuance/subscriptions/${id}/void`, w.admin.token, { reason: 'withdrawn' })).status,
+    ).toBe(200);
+    await browser.clearCookies(); // the staff session ends; an admin signs in
+    await signIn(page, svc, {
+      userId: `console-admin-${randomUUID().slice(0, 8)}`,
+      orgId: w.staff.orgId,
+      roles: ['admin'],
+    });
+    await page.goto(`${svc.baseUrl}/console/funds`);
+    await page.getByLabel('Subscription id').fill(id);
+    await page.getByTestId('refund-lookup').click();
+    expect(await page.getByTestId('amount-received').textContent()).toBe('50.00 USD');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await page.getByLabel(/Amount to refund/).fill('60.00');
+    await page.getByLabel(/Reason/).fill('too much');
+    await page.getByTestId('refund-submit').click();
+    expect(await page.getByTestId('refusal').textContent()).toContain('REFUND_EXCEEDS_REFUNDABLE');
+    await page.getByLabel(/Amount to refund/).fill('20.00');
+    await page.getByLabel(/Reason/).fill('part of it');
+    await page.getByTestId('refund-submit').click();
+    expect(await page.getByTestId('notice').textContent()).toContain('20.00 of 50.00 USD');
+    expect(await page.getByTestId('amount-refunded').textContent()).toBe('20.00 USD');
+    expect(await subscription(w, id)).toMatchObject({ status: 'voided', amount_refunded: '20.00' });
+    await screenshot(page, 'b-05-refund');
+  });
 });

@@ -9,6 +9,8 @@ import type { SandboxEventData, SandboxEventType } from '../../payments/sandbox/
 export interface World {
   api: ReturnType<typeof http>;
   staff: Actor;
+  /** Admins refund and void (docs/decisions/0284-refunds.md). */
+  admin: Actor;
   investor: Actor;
   offering: { offeringId: string; securityClassId: string };
 }
@@ -18,10 +20,11 @@ export async function world(svc: TestService): Promise<World> {
   const api = http(svc.baseUrl);
   const org = newOrg();
   const staff = await actor(svc, org, ['staff']);
+  const admin = await actor(svc, org, ['admin']);
   const investor = await actor(svc, org, ['investor'], { kycCompleted: true });
   await approveKyc(svc, investor);
   const offering = await openOffering(svc, staff, '12.50');
-  return { api, staff, investor, offering };
+  return { api, staff, admin, investor, offering };
 }
 
 /** Where the processor sends the investor's browser after a session (the tests only need the URLs). */

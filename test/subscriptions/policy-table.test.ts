@@ -40,6 +40,8 @@ const STAFF: SubscriptionAction[] = [
   'reconcile',
   'operate_payments',
 ];
+/** Admins only: voiding an agreement, sending money back. */
+const ADMIN: SubscriptionAction[] = ['void', 'refund'];
 
 /**
  * The table written out as the decisions say it (docs/decisions/0052-one-policy.md,
@@ -64,7 +66,7 @@ function expected(
     return visible ? [403, 'ROLE_REQUIRED'] : [404, 'NOT_FOUND'];
   if (!visible) return [404, 'NOT_FOUND'];
   if (OWNER.includes(action) && whose !== 'own') return [403, 'NOT_SUBSCRIPTION_OWNER'];
-  if ((STAFF.includes(action) || action === 'void') && whose === 'own') return [403, 'OWN_SUBSCRIPTION'];
+  if ((STAFF.includes(action) || ADMIN.includes(action)) && whose === 'own') return [403, 'OWN_SUBSCRIPTION'];
   return 'allow';
 }
 
@@ -78,7 +80,7 @@ const rows = ROLE_SETS.flatMap((roles) =>
 
 describe('subscription policy', () => {
   it('covers every action in the table', () => {
-    expect([...OWNER, ...STAFF, 'void', 'read', 'create'].sort()).toEqual([...SUBSCRIPTION_ACTIONS].sort());
+    expect([...OWNER, ...STAFF, ...ADMIN, 'read', 'create'].sort()).toEqual([...SUBSCRIPTION_ACTIONS].sort());
   });
 
   it.each(rows)('%s: %s on a subscription of %s', (_label, action, whose, roles) => {

@@ -11,6 +11,8 @@ import type { Principal, Role } from '../../domain/principal';
 import type { PaymentStatus, SubscriptionState, SubscriptionStatus } from '../../domain/subscription';
 import { applyPayment, guards, transitions } from '../../workflows/subscription-transitions';
 import type { PaymentNotification } from '../../domain/subscription-messages';
+import { countedAmount, moneyTotals } from '../../domain/receipts';
+import { planRefund, refundedByStaff } from '../../workflows/subscription-refunds';
 
 /**
  * Issue 10, Proof: command sequences across roles and both sets, run through the policy and the
@@ -598,4 +600,132 @@ describe('offering capacity under generated rounds of parallel creates and relea
       { numRuns: 40, endOnFailure: true },
     );
   }, 120_000);
+});
+
+// ---- Refunds and dispute outcomes (docs/decisions/0284-refunds.md, 0285, 0287) ---------------
+
+type MoneyStep =
+  | { cmd: Command; actor: Actor }
+  | { cmd: 'refund'; amount?: string }
+  | { cmd: 'processor: refunded'; payment: Payment; cumulative: string }
+  | { cmd: 'processor: dispute' | 'processor: dispute won' | 'processor: dispute lost'; payment: Payment };
+
+const cents = (text: string) => BigInt(Math.round(Number(text) * 100)); // test amounts are at most "20.00"
+const usd = (c: bigint) => `${c / 100n}.${(c % 100n).toString().padStart(2, '0')}`;
+
+const moneyStep: fc.Arbitrary<MoneyStep> = fc.oneof(
+  { weight: 4, arbitrary: step },
+  {
+    weight: 2,
+    arbitrary: fc
+      .option(fc.integer({ min: 1, max: 2100 }), { nil: undefined })
+      .map((c) => ({ cmd: 'refund' as const, amount: c === undefined ? undefined : usd(BigInt(c)) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      cmd: fc.constant('processor: refunded' as const),
+      payment: fc.constantFrom<Payment>('pay-1', 'pay-2'),
+      cumulative: fc.integer({ min: 1, max: 2000 }).map((c) => usd(BigInt(c))),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      cmd: fc.constantFrom(
+        'processor: dispute' as const,
+        'processor: dispute won' as const,
+        'processor: dispute lost' as const,
+      ),
+      payment: fc.constantFrom<Payment>('pay-1', 'pay-2'),
+    }),
+  },
+);
+const moneyRuns = fc
+  .constantFrom<'A' | 'B'>('A', 'B')
+  .chain((set) =>
+    fc
+      .tuple(fc.constantFrom(...HAPPY[set]), fc.array(moneyStep, { maxLength: 25 }))
+      .map(([path, after]) => ({ set, steps: [...(path as MoneyStep[]), ...after] })),
+  );
+
+/** One step through the workflow's own code: staff refunds as the workflow plans and records them. */
+function moneyStepRun(s: SubscriptionState, st: MoneyStep): SubscriptionState {
+  if (st.cmd === 'refund') {
+    let slices;
+    try {
+      slices = planRefund(s, { amount: st.amount });
+    } catch (err) {
+      if (err instanceof ApplicationFailure) return s;
+      throw err;
+    }
+    const before = cents(moneyTotals(s)!.refunded);
+    const next = refundedByStaff(
+      s,
+      slices.map((x, k) => ({ ...x, refundId: `re_${k}` })),
+      { amount: st.amount, reason: 'r', actorId: 'admin-1' },
+    ).state;
+    // A refund takes exactly what was asked (or everything refundable), never more than is left.
+    const after = cents(moneyTotals(next)!.refunded);
+    if (st.amount !== undefined) expect(after - before).toBe(cents(st.amount));
+    return next;
+  }
+  if ('payment' in st) {
+    const kind =
+      st.cmd === 'processor: refunded'
+        ? 'refunded'
+        : st.cmd === 'processor: dispute'
+          ? 'disputed'
+          : st.cmd === 'processor: dispute won'
+            ? 'dispute_won'
+            : 'dispute_lost';
+    const n: PaymentNotification = {
+      kind,
+      processorEventId: `evt-${eventSeq++}`,
+      reference: `session-of-${st.payment}`,
+      payment: st.payment,
+      amount: st.cmd === 'processor: refunded' ? st.cumulative : null,
+    };
+    return applyPayment(s, n)?.state ?? s;
+  }
+  const got = implementation(s, st.cmd, st.actor);
+  return got.refused === false ? got.next : s;
+}
+
+describe('refunds and dispute outcomes in generated command sequences', () => {
+  it('keeps money received minus refunded equal to what the counters hold, and never refunds more than was taken', () => {
+    fc.assert(
+      fc.property(moneyRuns, ({ set, steps }) => {
+        let s = initial(set, 'USD');
+        // The offering's counters as the projection keeps them (activities/subscription-projection.ts).
+        let credit: bigint | null = null;
+        for (const st of steps) {
+          s = moneyStepRun(s, st);
+          if (set === 'A' && s.status === 'completed' && s.paymentStatus === 'in_escrow' && credit === null)
+            credit = cents(s.totalAmount);
+          if (credit !== null && s.status === 'completed') credit = cents(countedAmount(s));
+          const receipts = s.receipts ?? [];
+          for (const r of receipts) {
+            expect(cents(r.refunded)).toBeGreaterThanOrEqual(0n);
+            expect(cents(r.refunded)).toBeLessThanOrEqual(cents(r.amount));
+          }
+          const own = receipts.filter((r) => !r.held);
+          if (credit !== null) {
+            // Received minus refunded, of the subscription's own money (a wire has no receipt: its total).
+            const received = own.length ? own.reduce((a, r) => a + cents(r.amount), 0n) : cents(s.totalAmount);
+            const refunded = own.reduce((a, r) => a + cents(r.refunded), 0n);
+            const expected = own.length || s.paymentStatus !== 'refunded' ? received - refunded : 0n;
+            expect({ credit, status: s.paymentStatus }).toEqual({ credit: expected, status: s.paymentStatus });
+            expect(credit).toBeGreaterThanOrEqual(0n);
+          }
+          // A full refund of the subscription's own payment is `refunded`; a partial one is not.
+          for (const r of own) {
+            if (cents(r.refunded) === cents(r.amount) && !r.disputed) expect(s.paymentStatus).toBe('refunded');
+            if (cents(r.refunded) < cents(r.amount) && s.paymentStatus === 'refunded') expect(r.disputed).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

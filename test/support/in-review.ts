@@ -19,6 +19,6 @@ export async function inReview(svc: TestService, w: LifecycleWorld): Promise<Rec
     currency: s.currency,
   });
   if (paid.status !== 200) throw new Error(`payment: ${paid.status} ${JSON.stringify(paid.body)}`);
-  const world: World = { api: w.api, staff: w.staff, investor: w.investor, offering: w.offering };
+  const world: World = { api: w.api, staff: w.staff, admin: w.admin, investor: w.investor, offering: w.offering };
   return eventually(world, s.id, { status: 'pending_review', payment_status: 'received' });
 }
