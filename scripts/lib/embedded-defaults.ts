@@ -10,6 +10,25 @@
  */
 export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-production';
 
+/**
+ * The audit trail's key on the embedded stack and in the tests (docs/decisions/0266): public on
+ * purpose, like the secret above, so `npm run -s audit:verify` beside `npm start` finds it
+ * (auditKeysBesideNpmStart). Production sets AUDIT_HMAC_KEYS (lib/config.ts refuses to start without).
+ */
+export const DEV_AUDIT_HMAC_KEYS = 'dev:Bm4oZF0dhQ48S5xRxjZmDtnvZ3p3UPKOzNEWsn+5LDQ=';
+
+/**
+ * A command run beside `npm start` (audit:verify) with no AUDIT_HMAC_KEYS of its own and outside
+ * production: npm start's development key, with a note on stderr saying so.
+ */
+export function auditKeysBesideNpmStart(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.AUDIT_HMAC_KEYS || env.NODE_ENV === 'production') return env;
+  process.stderr.write(
+    "note: AUDIT_HMAC_KEYS is not set: using npm start's development key (scripts/lib/embedded-defaults.ts)\n",
+  );
+  return { ...env, AUDIT_HMAC_KEYS: DEV_AUDIT_HMAC_KEYS };
+}
+
 /** The local /metrics ports `npm start` serves: the API's, the worker's own, the worker's Temporal SDK's. */
 const LOCAL_METRICS_PORTS = { api: 9464, worker: 9465, temporalSdk: 9466 } as const;
 
@@ -19,6 +38,7 @@ export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string>
     DEV_IDP_ENABLED: env.DEV_IDP_ENABLED ?? 'true',
     IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
+    AUDIT_HMAC_KEYS: env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
     // Prometheus text on loopback (METRICS_HOST), so a newcomer sees metrics with nothing set.
     METRICS_PORT: env.METRICS_PORT ?? String(LOCAL_METRICS_PORTS.api),
     WORKER_METRICS_PORT: env.WORKER_METRICS_PORT ?? String(LOCAL_METRICS_PORTS.worker),
