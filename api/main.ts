@@ -4,6 +4,7 @@ import { logger } from '../lib/logger';
 import { connectClient } from '../lib/temporal';
 import { serveMetrics } from '../lib/metrics-server';
 import { openOrm, prepareServiceDatabase } from '../db/orm';
+import { currentAuditKey } from '../db/audit-log';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
 import { createApp } from './app';
@@ -13,6 +14,8 @@ import { stopTracing } from '../lib/tracing';
 async function main(): Promise<void> {
   const config = loadConfig();
   const orm = await openOrm(config);
+  // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
+  currentAuditKey();
   await prepareServiceDatabase(orm, config);
   const temporal = await connectClient(config);
   const tokens = await AccessTokens.create({

@@ -2,6 +2,7 @@ import './tracing'; // first: see the file
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { openOrm, prepareServiceDatabase } from '../db/orm';
+import { currentAuditKey } from '../db/audit-log';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
 import { connectClient } from '../lib/temporal';
@@ -19,6 +20,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const metrics = startWorkerMetrics(config);
   const orm = await openOrm(config);
+  // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
+  currentAuditKey();
   await prepareServiceDatabase(orm, config);
   const temporal = await connectClient(config);
   const engine = createDeliveryEngine({ orm, config });
