@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { actor } from '../support/fixtures';
+import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { asSuperuser, auditedOrg, auditVerify, checkpointNow, recomputePlainFrom } from './support/audit-tamper';
 
@@ -74,6 +76,43 @@ describe('the audit trail against its own database', () => {
     // Every link holds and every plain hash matches: only the checkpoint (keyed from entry 1) tells.
     expect(verdict.stderr).toMatch(
       /broken at entry 1 \(id [0-9a-f-]+\): not keyed, though the chain is keyed from entry 1/,
+    );
+  });
+
+  it('verifies entries from before keys by their plain hash, and the keyed chain that goes on from them', async () => {
+    // Two entries as migration 0064 found them: no key id, plain SHA-256 links.
+    const org = randomUUID();
+    await asSuperuser(svc, async (db) => {
+      for (const seq of [1, 2])
+        await db.query(
+          `insert into audit_events (id, org_id, seq, occurred_at, actor_user_id, actor_roles, action, subject_type,
+             subject_id, outcome, prev_hash, hash)
+           values ($1, $2, $3, now(), 'before-keys', '{admin}', 'api_key.issue', 'api_key', $4, 'succeeded', '', '')`,
+          [randomUUID(), org, seq, `legacy-${seq}`],
+        );
+      await recomputePlainFrom(db, org, 1);
+    });
+    const admin = await actor(svc, org, ['admin']);
+    for (const name of ['keyed-3', 'keyed-4'])
+      expect((await http(svc.baseUrl).post('/identity/api-keys', admin.token, { name })).status).toBe(201);
+    const keyed = await asService(`select key_id from audit_events where org_id = ? order by seq`, [org]);
+    expect(keyed.map((r) => r.key_id)).toEqual([null, null, 'dev', 'dev']);
+    expect((await checkpointNow(svc)).heads).toContainEqual({
+      orgId: org,
+      seq: '4',
+      hash: expect.any(String),
+      keyedFrom: '3',
+    });
+    expect(await auditVerify(svc, org)).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('4 entries, chain holds'),
+    });
+    // Past the first keyed entry, an entry turned back into a plain one is named.
+    await asSuperuser(svc, (db) => recomputePlainFrom(db, org, 4));
+    const verdict = await auditVerify(svc, org);
+    expect(verdict.code).toBe(1);
+    expect(verdict.stderr).toMatch(
+      /broken at entry 4 \(id [0-9a-f-]+\): not keyed, though the chain is keyed from entry 3/,
     );
   });
 
