@@ -20,7 +20,11 @@ export interface ActivityDeps {
 /** Every activity the worker registers: thin wrappers over the services they call (tests hand in real ones). */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createProjectionActivities({ orm: deps.orm, set: deps.config.BEHAVIOUR_SET }),
+    ...createProjectionActivities({
+      orm: deps.orm,
+      set: deps.config.BEHAVIOUR_SET,
+      shape: deps.config.WEBHOOK_DELIVERY_SHAPE,
+    }),
     ...createPaymentActivities(deps.processor),
     ...createAttemptActivities(deps.engine),
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),

@@ -4,31 +4,47 @@ import { appendAuditEvent } from '../db/audit-log';
 import type { Orm } from '../db/orm';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import type { ProcessorAudit, ServiceEvent } from '../domain/events';
-import type { SubscriptionState } from '../domain/subscription';
-import { publishEvents } from '../webhooks';
+import { CLOSES_SESSIONS, type SubscriptionState } from '../domain/subscription';
+import { releaseCommitment } from '../db/offering-capacity';
+import { publishEvents, takeForParent } from '../webhooks';
+import type { ChildDelivery } from '../domain/webhook-messages';
 
 /**
  * Writes a subscription transition: the projection row, its events (published: outbox, deliveries,
  * queue), (Set A, funds in escrow) the offering's counters and the audit entries of what a
- * processor's notification changed (held payments, refunds, disputes), in one transaction. Idempotent: the row is written
+ * processor's notification changed (held payments, refunds, disputes), in one transaction; a
+ * subscription that ended unfulfilled gives its capacity commitment back (db/offering-capacity.ts). Idempotent: the row is written
  * only when its version is not older, events are keyed by id, counters by subscription, and an
  * audit entry is written only beside its event's first storing.
  * The same version is written again on purpose: when a workflow task is lost after this ran (a
  * worker or server died), its retry runs at a new workflow time, so the same version carries a
  * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart).
  */
-export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet }) {
+export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; shape?: 'engine' | 'workflow' }) {
   return {
-    async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<void> {
+    /**
+     * Answers, in `workflow` shape, the deliveries the subscription workflow starts as its children
+     * (docs/decisions/0298-workflow-shape-parents.md); none in `engine` shape, where the dispatcher
+     * sends them. Histories recorded before it answered anything replay as none.
+     */
+    async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<ChildDelivery[]> {
       const knex = deps.orm.em.getConnection().getKnex();
-      await knex.transaction(async (trx) => {
+      return knex.transaction(async (trx) => {
         await upsertProjection(trx, state).catch(referenceCodeTaken);
         if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
           await creditOffering(trx, state);
         }
+        // Cancelled, rejected or voided: its share of the offering's capacity is free again (decision 0278).
+        if (CLOSES_SESSIONS.includes(state.status)) await releaseCommitment(trx, state.id);
         const published = await publishEvents(trx, events, { set: deps.set });
         const stored = new Set(published.eventIds);
         for (const e of events) if (e.audit && stored.has(e.id)) await auditProcessorChange(trx, state, e, e.audit);
+        return deps.shape === 'workflow'
+          ? takeForParent(
+              trx,
+              events.map((e) => e.id),
+            )
+          : [];
       });
     },
   };
@@ -71,7 +87,7 @@ async function auditProcessorChange(
 
 /**
  * A reference code drawn by one workflow and already held by another subscription: retrying the
- * same write can never succeed, so the workflow is told to draw again (workflows/subscription.ts).
+ * same write can never succeed, so the workflow is told to draw again (workflows/subscription-run.ts).
  */
 function referenceCodeTaken(err: unknown): never {
   const pg = err as { code?: string; constraint?: string };

@@ -22,6 +22,7 @@ import { endpointHealthRouter } from './notifications/health-routes';
 import { consoleRouter } from './console/router';
 import { devIdpAuthorizeRouter } from './identity/dev-idp-authorize';
 import { auditRouter } from './audit/router';
+import { codecRouter } from './codec/router';
 
 const DESCRIPTION =
   'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
@@ -37,6 +38,7 @@ const routers: ((deps: ApiDeps) => Router)[] = [
   reviewRouter,
   endpointHealthRouter,
   auditRouter,
+  codecRouter,
 ];
 
 export function createApp(deps: ApiDeps): Koa {

@@ -26,6 +26,7 @@ import { SANDBOX_SIGNATURE_HEADER, sandboxSecret, signSandboxBody } from '../pay
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
 import { engineCeiling } from './lib/engine-ceiling';
+import { dataConverterFromEnv } from '../lib/payload-codec';
 import { startServiceProcesses } from './lib/service-processes';
 import { startSink } from './lib/sink';
 import { apiSession } from './lib/api-session';
@@ -79,7 +80,7 @@ async function main(): Promise<boolean> {
   const orm = await openOrm(config);
   const knex = orm.em.getConnection().getKnex();
   const connection = await Connection.connect({ address: stack.temporalAddress });
-  const temporal = new Client({ connection });
+  const temporal = new Client({ connection, dataConverter: dataConverterFromEnv(process.env) });
   const api = await apiSession(svc.baseUrl, svc.accessTokenKeyPem, sink);
   const failures: string[] = [];
   const complete = SCALE === 1 && process.env.BENCH_RETENTION_SOAK_SECONDS === undefined;

@@ -22,6 +22,7 @@ import { openOrm } from '../db/orm';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
 import { engineCeiling } from './lib/engine-ceiling';
+import { dataConverterFromEnv } from '../lib/payload-codec';
 import { startServiceProcesses } from './lib/service-processes';
 import { startSink } from './lib/sink';
 import { signedPostCeiling } from './lib/signed-post-ceiling';
@@ -60,7 +61,7 @@ async function main(): Promise<boolean> {
   const orm = await openOrm(config);
   const knex = orm.em.getConnection().getKnex();
   const connection = await Connection.connect({ address: stack.temporalAddress });
-  const temporal = new Client({ connection });
+  const temporal = new Client({ connection, dataConverter: dataConverterFromEnv(process.env) });
   const api = await apiSession(svc.baseUrl, svc.accessTokenKeyPem, sink);
   const failures: string[] = [];
   const ctx: PhaseContext = {

@@ -62,10 +62,16 @@ export const TEST_PING = 'test.ping';
 export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
 
 /**
+ * Not in spec §6.2: the investor answered staff's information request
+ * (docs/decisions/0277-answering-an-information-request.md).
+ */
+export const INFO_PROVIDED = 'subscription.info_provided';
+
+/**
  * Types an endpoint gets only when it names them: `*` means every type of spec §6.2, and our
  * additions are not in §6.2, so a consumer written from the spec never meets one it cannot know.
  */
-export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [ENDPOINT_DISABLED];
+export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [ENDPOINT_DISABLED, INFO_PROVIDED];
 
 /** Whether an endpoint subscribed to `eventTypes` wants an event of `type`. */
 function subscribedTo(eventTypes: readonly string[], type: string): boolean {
@@ -82,6 +88,7 @@ export function supportedEventTypes(set: BehaviourSet): readonly string[] {
     ...ACCREDITATION_EVENT_TYPES[set],
     TEST_PING,
     ENDPOINT_DISABLED,
+    INFO_PROVIDED,
   ];
 }
 

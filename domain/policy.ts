@@ -17,6 +17,7 @@ const OWNER_ACTIONS = [
   'finalize_setup',
   'submit_for_review',
   'create_checkout_session',
+  'provide_info',
 ] as const;
 /** Compliance and operations (docs/decisions/0009-staff-operations.md). */
 const STAFF_ACTIONS = [

@@ -28,6 +28,11 @@ export interface ReasonInput {
   reason: string;
   actorId: string;
 }
+export interface ProvideInfoInput {
+  message: string;
+  documentReferences: string[];
+  actorId: string;
+}
 export interface ReconcileInput {
   amount: string;
   actorId: string;
@@ -69,6 +74,8 @@ export const approve = defineUpdate<SubscriptionView, [{ actorId: string }]>('ap
 export const reject = defineUpdate<SubscriptionView, [ReasonInput]>('reject');
 export const voidAgreement = defineUpdate<SubscriptionView, [ReasonInput]>('voidAgreement');
 export const requestInfo = defineUpdate<SubscriptionView, [ReasonInput]>('requestInfo');
+/** The investor's answer to the open information request (docs/decisions/0277-answering-an-information-request.md). */
+export const provideInfo = defineUpdate<SubscriptionView, [ProvideInfoInput]>('provideInfo');
 export const issueShares = defineUpdate<SubscriptionView, [{ actorId: string }]>('issueShares');
 export const retryCollection = defineUpdate<SubscriptionView, [{ actorId: string }]>('retryCollection');
 /** Reconcile a Set A wire or check; its wire name predates the one name, and histories carry it. */

@@ -41,6 +41,23 @@ export const SubscriptionViewSchema = z
     shares_issued_at: timestamp.nullable().optional().describe('Set B only: null until shares are issued'),
     status_reason: z.string().optional().describe('Why staff rejected or voided it'),
     info_requested: z.string().optional().describe('What staff asked the investor for, while unanswered'),
+    info_requests: z
+      .array(
+        z.object({
+          message: z.string().describe('What staff asked for'),
+          requested_at: timestamp,
+          answer: z
+            .object({
+              message: z.string(),
+              document_references: z.array(z.string()),
+              answered_at: timestamp,
+            })
+            .nullable()
+            .describe("The investor's answer (provide-info); null while unanswered"),
+        }),
+      )
+      .optional()
+      .describe('Every information request and its answer, oldest first; absent when none was made'),
   })
   .meta({ id: 'Subscription' });
 export type SubscriptionView = z.infer<typeof SubscriptionViewSchema>;

@@ -26,6 +26,20 @@ export function toSubscriptionView(s: SubscriptionState): SubscriptionView {
   if (s.referenceCode) view.reference_code = s.referenceCode;
   if (s.statusReason) view.status_reason = s.statusReason;
   if (s.infoRequested) view.info_requested = s.infoRequested;
+  const exchanges = s.infoExchanges ?? [];
+  if (exchanges.length) {
+    view.info_requests = exchanges.map((x) => ({
+      message: x.message,
+      requested_at: x.requestedAt,
+      answer: x.answer
+        ? {
+            message: x.answer.message,
+            document_references: x.answer.documentReferences,
+            answered_at: x.answer.answeredAt,
+          }
+        : null,
+    }));
+  }
   if (s.set === 'B') {
     view.shares_id = s.sharesId;
     view.shares_issued_at = s.sharesIssuedAt;

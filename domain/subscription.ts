@@ -43,6 +43,24 @@ export const TERMINAL: readonly SubscriptionStatus[] = ['rejected', 'cancelled',
 /** Ended without being fulfilled: open processor sessions are closed, and money arriving later is held. */
 export const CLOSES_SESSIONS: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided'];
 
+/**
+ * One information request and its answer (docs/decisions/0277-answering-an-information-request.md):
+ * staff may ask again, so every request and answer is kept, oldest first.
+ */
+export interface InfoExchange {
+  message: string;
+  requestedAt: string;
+  requestedBy: string | null;
+  answer: InfoAnswer | null;
+}
+interface InfoAnswer {
+  message: string;
+  /** References to documents the investor already holds elsewhere (ids or URLs); never fetched by us. */
+  documentReferences: string[];
+  answeredAt: string;
+  answeredBy: string;
+}
+
 /** Everything the workflow knows about one subscription. Money travels as decimal strings in the currency's minor unit (lib/money). */
 export interface SubscriptionState {
   id: string;
@@ -83,7 +101,10 @@ export interface SubscriptionState {
   sharesIssuedAt: string | null;
   /** Why staff rejected, voided or asked for more (not shown in the spec; kept for the record). */
   statusReason: string | null;
+  /** The open request's message; null once answered (or never asked). */
   infoRequested: string | null;
+  /** Every request and answer; absent in states from before answers, where only `infoRequested` was kept. */
+  infoExchanges?: InfoExchange[];
   createdAt: string;
   updatedAt: string;
   /** Hash of the create request body, for Idempotency-Key replays. */

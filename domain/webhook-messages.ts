@@ -30,6 +30,17 @@ export interface RetryItem {
 }
 export const scheduleRetries = defineSignal<[{ items: RetryItem[] }]>('scheduleRetries');
 
+/**
+ * A delivery whose workflow runs from attempt 1 (`WEBHOOK_DELIVERY_SHAPE=workflow`,
+ * docs/decisions/0297-webhook-delivery-shape-as-a-setting.md): what its start needs, the search
+ * attributes included.
+ */
+export interface ChildDelivery {
+  deliveryId: string;
+  endpointId: string;
+  eventType: string;
+}
+
 /** Manual retry of a `failed` delivery: attempt now, then the schedule goes on (spec §4.3). */
 export const retryNow = defineSignal('retryNow');
 /** The endpoint was deleted: end without further attempts. */
@@ -48,6 +59,12 @@ export interface DeliveryInput {
    * attempt 1) was answered with a Retry-After longer than the schedule's (issue 12).
    */
   firstDelayMs?: number;
+  /**
+   * Attempts as regular activities, not local ones (`WEBHOOK_DELIVERY_SHAPE=workflow`,
+   * docs/decisions/0299-workflow-shape-limits.md): a slow endpoint then holds an activity slot,
+   * not a workflow task slot.
+   */
+  attemptAsActivity?: boolean;
 }
 
 export type DeliveryOutcome =

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
@@ -144,10 +145,53 @@ export const ConfigSchema = z.object({
     .string()
     .optional()
     .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  /**
+   * The keyring Temporal payloads are sealed under (lib/payload-codec.ts, docs/decisions/0306): `<key id>:<base64 of
+   * 32 bytes>`, comma-separated, the current key first. Every client and worker encrypts workflow inputs, results and
+   * messages before they reach Temporal's server. Required in production (or TEMPORAL_PAYLOAD_KEYS_FILE).
+   */
+  TEMPORAL_PAYLOAD_KEYS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  /** A file holding the payload keyring in TEMPORAL_PAYLOAD_KEYS's form (a mounted secret), read once at start. */
+  TEMPORAL_PAYLOAD_KEYS_FILE: z
+    .string()
+    .optional()
+    .transform((path, ctx) => {
+      if (path === undefined) return undefined;
+      const text = readKeyFile(path, ctx);
+      return text === undefined ? z.NEVER : parseKeyring(text, ctx);
+    }),
+  /**
+   * Organisations whose administrators may read payloads in clear through the codec server (/codec, for the
+   * Temporal Web UI and CLI): the deployment's operators, comma-separated UUIDs. Unset: none.
+   */
+  CODEC_SERVER_ORG_IDS: z
+    .string()
+    .optional()
+    .transform((v) =>
+      (v ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.uuid())),
+  /** A bearer token (32+ characters) that may use the codec server, for the Temporal CLI's --codec-auth. Unset: none. */
+  CODEC_SERVER_TOKEN: z.string().min(32).optional(),
   /** The sweep plans events stored this long ago and never planned (docs/decisions/0182-sweep.md). */
   OUTBOX_RELAY_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   /** How often each worker's sweep runs: the safety net for a lost notification, a dead worker's attempts, a lost hand-over. */
   WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2000),
+  /**
+   * Where a webhook delivery lives (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md):
+   * `engine` (default) sends first attempts from the worker's dispatcher and makes a delivery a
+   * workflow only once its first attempt fails; `workflow` makes every delivery a Temporal workflow
+   * from its first attempt (a child of the subscription workflow for its events, a top-level one
+   * started by the engine for the API's), each attempt through the same sender, circuit and limits.
+   * Every worker of a deployment must run the same shape.
+   */
+  WEBHOOK_DELIVERY_SHAPE: z.enum(['engine', 'workflow']).default('engine'),
   /** Retry scheduler workflows failed first attempts are spread over; safe to change at any time. */
   WEBHOOK_SCHEDULER_SHARDS: z.coerce.number().int().min(1).max(64).default(4),
   /** A first attempt whose dispatcher died (its liveness lock is gone) is closed as in doubt this long after it began. */
@@ -323,6 +367,16 @@ function parseKeyring(text: string, ctx: z.RefinementCtx): { id: string; key: Bu
   return ring;
 }
 
+/** A keyring file: the same entries as the variable, by commas or one a line. */
+function readKeyFile(path: string, ctx: z.RefinementCtx): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').replace(/\s*\n\s*/g, ',');
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${(err as NodeJS.ErrnoException).code})` });
+    return undefined;
+  }
+}
+
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
   try {
     return JSON.parse(text);
@@ -344,6 +398,12 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     message:
       'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
     broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY && !c.WEBHOOK_SECRET_KEYS,
+  },
+  {
+    variable: 'TEMPORAL_PAYLOAD_KEYS',
+    message:
+      'required in production (or TEMPORAL_PAYLOAD_KEYS_FILE), so workflow histories are encrypted: `k1:$(openssl rand -base64 32)`',
+    broken: (c) => production(c) && !c.TEMPORAL_PAYLOAD_KEYS && !c.TEMPORAL_PAYLOAD_KEYS_FILE,
   },
   {
     variable: 'ACCESS_TOKEN_PRIVATE_KEY',
@@ -413,13 +473,15 @@ const AuditToolSchema = ConfigSchema.pick({
   TEMPORAL_TLS_CA_PATH: true,
   TEMPORAL_TLS_SERVER_NAME: true,
   TEMPORAL_API_KEY: true,
+  TEMPORAL_PAYLOAD_KEYS: true,
+  TEMPORAL_PAYLOAD_KEYS_FILE: true,
   AUDIT_HMAC_KEYS: true,
 });
 export type AuditToolConfig = z.infer<typeof AuditToolSchema>;
 
 /**
- * What `npm run audit:verify` reads, alone: the database, Temporal (where the checkpoints are) and
- * the audit keys, the same schema. It reads and never serves, so no other setting is asked for.
+ * What `npm run audit:verify` reads, alone: the database, Temporal (where the checkpoints are, sealed
+ * under the payload keys) and the audit keys, the same schema. It reads and never serves, so no other setting is asked for.
  */
 export function loadAuditToolConfig(env: NodeJS.ProcessEnv = process.env): AuditToolConfig {
   const parsed = AuditToolSchema.safeParse(env);

@@ -6,6 +6,7 @@ import type { Config } from './config';
 import { ConfigError } from './config';
 import { workflowCommandLog } from './workflow-command-log';
 import { temporalClientInterceptors } from './tracing';
+import { dataConverterOf, type PayloadKeyConfig } from './payload-codec';
 
 export type TemporalConnectionConfig = Pick<Config, 'TEMPORAL_ADDRESS'> &
   Partial<
@@ -70,12 +71,13 @@ function readPem(variable: string, path: string): Buffer {
 
 /** One client connection per process; Temporal calls carry their own deadlines. */
 export async function connectClient(
-  config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'>,
+  config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'> & PayloadKeyConfig,
 ): Promise<Client> {
   const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
   return new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: dataConverterOf(config),
     interceptors: { workflow: [...temporalClientInterceptors(), workflowCommandLog()] },
   });
 }

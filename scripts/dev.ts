@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { embeddedDefaults } from './lib/embedded-defaults';
+import { payloadKeyFile } from './lib/payload-key-file';
 import { startStack } from './lib/stack';
 import { stopProcess } from './lib/temporal-dev-server';
 import { explainStartupFailure, StartupError } from './lib/startup-error';
@@ -16,14 +17,16 @@ const UI_PORT = Number(process.env.TEMPORAL_UI_PORT ?? 8233);
 
 async function main(): Promise<void> {
   const defaults = embeddedDefaults(process.env);
+  const dataDir = process.env.TRANCHE_DATA_DIR ?? join(root, '.data');
   const stack = await startStack({
-    dataDir: process.env.TRANCHE_DATA_DIR ?? join(root, '.data'),
+    dataDir,
     database: 'tranche',
     persistent: true,
     temporalCli: process.env.TEMPORAL_CLI,
     pgPort: Number(process.env.EMBEDDED_PG_PORT ?? 5433),
     temporalPort: Number(process.env.TEMPORAL_PORT ?? 7233),
     uiPort: UI_PORT,
+    uiCodecEndpoint: `http://localhost:${PORT}/console/codec`,
     command: 'npm start',
     ports: [
       { port: Number(PORT), part: 'the API', setting: 'PORT' },
@@ -44,6 +47,8 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: stack.temporalAddress,
     PORT,
     ...defaults,
+    // Histories in .data/ are sealed under a key kept beside them (lib/payload-codec.ts).
+    ...(process.env.TEMPORAL_PAYLOAD_KEYS ? {} : { TEMPORAL_PAYLOAD_KEYS_FILE: payloadKeyFile(dataDir) }),
   };
   const children: ChildProcess[] = [];
   const run = (

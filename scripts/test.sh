@@ -12,9 +12,20 @@ npx eslint .
 npx prettier --check --log-level warn .
 npm run -s lint:architecture   # each folder imports only what .dependency-cruiser.cjs allows; no circle
 npm run -s lint:unused         # no unused file, export or dependency (knip.json)
+# What runs in both delivery shapes: the webhook suites and the contract tests that deliver
+# (test/webhooks/delivery-shape.test.ts sets its own shape, so it runs once). isolation.test.ts runs
+# in the default shape only for now: in `workflow` shape one organisation's burst still delays
+# another's deliveries and a rate limit's arrivals bunch (docs/decisions/0299-workflow-shape-limits.md).
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi
-# The whole suite: on the dev server, then the production-shape part on the full server.
+# The whole suite: on the dev server (in the shape the environment names, `engine` by default), the
+# webhook suites again in the other delivery shape (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md),
+# then the production-shape part on the full server.
 npx tsx scripts/with-stack.ts -- npx jest
+other_shape=workflow
+if [ "${WEBHOOK_DELIVERY_SHAPE:-engine}" = workflow ]; then other_shape=engine; fi
+echo "[test] webhook suites again with WEBHOOK_DELIVERY_SHAPE=$other_shape"
+WEBHOOK_DELIVERY_SHAPE="$other_shape" npx tsx scripts/with-stack.ts -- npx jest $WEBHOOK_SHAPE_SUITES
 exec bash scripts/test-cluster.sh

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { freePortRange } from './lib/free-port';
 import { startStack } from './lib/stack';
 import { DEV_AUDIT_HMAC_KEYS } from './lib/embedded-defaults';
+import { newPayloadKey } from './lib/payload-key-file';
 
 async function main(): Promise<number> {
   const command = process.argv.slice(process.argv.indexOf('--') + 1);
@@ -33,6 +34,8 @@ async function main(): Promise<number> {
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TRANCHE_TEST_DATA_DIR: dataDir,
     AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
+    // Every client and worker of the run seals payloads, as deployed (lib/payload-codec.ts).
+    TEMPORAL_PAYLOAD_KEYS: process.env.TEMPORAL_PAYLOAD_KEYS ?? newPayloadKey(),
   };
   const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
   const forward = (signal: NodeJS.Signals) => child.kill(signal);

@@ -16,7 +16,19 @@ type Gate = { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'thro
  * circuit breaker and rate limit. The attempt's start is recorded before its POST; a replay by the
  * same owner finds its row and sends nothing again (docs/decisions/0151-attempt-recorded-before-post.md).
  */
-export function attemptService(deps: { knex: () => Knex; sender: Sender; recorder: Recorder }) {
+export function attemptService(deps: {
+  knex: () => Knex;
+  sender: Sender;
+  recorder: Recorder;
+  /**
+   * `workflow` shape: attempt 1 comes here too, so the endpoint's concurrency limit
+   * (`max_in_flight`) holds here as the dispatcher's claim holds it in `engine` shape, and a
+   * throttled attempt waits about as long as the endpoint's backlog takes to drain, so the
+   * waiters of one endpoint ask again about as often as it can take them
+   * (docs/decisions/0299-workflow-shape-limits.md).
+   */
+  workflowShape?: { defaultMaxInFlight: number };
+}) {
   async function attempt(input: AttemptInput): Promise<AttemptResult> {
     const knex = deps.knex();
     const t = (await loadTargets(knex, [input.deliveryId])).get(input.deliveryId);
@@ -55,7 +67,7 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
       // still waiting in this process for the database.
       finished = deps.recorder.pending(input.owner, input.deliveryId, input.number) ?? notSent(input, IN_DOUBT_ERROR);
     } else {
-      const gate = await pass(knex, t, input.manual ?? false);
+      const gate = await pass(knex, t, input.manual ?? false, deps.workflowShape);
       if (gate.kind === 'throttled') {
         // Not this attempt's turn: give the number back, and the workflow waits for a token.
         await knex('webhook_attempts')
@@ -85,8 +97,15 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
  * (at most the pacing horizon away, which the attempt waits for), or throttles it when the next
  * free start is further off.
  */
-async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
+async function pass(
+  knex: Knex,
+  t: Target,
+  manual: boolean,
+  workflowShape?: { defaultMaxInFlight: number },
+): Promise<Gate> {
   return knex.transaction(async (trx) => {
+    // Under the flow row's lock, so two attempts to one endpoint decide one after the other.
+    const load = workflowShape && !manual ? await endpointLoad(trx, t, workflowShape.defaultMaxInFlight) : null;
     const row:
       | {
           circuit_state: CircuitState;
@@ -112,12 +131,18 @@ async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
       ? 'send'
       : admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
     if (word === 'hold') return { kind: 'held' };
+    // Every slot is taken: wait about as long as the backlog ahead needs, then ask again.
+    if (load?.full) return { kind: 'throttled', waitMs: spread((load.waiting / load.slots) * load.meanMs) };
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
     let delayMs = 0;
     if (perSecond !== null) {
       const paced = pace(Number(row.rate_wait_ms), perSecond);
-      if (paced.count === 0) return { kind: 'throttled', waitMs: Math.ceil(paced.waitMs) };
+      if (paced.count === 0)
+        return {
+          kind: 'throttled',
+          waitMs: Math.ceil(Math.max(paced.waitMs, load ? spread((load.waiting / perSecond) * 1000) : 0)),
+        };
       delayMs = paced.waitMs;
     }
     await trx('webhook_endpoint_flow')
@@ -133,4 +158,56 @@ async function pass(knex: Knex, t: Target, manual: boolean): Promise<Gate> {
       });
     return { kind: 'send', delayMs };
   });
+}
+
+/** The shortest and longest wait of a throttled attempt in `workflow` shape. */
+const MIN_WAIT_MS = 100;
+const MAX_WAIT_MS = 60_000;
+
+/** A wait near `ms` (within the bounds), spread by a quarter either way so waiters do not come back together. */
+const spread = (ms: number) =>
+  Math.round(Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, ms)) * (0.75 + Math.random() * 0.5));
+
+/**
+ * The endpoint's load, under its flow row's lock: whether its concurrency limit is reached (its
+ * attempts whose POST has not ended, this delivery's own claimed attempt aside), its limit, how many
+ * of its deliveries wait for a first attempt, and how long its recent attempts took (one still in
+ * flight counts its age so far).
+ */
+async function endpointLoad(
+  trx: Knex.Transaction,
+  t: Target,
+  defaultMaxInFlight: number,
+): Promise<{ full: boolean; slots: number; waiting: number; meanMs: number }> {
+  const row: { in_flight: number; slots: number; waiting: number; mean_ms: number | null } | undefined = (
+    await trx.raw(
+      `select (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.delivery_id <> ?)::int as in_flight,
+              coalesce(e.max_in_flight, ?) as slots,
+              (select count(*) from (select 1 from webhook_deliveries d
+                                      where d.endpoint_id = f.endpoint_id and d.status = 'pending' limit 10000) p)::int
+                as waiting,
+              (select avg(ms) from (
+                 select a.duration_ms as ms
+                   from (select d.id from webhook_deliveries d
+                          where d.endpoint_id = f.endpoint_id and d.last_attempt_at is not null
+                          order by d.last_attempt_at desc limit 20) r
+                   join webhook_attempts a on a.delivery_id = r.id and a.duration_ms is not null
+                 union all
+                 select extract(epoch from now() - a.attempted_at) * 1000
+                   from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                  where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.attempted_at < now()) m)::float8
+                as mean_ms
+         from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
+        where f.endpoint_id = ? for update of f`,
+      [t.delivery_id, defaultMaxInFlight, t.endpoint_id],
+    )
+  ).rows[0];
+  if (!row) return { full: false, slots: defaultMaxInFlight, waiting: 0, meanMs: MIN_WAIT_MS };
+  return {
+    full: row.in_flight >= row.slots,
+    slots: row.slots,
+    waiting: row.waiting,
+    meanMs: Math.max(MIN_WAIT_MS, Number(row.mean_ms ?? MIN_WAIT_MS)),
+  };
 }

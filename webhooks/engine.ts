@@ -12,6 +12,7 @@ import { createRecorder } from './recorder';
 import { secretBoxFrom } from './secret-box';
 import { createSender } from './sender';
 import { sweep } from './sweep';
+import { startQueuedDeliveries } from './workflow-shape';
 
 /** Deliveries of one endpoint one round takes at most: a fan-out of many endpoints shares a round. */
 const PER_ENDPOINT_PER_ROUND = 256;
@@ -54,7 +55,14 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       maxCooldownMs: config.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS * 16_000,
     },
   });
-  const attempts = attemptService({ knex, sender, recorder });
+  const attempts = attemptService({
+    knex,
+    sender,
+    recorder,
+    ...(config.WEBHOOK_DELIVERY_SHAPE === 'workflow' && {
+      workflowShape: { defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT },
+    }),
+  });
 
   return {
     attempt: (input) => attempts.attempt(input),
@@ -72,11 +80,18 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       const ordered = singleFlight('ordered hand-over', async () => {
         while ((await handOverOrdered(handOverDeps)) > 0);
       });
+      // `workflow` shape: queued deliveries become delivery workflows instead of dispatcher POSTs
+      // (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md).
+      const asWorkflows = config.WEBHOOK_DELIVERY_SHAPE === 'workflow';
+      const starting = singleFlight('delivery workflow start', async () => {
+        while ((await startQueuedDeliveries(handOverDeps)) > 0);
+      });
       let dispatcher: ReturnType<typeof createDispatcher> | undefined;
+      const firstAttempts = () => (asWorkflows ? starting.run(0) : dispatcher?.wake());
       const listener = await startListener({
         databaseUrl: config.DATABASE_URL,
         onWake: (payload) => {
-          dispatcher?.wake();
+          firstAttempts();
           if (payload === 'ordered') ordered.run(0);
         },
       });
@@ -101,20 +116,20 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
           graceMs: config.OUTBOX_RELAY_GRACE_MS,
           stuckAfterMs: config.WEBHOOK_STUCK_AFTER_MS,
         });
-        dispatcher!.wake();
+        firstAttempts();
         ordered.run(0);
         retries.run(HANDOVER_GRACE_MS);
       });
       const timer = setInterval(() => sweeping.run(0), config.WEBHOOK_SWEEP_INTERVAL_MS);
       // Whatever was queued while no dispatcher ran.
-      dispatcher.wake();
+      firstAttempts();
       ordered.run(0);
-      logger.info({ owner: listener.owner }, 'delivery engine started');
+      logger.info({ owner: listener.owner, shape: config.WEBHOOK_DELIVERY_SHAPE }, 'delivery engine started');
       return {
         async stop() {
           clearInterval(timer);
           await dispatcher!.stop();
-          await Promise.all([sweeping.idle(), retries.idle(), ordered.idle()]);
+          await Promise.all([sweeping.idle(), retries.idle(), ordered.idle(), starting.idle()]);
           await listener.stop();
         },
       };

@@ -21,3 +21,4 @@ export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
 export { renderEventBody, type EnvelopeSource } from './signing';
 export { IN_DOUBT_ERROR } from './recorder';
 export { CIRCUIT_OPEN } from './sender';
+export { takeForParent } from './workflow-shape';

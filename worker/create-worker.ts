@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import { temporalConnectionOptions, type TemporalConnectionConfig } from '../lib/temporal';
+import { dataConverterOf, type PayloadKeyConfig } from '../lib/payload-codec';
 import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
 import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../lib/tracing';
@@ -10,7 +11,8 @@ import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../li
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
     Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_SHUTDOWN_GRACE_SECONDS'>> &
-    TemporalConnectionConfig;
+    TemporalConnectionConfig &
+    PayloadKeyConfig;
   deps: ActivityDeps;
   /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start, in a thread. */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -27,6 +29,8 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     connection,
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
+    // Payloads are sealed here, before the server stores them (lib/payload-codec.ts).
+    dataConverter: dataConverterOf(setup.config),
     activities: createActivities(setup.deps),
     workflowBundle: setup.workflowBundle ??
       prebuiltBundle(traced) ?? {

@@ -29,6 +29,7 @@ import * as m from '../domain/subscription-messages';
 import { applyPayment, guards, initialState, transitions, type Change } from './subscription-transitions';
 import { asRefusal, failedWith, idempotencyReused } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
+import { startDeliveryChildren } from './delivery-children';
 import { SubscriptionStatusKey } from '../domain/search-attributes';
 
 const { recordTransition } = proxyLocalActivities<Activities>({
@@ -185,6 +186,12 @@ export class SubscriptionRun {
       () => guards.cancel(s()),
       () => this.commit(transitions.cancel(s())),
     );
+    // A new handler only: histories from before it never carry the update, so nothing to patch.
+    this.command(
+      m.provideInfo,
+      () => guards.provideInfo(s()),
+      (i) => this.commit(transitions.provideInfo(s(), i, new Date().toISOString())),
+    );
   }
 
   private staffCommands(): void {
@@ -207,7 +214,7 @@ export class SubscriptionRun {
     this.command(
       m.requestInfo,
       () => guards.requestInfo(s()),
-      (i) => this.commit(transitions.requestInfo(s(), i)),
+      (i) => this.commit(transitions.requestInfo(s(), i, new Date().toISOString())),
     );
     this.command(
       m.issueShares,
@@ -264,7 +271,11 @@ export class SubscriptionRun {
       };
     });
     const next: SubscriptionState = { ...base, eventSequence: sequence };
-    await recordTransition(next, events);
+    // `workflow` shape: the projection answers the deliveries to start as this workflow's children.
+    // The commands depend only on that recorded answer (none in histories from before it existed,
+    // none in `engine` shape), so every history replays as it ran.
+    const children = (await recordTransition(next, events)) ?? [];
+    if (children.length > 0) await startDeliveryChildren(children);
     if (next.status !== this.state.status) {
       upsertSearchAttributes([{ key: SubscriptionStatusKey, value: next.status }]);
     }

@@ -8,6 +8,7 @@ import {
   CLOSES_SESSIONS,
   TERMINAL,
   type NewSubscription,
+  type InfoExchange,
   type PaymentStatus,
   type SubscriptionState,
   type SubscriptionStatus,
@@ -15,8 +16,10 @@ import {
 import type { ProcessorAudit } from '../domain/events';
 import { invalidTransition, refusal } from '../domain/refusal';
 import { sameAmount } from '../lib/decimal-amount';
+import { INFO_PROVIDED } from '../domain/events';
 import type {
   PaymentNotification,
+  ProvideInfoInput,
   ReasonInput,
   SignAgreementInput,
   SubmitForReviewInput,
@@ -91,6 +94,14 @@ export const guards = {
   reject: (s: SubscriptionState) => requireStatus(s, 'reject', ['pending_review']),
   void: (s: SubscriptionState) => requireStatus(s, 'void', VOIDABLE),
   requestInfo: (s: SubscriptionState) => requireStatus(s, 'request information on', ['pending_review']),
+  provideInfo: (s: SubscriptionState) => {
+    if (!s.infoRequested) {
+      throw refusal(409, 'NO_OPEN_INFO_REQUEST', 'There is no open information request to answer', {
+        status: s.status,
+      });
+    }
+    requireStatus(s, 'answer an information request on', ['pending_review']);
+  },
   issueShares: (s: SubscriptionState) => {
     requireSet(s, 'issue-shares', 'B');
     requireStatus(s, 'issue shares for', ['approved']);
@@ -198,12 +209,39 @@ export const transitions = {
       },
     ),
 
-  requestInfo: (s: SubscriptionState, input: ReasonInput): Change =>
+  /** Asked again while one is open: the new request is the open one, the older stays unanswered. */
+  requestInfo: (s: SubscriptionState, input: ReasonInput, now: string): Change =>
     change(
       s,
-      { infoRequested: input.reason },
+      {
+        infoRequested: input.reason,
+        infoExchanges: [
+          ...exchangesOf(s),
+          { message: input.reason, requestedAt: now, requestedBy: input.actorId, answer: null },
+        ],
+      },
       { type: 'subscription.info_requested', data: { message: input.reason } },
     ),
+
+  /** The answer closes the open (latest) request; the subscription stays in review. */
+  provideInfo: (s: SubscriptionState, input: ProvideInfoInput, now: string): Change => {
+    const history = exchangesOf(s);
+    const open = history[history.length - 1]!;
+    const answer = {
+      message: input.message,
+      documentReferences: input.documentReferences,
+      answeredAt: now,
+      answeredBy: input.actorId,
+    };
+    return change(
+      s,
+      { infoRequested: null, infoExchanges: [...history.slice(0, -1), { ...open, answer }] },
+      {
+        type: INFO_PROVIDED,
+        data: { message: input.message, document_references: input.documentReferences },
+      },
+    );
+  },
 
   issueShares: (s: SubscriptionState, sharesId: string, now: string): Change =>
     change(
@@ -230,6 +268,17 @@ export const transitions = {
   /** Set A: staff reconcile a wire or check by its reference code; its funds are in escrow. */
   reconcile: (s: SubscriptionState): Change => fundsInEscrow(s),
 };
+
+/**
+ * Every request and answer so far. States from before answers kept only the open request's message:
+ * it becomes the one entry (asked at the last change, by someone not recorded).
+ */
+function exchangesOf(s: SubscriptionState): InfoExchange[] {
+  if (s.infoExchanges) return s.infoExchanges;
+  return s.infoRequested
+    ? [{ message: s.infoRequested, requestedAt: s.updatedAt, requestedBy: null, answer: null }]
+    : [];
+}
 
 /** Set A: funds reached escrow (a collected card or ACH payment, or a reconciled wire or check). */
 function fundsInEscrow(s: SubscriptionState): Change {

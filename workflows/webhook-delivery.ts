@@ -9,6 +9,7 @@
 import {
   condition,
   patched,
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -28,7 +29,19 @@ const { attemptDelivery } = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
+/**
+ * The same attempt as a regular activity (`attemptAsActivity`, docs/decisions/0299-workflow-shape-limits.md): in
+ * `workflow` shape every first attempt runs here, and a slow endpoint's POST then holds an activity slot, not
+ * one of the worker's workflow task slots as a local activity's does.
+ */
+const remote = proxyActivities<Activities>({
+  startToCloseTimeout: '45s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
 export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m.DeliveryOutcome> {
+  // From the input, so every replay takes the same path; runs started without it keep the local activity.
+  const send = input.attemptAsActivity ? remote.attemptDelivery : attemptDelivery;
   let retryRequested = input.attemptNow ?? false;
   let deleted = false;
   setHandler(m.retryNow, () => void (retryRequested = true));
@@ -39,7 +52,7 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   // `manual`: a person asked for this attempt (retry, recovery), so an open circuit does not hold it.
   const attempt = async (nextDelayMs: number | null, manual: boolean) => {
     for (;;) {
-      const result = await attemptDelivery({
+      const result = await send({
         deliveryId: input.deliveryId,
         number: made + 1,
         attemptedAt: new Date().toISOString(),

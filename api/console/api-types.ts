@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type * as audit from '../audit/schema';
 import type * as issuance from '../issuance/schema';
+import type * as offerings from '../issuance/offerings-schema';
 import type * as schema from '../notifications/schema';
 
 // The shapes the console reads from the JSON API, inferred from the same zod schemas the API's
@@ -19,5 +20,6 @@ export type RecoveryList = z.infer<typeof schema.RecoveryList>;
 export type EventList = z.infer<typeof schema.EventList>;
 export type QueuePage = z.infer<typeof issuance.ReviewQueue>;
 export type QueueItem = QueuePage['items'][number];
+export type OfferingList = z.infer<typeof offerings.OfferingList>;
 export type Activity = z.infer<typeof issuance.SubscriptionActivity>;
 export type AuditEventList = z.infer<typeof audit.AuditEventList>;

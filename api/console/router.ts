@@ -9,6 +9,7 @@ import { consoleKit, type ConsoleState } from './console-kit';
 import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
 import { eventPages } from './event-pages';
+import { offeringPages } from './offering-pages';
 import { recoveryPages } from './recovery-pages';
 import { reviewPages } from './review-pages';
 import { signInPages } from './sign-in-pages';
@@ -65,6 +66,7 @@ export function consoleRouter(deps: ApiDeps): Router {
 
   signInPages(router, kit, deps);
   reviewPages(router, kit);
+  offeringPages(router, kit);
   endpointPages(router, kit);
   deliveryPages(router, kit);
   recoveryPages(router, kit);

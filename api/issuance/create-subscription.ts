@@ -10,6 +10,7 @@ import type { BehaviourSet } from '../../lib/behaviour-set';
 import type { Principal } from '../../domain/principal';
 import type { NewSubscription } from '../../domain/subscription';
 import type { CreateSubscriptionBody } from './schema';
+import { requireMinimum } from './offering-capacity';
 
 /**
  * Builds the new subscription from the offering's terms: price from the tranche or security
@@ -60,6 +61,7 @@ export async function newSubscription(
       max_total_amount: formatAmount(max, currency),
     });
   }
+  requireMinimum(offering, cls, totalMinor);
   return {
     id: idempotencyKey ? uuidFromName('subscription', p.orgId, p.userId, idempotencyKey) : newId(),
     set,

@@ -35,13 +35,30 @@ export function offeringsRouter(deps: ApiDeps): Router {
   const em = () => deps.orm.em;
 
   /** A price exact in the offering's currency, in its form ("12.5" USD -> "12.50"); a 422 otherwise. */
-  function priceIn(offering: Offering, price: string): string {
+  function priceIn(offering: Pick<Offering, 'currency'>, price: string, path = 'pricePerUnit'): string {
     const minor = toMinor(price, offering.currency);
     if (minor === null) {
       const places = currencyPlaces(offering.currency);
-      throw validationFailed([{ in: 'body', path: 'pricePerUnit', message: `${offering.currency} ${places}` }]);
+      throw validationFailed([{ in: 'body', path, message: `${offering.currency} ${places}` }]);
     }
     return formatAmount(minor, offering.currency);
+  }
+
+  /** maxAmount and minInvestment exact in the currency, and a minimum no larger than the maximum (decision 0278). */
+  function boundsIn(
+    currency: string,
+    b: { maxAmount?: string | null; minInvestment?: string | null },
+  ): { maxAmount?: string | null; minInvestment?: string | null } {
+    const out: { maxAmount?: string | null; minInvestment?: string | null } = {};
+    if (b.maxAmount !== undefined) out.maxAmount = b.maxAmount && priceIn({ currency }, b.maxAmount, 'maxAmount');
+    if (b.minInvestment !== undefined)
+      out.minInvestment = b.minInvestment && priceIn({ currency }, b.minInvestment, 'minInvestment');
+    return out;
+  }
+  function requireMinWithinMax(max: string | null | undefined, min: string | null | undefined, currency: string) {
+    if (max && min && toMinor(min, currency)! > toMinor(max, currency, 'total')!) {
+      throw validationFailed([{ in: 'body', path: 'minInvestment', message: 'must not be more than maxAmount' }]);
+    }
   }
 
   async function ownOffering(id: string, p: Principal): Promise<Offering> {
@@ -57,10 +74,16 @@ export function offeringsRouter(deps: ApiDeps): Router {
       { body: CreateOfferingBody, response: OfferingView, status: 201, summary: 'Create an offering (staff)' },
       async (ctx, input) => {
         const now = new Date();
+        const { maxAmount, minInvestment, ...rest } = input.body;
+        const bounds = boundsIn(rest.currency, { maxAmount, minInvestment });
+        requireMinWithinMax(bounds.maxAmount, bounds.minInvestment, rest.currency);
         const offering = em().create(OfferingSchema, {
           id: newId(),
           orgId: ctx.state.principal.orgId,
-          ...input.body,
+          ...rest,
+          maxAmount: bounds.maxAmount ?? null,
+          minInvestment: bounds.minInvestment ?? null,
+          committedAmount: '0',
           raisedAmount: '0.00',
           investorCount: 0,
           createdAt: now,
@@ -121,11 +144,21 @@ export function offeringsRouter(deps: ApiDeps): Router {
         params: OfferingParams,
         body: UpdateOfferingBody,
         response: OfferingView,
-        summary: 'Open or close an offering (staff)',
+        summary: 'Open or close an offering, or set its maximum raise and minimum investment (staff)',
       },
       async (ctx, input) => {
         const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
-        offering.status = input.body.status;
+        const { status, ...given } = input.body;
+        const bounds = boundsIn(offering.currency, given);
+        requireMinWithinMax(
+          bounds.maxAmount === undefined ? offering.maxAmount : bounds.maxAmount,
+          bounds.minInvestment === undefined ? offering.minInvestment : bounds.minInvestment,
+          offering.currency,
+        );
+        // A maximum below what is already committed refuses new subscriptions; it cancels none (decision 0278).
+        if (status) offering.status = status;
+        if (bounds.maxAmount !== undefined) offering.maxAmount = bounds.maxAmount;
+        if (bounds.minInvestment !== undefined) offering.minInvestment = bounds.minInvestment;
         offering.updatedAt = new Date();
         await em().flush();
         ok(ctx, offeringView(offering));
@@ -146,12 +179,17 @@ export function offeringsRouter(deps: ApiDeps): Router {
       },
       async (ctx, input) => {
         const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
-        const { name, pricePerUnit } = input.body;
+        const { name, pricePerUnit, ...given } = input.body;
+        const bounds = boundsIn(offering.currency, given);
+        requireMinWithinMax(bounds.maxAmount, bounds.minInvestment, offering.currency);
         const cls = em().create(SecurityClassSchema, {
           id: newId(),
           offeringId: offering.id,
           name,
           pricePerUnit: priceIn(offering, pricePerUnit),
+          maxAmount: bounds.maxAmount ?? null,
+          minInvestment: bounds.minInvestment ?? null,
+          committedAmount: '0',
           createdAt: new Date(),
         });
         await em().flush();

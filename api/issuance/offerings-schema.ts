@@ -11,8 +11,28 @@ const positiveMoney = money.refine((v) => /[1-9]/.test(v), 'must be greater than
 
 const timestamp = z.iso.datetime({ offset: true });
 
+/** Optional capacity of an offering or a security class, in the offering's currency. */
+const bounds = {
+  maxAmount: positiveMoney.optional().describe('The most all subscriptions together may commit'),
+  minInvestment: positiveMoney.optional().describe("The least one subscription's total may be"),
+};
+
+/** docs/decisions/0278-offering-capacity-reservations.md */
+const capacity = {
+  max_amount: z.string().nullable().describe('The most subscriptions may commit in all; null: no maximum'),
+  min_investment: z.string().nullable().describe("The least one subscription's total may be; null: no minimum"),
+  committed_amount: z.string().describe('What subscriptions not cancelled, rejected or voided hold'),
+  remaining_amount: z.string().nullable().describe('max_amount less committed_amount; null without a maximum'),
+};
 export const SecurityClassView = z
-  .object({ id: z.uuid(), offering_id: z.uuid(), name: z.string(), price_per_unit: z.string(), created_at: timestamp })
+  .object({
+    id: z.uuid(),
+    offering_id: z.uuid(),
+    name: z.string(),
+    price_per_unit: z.string(),
+    ...capacity,
+    created_at: timestamp,
+  })
   .meta({ id: 'SecurityClass' });
 export const TrancheView = z
   .object({
@@ -33,6 +53,7 @@ export const OfferingView = z
     status: z.enum(['open', 'closed']),
     raised_amount: z.string(),
     investor_count: z.number().int(),
+    ...capacity,
     security_classes: z.array(SecurityClassView).describe('Filled on GET of one offering; empty elsewhere'),
     tranches: z.array(TrancheView).describe('Filled on GET of one offering; empty elsewhere'),
     created_at: timestamp,
@@ -56,11 +77,19 @@ export const CreateOfferingBody = z.strictObject({
     .string()
     .refine((c) => /^[A-Z]{3}$/.test(c) && currencyExponent(c) !== null, 'an ISO 4217 currency code such as USD'),
   status: z.enum(['open', 'closed']).default('open'),
+  ...bounds,
 });
-export const UpdateOfferingBody = z.strictObject({ status: z.enum(['open', 'closed']) });
+export const UpdateOfferingBody = z
+  .strictObject({
+    status: z.enum(['open', 'closed']).optional(),
+    maxAmount: positiveMoney.nullable().optional().describe('null removes the maximum'),
+    minInvestment: positiveMoney.nullable().optional().describe('null removes the minimum'),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of status, maxAmount, minInvestment');
 export const CreateSecurityClassBody = z.strictObject({
   name: z.string().trim().min(1).max(200),
   pricePerUnit: positiveMoney,
+  ...bounds,
 });
 export const CreateTrancheBody = z.strictObject({
   name: z.string().trim().min(1).max(200),

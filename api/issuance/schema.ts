@@ -56,6 +56,12 @@ export const SubmitForReviewBody = z.strictObject({ paymentMethod: z.enum(OFFLIN
 
 /** Staff commands the spec leaves unshown (docs/decisions/0009-staff-operations.md). */
 export const ReasonBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
+/** The investor's answer to an information request (docs/decisions/0277-answering-an-information-request.md). */
+export const ProvideInfoBody = z.strictObject({
+  message: z.string().trim().min(1).max(4000),
+  /** Ids or URLs of documents the investor already shared elsewhere; stored as given, never fetched. */
+  documentReferences: z.array(z.string().trim().min(1).max(500)).max(20).default([]),
+});
 export const ReconcileBody = z.strictObject({
   referenceCode: z.string().trim().min(1).max(40),
   amount: z

@@ -9,7 +9,7 @@ import type { Config } from '../../lib/config';
 import { currentIdempotencyScope } from '../../lib/idempotency-scope';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import type { SubscriptionView } from '../../domain/subscription-view';
-import { InvestorIdKey, OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
+import { OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
 import { conflict } from '../../lib/errors';
 import {
   created,
@@ -64,7 +64,6 @@ export function subscriptionClient(
         typedSearchAttributes: new TypedSearchAttributes([
           { key: SubscriptionStatusKey, value: 'draft' },
           { key: OfferingIdKey, value: start.offeringId },
-          { key: InvestorIdKey, value: start.investorId },
         ]),
       });
       try {
@@ -78,6 +77,16 @@ export function subscriptionClient(
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
         throw err;
+      }
+    },
+
+    /** True only when Temporal says so; false when it cannot tell (an outage). */
+    async neverStarted(subscriptionId: string): Promise<boolean> {
+      try {
+        await withDeadline(() => temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId)).describe());
+        return false;
+      } catch (err) {
+        return err instanceof WorkflowNotFoundError;
       }
     },
 
@@ -122,7 +131,6 @@ export function subscriptionClient(
             typedSearchAttributes: new TypedSearchAttributes([
               { key: SubscriptionStatusKey, value: state.status },
               { key: OfferingIdKey, value: state.offeringId },
-              { key: InvestorIdKey, value: state.investorId },
             ]),
           }),
         );

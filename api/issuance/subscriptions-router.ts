@@ -10,6 +10,8 @@ import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
 import { newSubscription } from './create-subscription';
+import { reserveCapacity } from './offering-capacity';
+import { releaseCommitment } from '../../db/offering-capacity';
 import { kycGate } from './kyc-gate';
 import { paymentRoutes } from './payment-routes';
 import { staffDecisions, type SeenRecord } from './staff-decisions';
@@ -20,6 +22,7 @@ import {
   IdempotencyKey,
   ListSubscriptionsQuery,
   OfferingParams,
+  ProvideInfoBody,
   ReasonBody,
   ReconcileBody,
   SignAgreementBody,
@@ -81,7 +84,21 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         // A key names one subscription for good: once it is recorded, the answer comes from the
         // record, even after Temporal's retention removed its workflow (a start would run it again).
         const earlier = key === undefined ? null : await reads.ifRecorded(start.id, p, 'read');
-        const created = earlier ? null : await workflows.create(start);
+        if (!earlier) {
+          // Held before the workflow starts, so the refusal is the create's own answer
+          // (docs/decisions/0278-offering-capacity-reservations.md).
+          await reserveCapacity(
+            deps.orm,
+            {
+              subscriptionId: start.id,
+              offeringId: start.offeringId,
+              securityClassId: start.securityClassId,
+              amount: start.totalAmount,
+            },
+            start.currency,
+          );
+        }
+        const created = earlier ? null : await workflows.create(start).catch(releaseIfNeverStarted(start.id));
         if (created) return ok(ctx, created);
         // The workflow behind this key already ended: answer from the projection.
         const record = earlier ?? (await reads.authorized(start.id, p, 'read'));
@@ -91,6 +108,20 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
       },
     ),
   );
+
+  /**
+   * A create that failed before its workflow existed gives its commitment back; one whose outcome
+   * is unknown keeps it (a retry with the same key finds it), erring towards a stranded commitment
+   * rather than an oversold offering.
+   */
+  const releaseIfNeverStarted =
+    (subscriptionId: string) =>
+    async (err: unknown): Promise<never> => {
+      if (await workflows.neverStarted(subscriptionId)) {
+        await releaseCommitment(deps.orm.em.getConnection().getKnex(), subscriptionId);
+      }
+      throw err;
+    };
 
   router.get(
     '/subscriptions',
@@ -210,6 +241,21 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         summary: 'Ask the investor for more information (staff)',
       },
       command('request_info', m.requestInfo, reason, true),
+    ),
+  );
+  router.post(
+    '/subscriptions/:subscription_id/provide-info',
+    may('provide_info'),
+    validate(
+      {
+        params: SubscriptionParams,
+        body: ProvideInfoBody,
+        response: View,
+        summary: "Answer staff's open information request (the investor who owns it)",
+      },
+      command('provide_info', m.provideInfo, (ctx, body: { message: string; documentReferences: string[] }) => [
+        { message: body.message, documentReferences: body.documentReferences, actorId: ctx.state.principal.userId },
+      ]),
     ),
   );
   router.post(

@@ -20,7 +20,14 @@ const sequence = z
 export const SubscriptionEventData = SubscriptionViewSchema.extend({
   sequence,
   reason: z.string().optional().describe('subscription.rejected and subscription.voided'),
-  message: z.string().optional().describe('subscription.info_requested: what staff ask for'),
+  message: z
+    .string()
+    .optional()
+    .describe('subscription.info_requested: what staff ask for; subscription.info_provided: the answer'),
+  document_references: z
+    .array(z.string())
+    .optional()
+    .describe('subscription.info_provided: the documents the investor pointed to'),
 }).meta({ id: 'SubscriptionEventData' });
 
 const SharesIssuedData = z

@@ -1,5 +1,5 @@
 import type { BehaviourSet } from '../../lib/behaviour-set';
-import { supportedEventTypes } from '../../domain/events';
+import { EXPLICIT_ONLY_EVENT_TYPES, supportedEventTypes } from '../../domain/events';
 import { ENDPOINT_DISABLED, eventDataSchema } from './event-schemas';
 import { outputSchema, type JsonSchema } from './json-schema';
 
@@ -56,7 +56,9 @@ export function webhooksSection(set: BehaviourSet, components: Record<string, Js
       post: {
         operationId: `event ${type}`,
         tags: ['webhooks'],
-        summary: `${type}, delivered to endpoints subscribed to it (or to "*")`,
+        summary: EXPLICIT_ONLY_EVENT_TYPES.includes(type)
+          ? `${type}, delivered only to endpoints that name it ("*" does not include it: not a spec §6.2 type)`
+          : `${type}, delivered to endpoints subscribed to it (or to "*")`,
         description:
           'Sent as an HTTP POST to each subscribed endpoint. Answer 2xx within 30 seconds; anything else is retried 8 times in all (after 30 s, 2 min, 15 min, 1 h, 4 h, 12 h, 24 h; spec §6.5). Verify the signature over the raw bytes before parsing, and deduplicate by event_id: a delivery may arrive more than once.',
         parameters: DELIVERY_HEADERS,

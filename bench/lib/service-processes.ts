@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+import { newPayloadKey } from '../../scripts/lib/payload-key-file';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../scripts/lib/worker-runtime';
 import { DEV_AUDIT_HMAC_KEYS } from '../../scripts/lib/embedded-defaults';
 
@@ -13,6 +14,8 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   // The benchmark is one client by design, so the per-client write limit is lifted.
+  // The bench's own Temporal clients read what these processes seal (dataConverterFromEnv).
+  process.env.TEMPORAL_PAYLOAD_KEYS ??= newPayloadKey();
   const common = {
     ...process.env,
     WRITE_RATE_LIMIT: '1000000',

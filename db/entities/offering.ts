@@ -10,6 +10,11 @@ export interface Offering {
   /** Set A counters, moved when funds reach escrow (spec §3). Money as a decimal string in the offering's currency; a sum, so it may pass maxAmount. */
   raisedAmount: string;
   investorCount: number;
+  /** Capacity (docs/decisions/0278-offering-capacity-reservations.md): null sets no bound. Decimal strings. */
+  maxAmount?: string | null;
+  minInvestment?: string | null;
+  /** What subscriptions not cancelled, rejected or voided hold; moved only by db/offering-capacity.ts. */
+  committedAmount?: string;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -25,6 +30,9 @@ export const OfferingSchema = new EntitySchema<Offering>({
     status: { type: 'string' },
     raisedAmount: { type: 'decimal', precision: 39, scale: 4 },
     investorCount: { type: 'integer' },
+    maxAmount: { type: 'decimal', precision: 39, scale: 4, nullable: true },
+    minInvestment: { type: 'decimal', precision: 19, scale: 4, nullable: true },
+    committedAmount: { type: 'decimal', precision: 39, scale: 4, default: '0' },
     createdAt: { type: 'Date' },
     updatedAt: { type: 'Date' },
   },

@@ -6,6 +6,11 @@ export interface SecurityClass {
   name: string;
   /** Money as a decimal string, exact in the offering's currency (lib/money.ts). */
   pricePerUnit: string;
+  /** Capacity (docs/decisions/0278-offering-capacity-reservations.md): null sets no bound. Decimal strings. */
+  maxAmount?: string | null;
+  minInvestment?: string | null;
+  /** What subscriptions not cancelled, rejected or voided hold; moved only by db/offering-capacity.ts. */
+  committedAmount?: string;
   createdAt: Date;
 }
 
@@ -17,6 +22,9 @@ export const SecurityClassSchema = new EntitySchema<SecurityClass>({
     offeringId: { type: 'uuid', index: true },
     name: { type: 'string' },
     pricePerUnit: { type: 'decimal', precision: 19, scale: 4 },
+    maxAmount: { type: 'decimal', precision: 39, scale: 4, nullable: true },
+    minInvestment: { type: 'decimal', precision: 19, scale: 4, nullable: true },
+    committedAmount: { type: 'decimal', precision: 39, scale: 4, default: '0' },
     createdAt: { type: 'Date' },
   },
 });

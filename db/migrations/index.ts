@@ -23,6 +23,7 @@ import { Migration0056RecoveryList } from './0056-recovery-list';
 import { Migration0060Traces } from './0060-traces';
 import { Migration0063ServiceRole } from './0063-service-role';
 import { Migration0064AuditKeyed } from './0064-audit-keyed';
+import { Migration0071OfferingCapacity } from './0071-offering-capacity';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -50,4 +51,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0060-traces', class: Migration0060Traces },
   { name: '0063-service-role', class: Migration0063ServiceRole },
   { name: '0064-audit-keyed', class: Migration0064AuditKeyed },
+  { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
 ];

@@ -8,6 +8,7 @@ import { migrateAsOwner } from './migrate-as-owner';
 import { TEMPORAL_PORT_OFFSETS } from './free-port';
 import { startTlsGateway } from './gateway';
 import { ensurePortsFree, type WantedPort } from './ports';
+import { newPayloadKey } from './payload-key-file';
 import { startingPart, StartupError } from './startup-error';
 import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
@@ -162,7 +163,14 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     if (o.temporalUi && o.uiPort) {
       const ui = await startingPart(
         { part: `the Temporal Web UI (port ${o.uiPort})`, remedy: 'read its lines in the log', log },
-        () => startTemporalUi({ binary: o.temporalUi!, temporalAddress, port: o.uiPort!, output: o.output }),
+        () =>
+          startTemporalUi({
+            binary: o.temporalUi!,
+            temporalAddress,
+            port: o.uiPort!,
+            codecEndpoint: `http://localhost:${o.port}/console/codec`,
+            output: o.output,
+          }),
       );
       stops.push(ui.stop);
       uiUrl = ui.url;
@@ -291,6 +299,7 @@ function clusterSecrets(dataDir: string): Record<string, string> {
       ACCESS_TOKEN_PUBLISHED_KEYS: ecKey(),
       WEBHOOK_SECRET_KEYS: `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: randomBytes(32).toString('hex'),
+      TEMPORAL_PAYLOAD_KEYS: newPayloadKey(),
     };
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
@@ -298,6 +307,11 @@ function clusterSecrets(dataDir: string): Record<string, string> {
   // Added later than the others: a secrets file from before gets its audit key once, then keeps it.
   if (!secrets.AUDIT_HMAC_KEYS) {
     secrets.AUDIT_HMAC_KEYS = `a${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
+  // A folder made before payloads were sealed gets its key now; its older histories stay readable (clear).
+  if (!secrets.TEMPORAL_PAYLOAD_KEYS) {
+    secrets.TEMPORAL_PAYLOAD_KEYS = newPayloadKey();
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   return secrets;

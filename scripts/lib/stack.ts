@@ -38,6 +38,8 @@ export async function startStack(opts: {
   pgPort?: number;
   temporalPort?: number;
   uiPort?: number;
+  /** The codec server the dev server's Web UI uses (npm start: the API's /console/codec). */
+  uiCodecEndpoint?: string;
   /**
    * The command a person ran (`npm start`): its fixed ports (and `ports`, the caller's own) are
    * checked before anything starts, and a failure names the part, its log and what to do.
@@ -143,6 +145,7 @@ export async function startStack(opts: {
             binary: cli,
             port,
             uiPort: opts.uiPort,
+            uiCodecEndpoint: opts.uiCodecEndpoint,
             dbFile,
             logFile: createWriteStream(log, { flags: 'a' }),
           }),

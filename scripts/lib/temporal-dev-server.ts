@@ -18,6 +18,8 @@ export async function startTemporalDevServer(opts: {
   binary: string;
   port: number;
   uiPort?: number;
+  /** The codec server the Web UI asks to open sealed payloads (api/codec/router.ts). */
+  uiCodecEndpoint?: string;
   dbFile?: string;
   logFile?: NodeJS.WritableStream;
 }): Promise<RunningTemporal> {
@@ -34,6 +36,7 @@ export async function startTemporalDevServer(opts: {
     'default',
   ];
   args.push(...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : ['--headless']));
+  if (opts.uiPort && opts.uiCodecEndpoint) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   if (opts.dbFile) {
     args.push(
       '--db-filename',

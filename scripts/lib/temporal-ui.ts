@@ -10,6 +10,8 @@ export async function startTemporalUi(opts: {
   binary: string;
   temporalAddress: string;
   port: number;
+  /** The codec server that opens sealed payloads for signed-in operators (api/codec/router.ts). */
+  codecEndpoint?: string;
   output: NodeJS.WritableStream;
 }) {
   const root = join(__dirname, '..', '..', 'deploy', 'temporal-ui');
@@ -20,6 +22,10 @@ export async function startTemporalUi(opts: {
       TEMPORAL_UI_HOST: '127.0.0.1',
       TEMPORAL_UI_PORT: String(opts.port),
       TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false',
+      // The console's sign-in cookie goes with each decode request (same site, another port).
+      ...(opts.codecEndpoint
+        ? { TEMPORAL_CODEC_ENDPOINT: opts.codecEndpoint, TEMPORAL_CODEC_INCLUDE_CREDENTIALS: 'true' }
+        : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { Client, Connection } from '@temporalio/client';
 import { subscriptionWorkflowId } from '../../domain/subscription';
 import { freshDatabase } from '../support/service';
@@ -33,7 +34,7 @@ describe('two workers on one task queue', () => {
 
   it('share the work, and the survivor finishes what the dead one held', async () => {
     const connection = await Connection.connect({ address: temporalAddress });
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: testDataConverter() });
     try {
       const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
       const receiver = await startReceiver(pair.baseUrl, world.tokens.staff);

@@ -20,6 +20,7 @@ describe('deployment shape', () => {
     ACCESS_TOKEN_PRIVATE_KEY: 'k',
     WEBHOOK_SECRET_KEYS: 'w',
     SANDBOX_NOTIFICATION_SECRET: 's',
+    TEMPORAL_PAYLOAD_KEYS: 't',
   };
   let compose: any;
   beforeAll(async () => {
@@ -112,6 +113,7 @@ describe('deployment shape', () => {
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32),
       AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 2).toString('base64')}`,
+      TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     };
     expect(() => loadConfig(env)).not.toThrow();
   });

@@ -9,6 +9,7 @@ describe('identity configuration', () => {
     ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
     WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
     SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
+    TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
   };
 
   it('leaves the development identity provider off unless a variable turns it on, and never in production', () => {

@@ -78,6 +78,7 @@ describe('webhook secret-sealing keyring', () => {
       NODE_ENV: 'production',
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
+      TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
       ...env,
     });
 

@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -76,7 +77,9 @@ describe('metrics on by default under npm start', () => {
 
     it("has ensured the retention prune's schedule on its task queue (issue 21, retention)", async () => {
       const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
-      const handle = new Client({ connection }).schedule.getHandle(retentionScheduleId(taskQueue));
+      const handle = new Client({ connection, dataConverter: testDataConverter() }).schedule.getHandle(
+        retentionScheduleId(taskQueue),
+      );
       try {
         const deadline = Date.now() + 60_000;
         let described: Awaited<ReturnType<typeof handle.describe>> | undefined;

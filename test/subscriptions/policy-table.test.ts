@@ -29,6 +29,7 @@ const OWNER: SubscriptionAction[] = [
   'finalize_setup',
   'submit_for_review',
   'create_checkout_session',
+  'provide_info',
 ];
 const STAFF: SubscriptionAction[] = [
   'approve',

@@ -1,5 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { ApplicationFailure } from '@temporalio/common';
+import { holdCommitment, releaseCommitment } from '../../db/offering-capacity';
+import { migrate, openOrm, type Orm } from '../../db/orm';
+import { formatAmount, parseAmount } from '../../lib/money';
+import { freshDatabase } from '../support/service';
 import { AppError } from '../../lib/errors';
 import { authorize, type SubscriptionAction } from '../../domain/policy';
 import type { Principal, Role } from '../../domain/principal';
@@ -27,6 +32,7 @@ type Command =
   | 'approve'
   | 'reject'
   | 'request-info'
+  | 'provide-info'
   | 'void'
   | 'issue-shares'
   | 'reconcile'
@@ -66,6 +72,10 @@ interface Model {
   /** Payments held aside (a second payment, a wrong amount), and every payment.held event raised. */
   heldAside: Payment[];
   heldEvents: number;
+  /** Information requests (decision 0277): one open, how many asked, how many answered. */
+  infoOpen: boolean;
+  asked: number;
+  answered: number;
 }
 type Outcome = { refused: 'access' | 'state' } | { refused: false; next: Model };
 
@@ -77,6 +87,7 @@ const OWNER_COMMANDS: Command[] = [
   'submit-card',
   'submit-wire',
   'checkout',
+  'provide-info',
 ];
 const STAFF_COMMANDS: Command[] = ['approve', 'reject', 'request-info', 'issue-shares', 'reconcile'];
 const ROLES: Record<Actor, { roles: Role[]; owns: boolean }> = {
@@ -127,7 +138,10 @@ function model(m: Model, cmd: Command, actor: Actor): Outcome {
     case 'reject':
       return is('pending_review') ? to({ status: 'rejected' }) : state;
     case 'request-info':
-      return is('pending_review') ? to({}) : state;
+      return is('pending_review') ? to({ infoOpen: true, asked: m.asked + 1 }) : state;
+    // docs/decisions/0277-answering-an-information-request.md: only an open request, only in review.
+    case 'provide-info':
+      return m.infoOpen && is('pending_review') ? to({ infoOpen: false, answered: m.answered + 1 }) : state;
     case 'void':
       return is('pending_payment', 'pending_review', 'approved') ? to({ status: 'voided' }) : state;
     case 'issue-shares':
@@ -180,6 +194,7 @@ const ACTION: Record<Exclude<Command, `processor: ${string}`>, SubscriptionActio
   approve: 'approve',
   reject: 'reject',
   'request-info': 'request_info',
+  'provide-info': 'provide_info',
   void: 'void',
   'issue-shares': 'issue_shares',
   reconcile: 'reconcile',
@@ -277,7 +292,14 @@ function run(s: SubscriptionState, cmd: Command): SubscriptionState {
       return transitions.reject(s, reason).state;
     case 'request-info':
       guards.requestInfo(s);
-      return transitions.requestInfo(s, reason).state;
+      return transitions.requestInfo(s, reason, '2026-11-23T00:00:00Z').state;
+    case 'provide-info':
+      guards.provideInfo(s);
+      return transitions.provideInfo(
+        s,
+        { message: 'here it is', documentReferences: ['doc-1'], actorId: OWNER_ID },
+        '2026-11-23T00:00:00Z',
+      ).state;
     case 'void':
       guards.void(s);
       return transitions.void(s, reason).state;
@@ -400,6 +422,9 @@ describe('the subscription state machine against the spec §3 model', () => {
           paidWith: null,
           heldAside: [],
           heldEvents: 0,
+          infoOpen: false,
+          asked: 0,
+          answered: 0,
         };
         let s = initial(set, currency);
         let heldEvents = 0;
@@ -423,6 +448,9 @@ describe('the subscription state machine against the spec §3 model', () => {
               linked: s.paymentMethodLinked,
               paidWith: s.paidWith ?? null,
               heldEvents,
+              infoOpen: s.infoRequested !== null,
+              asked: (s.infoExchanges ?? []).length,
+              answered: (s.infoExchanges ?? []).filter((x) => x.answer !== null).length,
             }).toEqual({
               cmd,
               status: m.status,
@@ -430,6 +458,9 @@ describe('the subscription state machine against the spec §3 model', () => {
               linked: m.linked,
               paidWith: m.paidWith,
               heldEvents: m.heldEvents,
+              infoOpen: m.infoOpen,
+              asked: m.asked,
+              answered: m.answered,
             });
           }
         }
@@ -463,4 +494,108 @@ describe('the subscription state machine against the spec §3 model', () => {
       'voided',
     ]);
   });
+});
+
+/**
+ * Full offerings (docs/decisions/0278-offering-capacity-reservations.md), against real PostgreSQL:
+ * rounds of creates and releases run in parallel against one capped offering. No offering is ever
+ * oversold, the counter is always the sum of the commitments still held, and nothing that fits is
+ * refused.
+ */
+describe('offering capacity under generated rounds of parallel creates and releases', () => {
+  let orm: Orm;
+  beforeAll(async () => {
+    orm = await openOrm({ DATABASE_URL: await freshDatabase(), DATABASE_POOL_MAX: 12 });
+    await migrate(orm);
+  });
+  afterAll(() => orm?.close());
+  const knex = () => orm.em.getConnection().getKnex();
+
+  type Op = { create: number } | { release: number };
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 3, arbitrary: fc.record({ create: fc.integer({ min: 1, max: 4000 }) }) },
+    { weight: 1, arbitrary: fc.record({ release: fc.nat({ max: 30 }) }) },
+  );
+  const plans = fc.record({
+    maxCents: fc.integer({ min: 1, max: 10_000 }),
+    classMaxCents: fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: null }),
+    rounds: fc.array(fc.array(op, { minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 5 }),
+  });
+  const usd = (cents: number | bigint) => formatAmount(BigInt(cents), 'USD');
+
+  it('never oversells an offering or a class, and keeps the counters equal to what is held', async () => {
+    await fc.assert(
+      fc.asyncProperty(plans, async ({ maxCents, classMaxCents, rounds }) => {
+        const offeringId = randomUUID();
+        const securityClassId = randomUUID();
+        const now = new Date();
+        await knex()('offerings').insert({
+          id: offeringId,
+          org_id: randomUUID(),
+          name: 'property',
+          currency: 'USD',
+          status: 'open',
+          max_amount: usd(maxCents),
+          created_at: now,
+          updated_at: now,
+        });
+        await knex()('security_classes').insert({
+          id: securityClassId,
+          offering_id: offeringId,
+          name: 'common',
+          price_per_unit: '1.00',
+          max_amount: classMaxCents === null ? null : usd(classMaxCents),
+          created_at: now,
+        });
+        const held: { id: string; cents: number }[] = [];
+        const cap = Math.min(maxCents, classMaxCents ?? Infinity);
+        for (const round of rounds) {
+          const before = held.reduce((sum, h) => sum + h.cents, 0);
+          const releasing = new Set<string>();
+          const results = await Promise.all(
+            round.map(async (o) => {
+              if ('release' in o) {
+                const h = held[o.release % Math.max(held.length, 1)];
+                if (!h || releasing.has(h.id)) return null;
+                releasing.add(h.id);
+                await releaseCommitment(knex(), h.id);
+                return { released: h as { id: string; cents: number } };
+              }
+              const id = randomUUID();
+              const c = { subscriptionId: id, offeringId, securityClassId, amount: usd(o.create) };
+              const refused = await holdCommitment(knex(), c);
+              return { created: { id, cents: o.create }, refused: refused !== null };
+            }),
+          );
+          const creates = results.filter((r) => r && 'created' in r) as {
+            created: { id: string; cents: number };
+            refused: boolean;
+          }[];
+          for (const r of results) if (r && 'released' in r && r.released) held.splice(held.indexOf(r.released), 1);
+          for (const r of creates) if (!r.refused) held.push(r.created);
+          const holding = held.reduce((sum, h) => sum + h.cents, 0);
+          // Nothing that fits alongside everything else in the round is refused.
+          const asked = creates.reduce((sum, r) => sum + r.created.cents, 0);
+          if (before + asked <= cap) expect(creates.filter((r) => r.refused)).toEqual([]);
+          const [o] = await knex()('offerings').where({ id: offeringId }).select('committed_amount');
+          const [k] = await knex()('security_classes').where({ id: securityClassId }).select('committed_amount');
+          const [sum] = await knex()('offering_commitments')
+            .where({ offering_id: offeringId })
+            .whereNull('released_at')
+            .select(knex().raw('coalesce(sum(amount), 0)::numeric(39,2)::text as total'));
+          expect({
+            offering: usd(parseAmount(String(o.committed_amount), 'USD', 'total')),
+            cls: usd(parseAmount(String(k.committed_amount), 'USD', 'total')),
+          }).toEqual({
+            offering: usd(holding),
+            cls: usd(holding),
+          });
+          expect(sum.total).toBe(usd(holding));
+          expect(holding).toBeLessThanOrEqual(cap);
+        }
+      }),
+      // Each run is real transactions: report the first counterexample as found rather than shrink it for minutes.
+      { numRuns: 40, endOnFailure: true },
+    );
+  }, 120_000);
 });

@@ -16,6 +16,7 @@ import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { freePort } from '../../scripts/lib/free-port';
 import { createWorker } from '../../worker/create-worker';
+import { dataConverterOf } from '../../lib/payload-codec';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 
 export interface TestService {
@@ -91,7 +92,11 @@ export async function startService(opts: {
   const processor = createProcessor(config, { orm });
   const nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    dataConverter: dataConverterOf(config),
+  });
   const engine = createDeliveryEngine({ orm, config });
   const newWorker = () =>
     createWorker({

@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
@@ -120,7 +121,7 @@ describe('nothing is lost when a process dies', () => {
     };
 
     it('finishes the delivery after a restart with no attempt missing', async () => {
-      const client = new Client({ connection });
+      const client = new Client({ connection, dataConverter: testDataConverter() });
       const ops = webhookOps({ config, orm, client, taskQueue, receiver });
       const endpoint = await ops.endpoint('worker-crash', { responses: [500], defaultStatus: 200 });
 
@@ -165,7 +166,7 @@ describe('nothing is lost when a process dies', () => {
     }, 180_000);
 
     it('records an attempt whose worker died mid-POST, and the schedule goes on from it', async () => {
-      const client = new Client({ connection });
+      const client = new Client({ connection, dataConverter: testDataConverter() });
       const ops = webhookOps({ config, orm, client, taskQueue, receiver });
       // The endpoint holds the first request 20 s: long enough to kill the worker while it waits.
       const endpoint = await ops.endpoint('mid-post', { delayMs: 20_000 });

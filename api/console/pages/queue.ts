@@ -4,6 +4,7 @@ import { commandForms, REVIEW_COMMANDS } from '../commands';
 import { chip, duration, money, when } from '../format';
 import { html, type Html } from '../html';
 import { banner, type Notice } from '../layout';
+import { infoRequests } from './info-requests';
 import type { QueueItem, QueuePage } from '../api-types';
 
 export function queueBody({ items, next_cursor }: QueuePage, p: Principal, notice: Notice | null): Html {
@@ -31,8 +32,8 @@ export function queueCard(i: QueueItem, p: Principal, notice: Notice | null): Ht
     <div><dt>KYC</dt><dd>${chip(i.kyc_status)}</dd></div>
     <div><dt>Accreditation</dt><dd>${chip(i.accreditation_status)}${i.accreditation_self_reported ? html` <span class="muted">self-reported: ${i.accreditation_self_reported}</span>` : ''}</dd></div>
     <div><dt>Waiting</dt><dd data-testid="waiting">${duration(i.waiting_seconds)} <span class="muted">since ${when(i.review_since)}</span></dd></div>
-    ${s.info_requested ? html`<div><dt>Information requested</dt><dd>${s.info_requested}</dd></div>` : ''}
   </dl>
+  ${infoRequests(s)}
   ${banner(notice)}
   <footer>${commandForms(s.id, REVIEW_COMMANDS, p, { from: 'queue', target: `#${id}` })}</footer>
 </article>`;

@@ -2,6 +2,7 @@ import type { Principal } from '../../../domain/principal';
 import type { SubscriptionView } from '../../../domain/subscription-view';
 import { commandForms, type CommandName, REVIEW_COMMANDS } from '../commands';
 import { chip, money, when } from '../format';
+import { infoRequests } from './info-requests';
 import { html, type Html } from '../html';
 import { banner, type Notice } from '../layout';
 import type { TemporalLinks } from '../links';
@@ -40,10 +41,10 @@ ${banner(notice)}
   ${s.reference_code ? html`<div><dt>Reference code</dt><dd><code>${s.reference_code}</code></dd></div>` : ''}
   ${s.shares_id ? html`<div><dt>Shares</dt><dd><code>${s.shares_id}</code> issued ${when(s.shares_issued_at)}</dd></div>` : ''}
   ${s.status_reason ? html`<div><dt>Reason</dt><dd>${s.status_reason}</dd></div>` : ''}
-  ${s.info_requested ? html`<div><dt>Information requested</dt><dd>${s.info_requested}</dd></div>` : ''}
   <div><dt>Created</dt><dd>${when(s.created_at)}</dd></div>
   <div><dt>Updated</dt><dd>${when(s.updated_at)}</dd></div>
-</dl></section>
+</dl>
+${infoRequests(s)}</section>
 <section aria-labelledby="actions-h"><h2 id="actions-h">Actions</h2>
 ${commands.length ? commandForms(s.id, commands, p, { from: 'detail', target: 'main' }) : html`<p>No staff action applies in this state.</p>`}
 </section>

@@ -1,3 +1,4 @@
+import { testDataConverter } from '../../support/data-converter';
 import { eventually, sql, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './subscription-flow';
 import { settledDeliveries, startReceiver } from './webhook-receiver';
 import { Client, Connection } from '@temporalio/client';
@@ -62,7 +63,7 @@ export async function expectDeliveriesSurviveBackoffFault(
   // Observed, not slept on: both deliveries recorded as failed and their workflows holding the 30 s timer.
   const connection = await Connection.connect({ address: stack.temporalAddress, connectTimeout: '10s' });
   try {
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: testDataConverter() });
     await eventually('both deliveries waiting on their timer', async () => {
       const failed = await sql(
         databaseUrl,

@@ -1,3 +1,4 @@
+import { testDataConverter } from '../../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
@@ -98,7 +99,7 @@ export async function verdict(
 ): Promise<Verdict> {
   const connection = await Connection.connect({ address: opts.temporalAddress, connectTimeout: '10s' });
   try {
-    const client = new Client({ connection });
+    const client = new Client({ connection, dataConverter: testDataConverter() });
     const deadline = Date.now() + timeoutMs;
     let workflow: unknown;
     let projection: unknown;

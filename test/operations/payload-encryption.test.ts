@@ -1,0 +1,160 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { subscriptionWorkflowId } from '../../domain/subscription';
+import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../../lib/payload-codec';
+import { actor } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { lifecycleWorld } from '../support/subscriptions';
+
+const run = promisify(execFile);
+const newKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+/** The ids of the keys the payloads anywhere in a history were sealed under. */
+function sealedUnder(history: unknown): Set<string> {
+  const ids = new Set<string>();
+  const walk = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || ArrayBuffer.isView(node)) return;
+    const id = (node as { metadata?: Record<string, Uint8Array> }).metadata?.['encryption-key-id'];
+    if (id) ids.add(Buffer.from(id).toString());
+    for (const value of Object.values(node)) walk(value);
+  };
+  walk(history);
+  return ids;
+}
+
+/** The Temporal CLI's view of a workflow's history, optionally through the codec server. */
+async function cliHistory(svc: TestService, workflowId: string, codec?: { endpoint: string; auth: string }) {
+  const args = ['workflow', 'show', '-w', workflowId, '--address', svc.config.TEMPORAL_ADDRESS];
+  args.push('--namespace', svc.config.TEMPORAL_NAMESPACE, '-o', 'json', '--command-timeout', '60s');
+  if (codec) args.push('--codec-endpoint', codec.endpoint, '--codec-auth', codec.auth);
+  const { stdout } = await run(process.env.TEMPORAL_CLI!, args, { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 });
+  // `-o json` shows each payload's data as base64: what a reader of the output could decode is searched too.
+  const decoded = [...stdout.matchAll(/"data":\s*"([A-Za-z0-9+/=]*)"/g)].map((m) => Buffer.from(m[1]!, 'base64'));
+  return `${stdout}\n${decoded.map((d) => d.toString('latin1')).join('\n')}`;
+}
+
+describe('workflow payloads are sealed before Temporal stores them (docs/decisions/0306)', () => {
+  const operators = randomUUID();
+  const k1 = newKey('k1');
+  let svc: TestService | undefined;
+
+  afterEach(async () => {
+    await svc?.stop();
+    svc = undefined;
+  });
+
+  it('keeps a signature out of the history in clear, and the codec server opens it for an operator', async () => {
+    svc = await startService({ set: 'A', env: { TEMPORAL_PAYLOAD_KEYS: k1, CODEC_SERVER_ORG_IDS: operators } });
+    const world = await lifecycleWorld(svc);
+    const signature = `Zephyrine Quillfeather ${randomBytes(4).toString('hex')}`;
+    const s = await world.create();
+    await world.post(s.id, 'request-signature', world.investor);
+    const signed = await world.post(s.id, 'sign-agreement', world.investor, {
+      signature,
+      signedAt: '2026-11-21T10:00:00Z',
+    });
+    expect(signed.status).toBe(200);
+
+    const workflowId = subscriptionWorkflowId(s.id);
+    const sealed = await cliHistory(svc, workflowId);
+    expect(sealed).toContain(Buffer.from(ENCRYPTED_ENCODING).toString('base64'));
+    expect(sealed).not.toContain(signature);
+    expect(sealed).not.toContain(world.investor.userId);
+
+    const operator = await actor(svc, operators, ['admin']);
+    const endpoint = `${svc.baseUrl}/console/codec`;
+    const opened = await cliHistory(svc, workflowId, { endpoint, auth: `Bearer ${operator.token}` });
+    expect(opened).toContain(signature);
+  });
+
+  it('refuses the codec server to anyone but the operators, and answers the Web UI’s origin only', async () => {
+    svc = await startService({ set: 'A', env: { TEMPORAL_PAYLOAD_KEYS: k1, CODEC_SERVER_ORG_IDS: operators } });
+    const api = http(svc.baseUrl);
+    const sealed = await new AesGcmPayloadCodec([{ id: 'k1', key: Buffer.from(k1.slice(3), 'base64') }]).encode([
+      { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"secret"') },
+    ]);
+    const body = {
+      payloads: sealed.map((p) => ({
+        metadata: Object.fromEntries(
+          Object.entries(p.metadata!).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+        ),
+        data: Buffer.from(p.data!).toString('base64'),
+      })),
+    };
+    const tenantAdmin = await actor(svc, randomUUID(), ['admin']);
+    const operatorStaff = await actor(svc, operators, ['staff']);
+    const operator = await actor(svc, operators, ['admin']);
+
+    expect((await api.post('/console/codec/decode', undefined, body)).status).toBe(401);
+    const refused = await api.post('/console/codec/decode', tenantAdmin.token, body);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('CODEC_FORBIDDEN');
+    expect((await api.post('/console/codec/decode', operatorStaff.token, body)).status).toBe(403);
+
+    const opened = await api.post('/console/codec/decode', operator.token, body);
+    expect(opened.status).toBe(200);
+    expect(Buffer.from(opened.body.payloads[0].data, 'base64').toString()).toBe('"secret"');
+    // Protobuf's JSON leaves an empty list out: the CLI asks with `{}` and expects no payloads back.
+    const none = await api.post('/console/codec/decode', operator.token, {});
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual({ payloads: [] });
+
+    const uiOrigin = new URL(svc.config.TEMPORAL_UI_URL).origin;
+    const preflight = await fetch(`${svc.baseUrl}/console/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: uiOrigin, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+    expect(preflight.headers.get('access-control-allow-credentials')).toBe('true');
+    const elsewhere = await fetch(`${svc.baseUrl}/console/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('reads histories sealed under an older key after a rotation, and seals new ones under the new key', async () => {
+    svc = await startService({ set: 'A', env: { TEMPORAL_PAYLOAD_KEYS: k1 } });
+    const world = await lifecycleWorld(svc);
+    const before = await world.create();
+    const taskQueue = svc.config.TEMPORAL_TASK_QUEUE;
+    await svc.stop();
+
+    const k2 = newKey('k2');
+    svc = await startService({
+      set: 'A',
+      env: {
+        TEMPORAL_PAYLOAD_KEYS: `${k2},${k1}`,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        DATABASE_URL: svc.config.DATABASE_URL,
+      },
+    });
+    const rotated = await lifecycleWorld(svc);
+    // The subscription made under k1 takes its next command from a worker that seals under k2.
+    const investor = await actor(svc, world.org, ['investor'], { userId: world.investor.userId, kycCompleted: true });
+    const moved = await http(svc.baseUrl).post(
+      `/issuance/subscriptions/${before.id}/request-signature`,
+      investor.token,
+      {},
+    );
+    expect(moved.status).toBe(200);
+    expect(moved.body.data.status).toBe('pending_signature');
+
+    const history = await svc.temporal.workflow.getHandle(subscriptionWorkflowId(before.id)).fetchHistory();
+    expect([...sealedUnder(history)].sort()).toEqual(['k1', 'k2']);
+    expect((await rotated.create()).status).toBe('draft');
+  });
+
+  it('refuses a payload it cannot open rather than passing it on', async () => {
+    const ring = (entry: string) => [{ id: entry.split(':')[0]!, key: Buffer.from(entry.split(':')[1]!, 'base64') }];
+    const [sealed] = await new AesGcmPayloadCodec(ring(k1)).encode([{ metadata: {}, data: Buffer.from('x') }]);
+    await expect(new AesGcmPayloadCodec(ring(newKey('k2'))).decode([sealed!])).rejects.toThrow(/key "k1"/);
+    const data = Buffer.from(sealed!.data!);
+    data[20] = data[20]! ^ 0xff;
+    const tampered = { ...sealed!, data };
+    await expect(new AesGcmPayloadCodec(ring(k1)).decode([tampered])).rejects.toThrow();
+  });
+});

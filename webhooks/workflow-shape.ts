@@ -1,0 +1,113 @@
+import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
+import type { Knex } from '@mikro-orm/postgresql';
+import {
+  DELIVERY_WORKFLOW,
+  deliveryWorkflowId,
+  type ChildDelivery,
+  type DeliveryInput,
+} from '../domain/webhook-messages';
+import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
+import { logger } from '../lib/logger';
+
+/** Queue rows one call takes at most; the next call (a wake, the sweep) takes the rest. */
+const MAX_ROWS = 1000;
+/** Workflow starts in flight at once: each is one round trip to the Temporal frontend. */
+const STARTS_AT_ONCE = 64;
+
+/**
+ * The search attributes a delivery's workflow starts with (the Web UI's filters): no personal data,
+ * only the endpoint's id, the event's type and where the delivery stands.
+ */
+const deliverySearchAttributes = (d: Pick<ChildDelivery, 'endpointId' | 'eventType'>, status: string) => [
+  { key: WebhookEndpointIdKey, value: d.endpointId },
+  { key: WebhookEventTypeKey, value: d.eventType },
+  { key: WebhookDeliveryStatusKey, value: status },
+];
+
+/**
+ * `workflow` shape (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md), for events the API
+ * or the engine publishes (test pings, identity events, an endpoint's disable notice, events the
+ * sweep plans): each queued delivery becomes a top-level delivery workflow from attempt 1 instead
+ * of a dispatcher's POST (docs/decisions/0298-workflow-shape-parents.md). A queue row is deleted
+ * only once its workflow is started (or found started: a subscription workflow's child, a manual
+ * retry), in the transaction that locked it, so a crash or a Temporal outage delays a delivery
+ * and never loses it; the workflow id is the delivery's, so it never runs twice at once.
+ * Answers how many rows were handled.
+ */
+export async function startQueuedDeliveries(deps: {
+  knex: () => Knex;
+  temporal: Client;
+  taskQueue: string;
+}): Promise<number> {
+  return deps.knex().transaction(async (trx) => {
+    const rows: { delivery_id: string; endpoint_id: string; event_type: string }[] = await trx('webhook_queue as q')
+      .join('webhook_deliveries as d', 'd.id', 'q.delivery_id')
+      .whereNull('q.ordered_key')
+      .orderBy('q.seq')
+      .limit(MAX_ROWS)
+      .forUpdate('q')
+      .skipLocked()
+      .select('q.delivery_id', 'q.endpoint_id', 'd.event_type');
+    if (rows.length === 0) return 0;
+    const started: string[] = [];
+    for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
+      await Promise.all(
+        rows.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
+          if (
+            await startTopLevel(deps, { deliveryId: r.delivery_id, endpointId: r.endpoint_id, eventType: r.event_type })
+          )
+            started.push(r.delivery_id);
+        }),
+      );
+    }
+    if (started.length) await trx('webhook_queue').whereIn('delivery_id', started).delete();
+    return started.length;
+  });
+}
+
+/** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
+async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: ChildDelivery): Promise<boolean> {
+  try {
+    await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
+      taskQueue: deps.taskQueue,
+      workflowId: deliveryWorkflowId(d.deliveryId),
+      args: [{ deliveryId: d.deliveryId, attemptAsActivity: true }],
+      // A closed run (a manual retry's, ended) is not a reason to send attempt 1 again.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: deliverySearchAttributes(d, 'pending'),
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return true;
+    logger.warn({ err, deliveryId: d.deliveryId }, 'delivery workflow not started; it stays queued');
+    return false;
+  }
+}
+
+/**
+ * `workflow` shape, inside a subscription workflow's publishing transaction
+ * (activities/subscription-projection.ts): the deliveries of these events that the subscription
+ * workflow starts as its own children, taken off the queue so no engine starts them too. Answers
+ * every such delivery of the events, not only those this call created, so a re-run of the
+ * transaction (a lost workflow task runs its local activity again) answers the same children.
+ * Deliveries of endpoints that keep per-subscription order stay queued for their ordered workflow.
+ */
+export async function takeForParent(trx: Knex.Transaction, eventIds: readonly string[]): Promise<ChildDelivery[]> {
+  if (eventIds.length === 0) return [];
+  const rows: { id: string; endpoint_id: string; event_type: string }[] = (
+    await trx.raw(
+      `with mine as (select d.id, d.endpoint_id, d.event_type, d.event_id from webhook_deliveries d
+                      where d.event_id = any(?::uuid[])
+                        and not exists (select 1 from webhook_queue q where q.delivery_id = d.id and q.ordered_key is not null)
+                        and not exists (select 1 from webhook_endpoints e
+                                         where e.id = d.endpoint_id and e.ordering = 'per_subscription')),
+            taken as (delete from webhook_queue q using mine where q.delivery_id = mine.id)
+       select m.id, m.endpoint_id, m.event_type from mine m
+         join events ev on ev.id = m.event_id
+        order by ev.seq, m.endpoint_id`,
+      [[...eventIds]],
+    )
+  ).rows;
+  return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type }));
+}
