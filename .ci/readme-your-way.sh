@@ -6,7 +6,9 @@
 # and both stop on SIGINT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export DATABASE_URL="postgres://postgres:tranche@127.0.0.1:${EMBEDDED_PG_PORT:-5433}/tranche"
+# npm start's services' role and its development audit key (README, "A first access token"; scripts/lib/embedded-defaults.ts).
+export DATABASE_URL="postgres://tranche_app:tranche-app@127.0.0.1:${EMBEDDED_PG_PORT:-5433}/tranche"
+export AUDIT_HMAC_KEYS="$(npx tsx -e "process.stdout.write(require('./scripts/lib/embedded-defaults').DEV_AUDIT_HMAC_KEYS)")"
 export TEMPORAL_ADDRESS="127.0.0.1:${TEMPORAL_PORT:-7233}"
 export LOG_LEVEL=warn
 npm run -s temporal:setup

@@ -7,6 +7,7 @@ import { createProjectionActivities } from './subscription-projection';
 import { createAttemptActivities } from './webhook-attempt';
 import { createRecoveryActivities } from './webhook-recovery';
 import { createRetentionActivities } from './retention';
+import { createAuditCheckpointActivities } from './audit-checkpoint';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAttemptActivities(deps.engine),
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),
+    ...createAuditCheckpointActivities({ orm: deps.orm }),
   };
 }
 

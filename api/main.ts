@@ -3,7 +3,8 @@ import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
 import { connectClient } from '../lib/temporal';
 import { serveMetrics } from '../lib/metrics-server';
-import { migrate, openOrm } from '../db/orm';
+import { openOrm, prepareServiceDatabase } from '../db/orm';
+import { currentAuditKey } from '../db/audit-log';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
 import { createApp } from './app';
@@ -13,7 +14,9 @@ import { stopTracing } from '../lib/tracing';
 async function main(): Promise<void> {
   const config = loadConfig();
   const orm = await openOrm(config);
-  await migrate(orm);
+  // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
+  currentAuditKey();
+  await prepareServiceDatabase(orm, config);
   const temporal = await connectClient(config);
   const tokens = await AccessTokens.create({
     privateKeyPem: config.ACCESS_TOKEN_PRIVATE_KEY,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
 import { newId } from '../lib/ids';
 
@@ -46,14 +46,52 @@ export interface AuditRow {
   before: Record<string, unknown> | null;
   after: Record<string, unknown> | null;
   prev_hash: string;
+  /** The AUDIT_HMAC_KEYS id the hash is keyed with; null for an entry written before keys (plain SHA-256, migration 0064). */
+  key_id: string | null;
   hash: string;
+}
+
+/** One key of AUDIT_HMAC_KEYS (lib/config.ts): its id and its 32 bytes. */
+export interface AuditKey {
+  id: string;
+  key: Buffer;
+}
+
+/**
+ * The process's audit keys, the current (signing) one first: set once at start from
+ * AUDIT_HMAC_KEYS by openOrm (db/orm.ts), which every process that writes or checks entries calls.
+ */
+let keyring: readonly AuditKey[] = [];
+
+export function useAuditKeys(keys: readonly AuditKey[] | undefined): void {
+  if (keys?.length) keyring = keys;
+}
+
+/** A key id an entry or checkpoint names that AUDIT_HMAC_KEYS does not hold: the check cannot be made. */
+export class AuditKeyMissing extends Error {}
+
+export function auditKey(id: string, keys: readonly AuditKey[] = keyring): AuditKey {
+  const found = keys.find((k) => k.id === id);
+  if (!found)
+    throw new AuditKeyMissing(`audit key "${id}" is not in AUDIT_HMAC_KEYS: add it (keys are kept for verifying)`);
+  return found;
+}
+
+/** The key new entries and checkpoints are keyed with. */
+export function currentAuditKey(keys: readonly AuditKey[] = keyring): AuditKey {
+  const current = keys[0];
+  if (!current)
+    throw new AuditKeyMissing(
+      'AUDIT_HMAC_KEYS is not set: audit entries are keyed with a key kept outside the database (lib/config.ts)',
+    );
+  return current;
 }
 
 /** The previous hash of an organisation's first entry. */
 export const GENESIS_HASH = '0'.repeat(64);
 
 /** JSON with object keys sorted at every depth: jsonb keeps its own key order, so the hash must not depend on one. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const obj = value as Record<string, unknown>;
@@ -63,7 +101,10 @@ function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }
 
-/** Everything a row says except its own hash, in one canonical form. */
+/**
+ * Everything a row says except its own hash, in one canonical form. The key id is part of a keyed
+ * entry's form; an entry from before keys keeps the form it was hashed in (no key_id field).
+ */
 const canonicalEntry = (r: Omit<AuditRow, 'hash'>) =>
   canonicalJson({
     id: r.id,
@@ -84,11 +125,18 @@ const canonicalEntry = (r: Omit<AuditRow, 'hash'>) =>
     before: r.before,
     after: r.after,
     prev_hash: r.prev_hash,
+    ...(r.key_id === null ? {} : { key_id: r.key_id }),
   });
 
-/** SHA-256 over the previous entry's hash and this entry's canonical form. */
-const entryHash = (r: Omit<AuditRow, 'hash'>) =>
-  createHash('sha256').update(r.prev_hash).update('\n').update(canonicalEntry(r)).digest('hex');
+/**
+ * A keyed entry: HMAC-SHA256 under its key over the previous entry's hash and this entry's
+ * canonical form, so no one without the key can recompute it (docs/decisions/0266). An entry
+ * from before keys: the plain SHA-256 of the same, as it was written.
+ */
+function entryHash(r: Omit<AuditRow, 'hash'>, keys: readonly AuditKey[] = keyring): string {
+  const mac = r.key_id === null ? createHash('sha256') : createHmac('sha256', auditKey(r.key_id, keys).key);
+  return mac.update(r.prev_hash).update('\n').update(canonicalEntry(r)).digest('hex');
+}
 
 /**
  * Appends one entry to its organisation's chain inside the caller's transaction, so it commits
@@ -96,6 +144,8 @@ const entryHash = (r: Omit<AuditRow, 'hash'>) =>
  * advisory lock held to the end of the transaction, so each links to the entry before it.
  */
 export async function appendAuditEvent(db: Knex | Knex.Transaction, input: AuditEntryInput): Promise<AuditRow> {
+  // Refused before anything is written: an entry is never stored unkeyed.
+  const key = currentAuditKey();
   const run = async (trx: Knex.Transaction) => {
     await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`audit:${input.orgId}`]);
     const last: { seq: string; hash: string } | undefined = await trx('audit_events')
@@ -121,6 +171,7 @@ export async function appendAuditEvent(db: Knex | Knex.Transaction, input: Audit
       before: input.before ?? null,
       after: input.after ?? null,
       prev_hash: last?.hash ?? GENESIS_HASH,
+      key_id: key.id,
     };
     const full: AuditRow = { ...row, hash: entryHash(row) };
     await trx('audit_events').insert({
@@ -133,15 +184,39 @@ export async function appendAuditEvent(db: Knex | Knex.Transaction, input: Audit
   return 'isTransaction' in db && db.isTransaction ? run(db as Knex.Transaction) : (db as Knex).transaction(run);
 }
 
+/** What a checkpoint (outside this database) says of one organisation's chain: domain/audit-checkpoint.ts. */
+export interface CheckpointedHead {
+  seq: string;
+  hash: string;
+  /** The first keyed entry's seq, once the chain has one: no entry from there on may be unkeyed. */
+  keyedFrom: string | null;
+  /** When the checkpoint was taken (ISO 8601), to name it. */
+  takenAt: string;
+}
+
 export type ChainVerdict =
   | { ok: true; checked: number }
   | { ok: false; checked: number; broken: { id: string | null; seq: string; reason: string } };
 
-/** Walks an organisation's chain from its first entry and names the first one that does not hold. */
-export async function verifyAuditChain(knex: Knex, orgId: string, batch = 1000): Promise<ChainVerdict> {
+/**
+ * Walks an organisation's chain from its first entry and names the first one that does not hold:
+ * its link or its (keyed) hash, an unkeyed entry after a keyed one, a seq missing, and, against the
+ * checkpoint when one is given, an entry whose hash is not the checkpointed one or entries the
+ * checkpoint saw that are gone (a deleted tail, a deleted organisation). Entries newer than the
+ * checkpoint are held by the keyed chain alone. Throws AuditKeyMissing when an entry names a key
+ * AUDIT_HMAC_KEYS does not hold.
+ */
+export async function verifyAuditChain(
+  knex: Knex,
+  orgId: string,
+  opts: { checkpoint?: CheckpointedHead | null; batch?: number; keys?: readonly AuditKey[] } = {},
+): Promise<ChainVerdict> {
+  const { checkpoint = null, batch = 1000, keys = keyring } = opts;
   let prevHash = GENESIS_HASH;
   let expectedSeq = 1n;
   let checked = 0;
+  let keyedFrom: bigint | null = checkpoint?.keyedFrom ? BigInt(checkpoint.keyedFrom) : null;
+  const checkpointSeq = checkpoint ? BigInt(checkpoint.seq) : 0n;
   for (;;) {
     const rows: AuditRow[] = await knex('audit_events')
       .where({ org_id: orgId })
@@ -154,15 +229,32 @@ export async function verifyAuditChain(knex: Knex, orgId: string, batch = 1000):
         checked,
         broken: { id: r.id, seq: r.seq, reason },
       });
-      if (BigInt(r.seq) !== expectedSeq)
+      const seq = BigInt(r.seq);
+      if (seq !== expectedSeq)
         return { ok: false, checked, broken: { id: null, seq: String(expectedSeq), reason: 'entry missing' } };
       if (r.prev_hash !== prevHash) return broken('previous hash does not match the entry before');
+      if (r.key_id === null && keyedFrom !== null && seq >= keyedFrom)
+        return broken(`not keyed, though the chain is keyed from entry ${keyedFrom}`);
       const { hash, ...rest } = r;
-      if (entryHash(rest) !== hash) return broken('content does not match its hash');
+      if (entryHash(rest, keys) !== hash) return broken('content does not match its hash');
+      if (seq === checkpointSeq && hash !== checkpoint!.hash)
+        return broken(`hash is not the one the checkpoint of ${checkpoint!.takenAt} holds`);
+      if (r.key_id !== null && keyedFrom === null) keyedFrom = seq;
       prevHash = hash;
       expectedSeq += 1n;
       checked += 1;
     }
-    if (rows.length < batch) return { ok: true, checked };
+    if (rows.length < batch) break;
   }
+  if (expectedSeq <= checkpointSeq)
+    return {
+      ok: false,
+      checked,
+      broken: {
+        id: null,
+        seq: String(expectedSeq),
+        reason: `entry missing: the checkpoint of ${checkpoint!.takenAt} holds entries up to ${checkpoint!.seq}`,
+      },
+    };
+  return { ok: true, checked };
 }

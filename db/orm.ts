@@ -2,6 +2,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../lib/config';
 import { logger } from '../lib/logger';
+import { useAuditKeys } from './audit-log';
 import { entities } from './entities';
 import { migrationsList } from './migrations';
 
@@ -21,7 +22,14 @@ function ormOptions(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>):
   };
 }
 
-export async function openOrm(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'>): Promise<Orm> {
+/**
+ * Opens the pool. Also the one place a process's audit keys (AUDIT_HMAC_KEYS) are handed to
+ * db/audit-log.ts, since every process that writes or checks audit entries opens the ORM first.
+ */
+export async function openOrm(
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'> & Partial<Pick<Config, 'AUDIT_HMAC_KEYS'>>,
+): Promise<Orm> {
+  useAuditKeys(config.AUDIT_HMAC_KEYS);
   return MikroORM.init(ormOptions(config));
 }
 
@@ -36,4 +44,81 @@ export async function migrate(orm: Orm): Promise<void> {
     const applied = await orm.getMigrator().up();
     if (applied.length) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
   });
+}
+
+/** Migrations in this build not yet applied, read with the services' rights (a SELECT). */
+async function pendingMigrations(orm: Orm): Promise<string[]> {
+  const knex = orm.em.getConnection().getKnex();
+  const table = await knex.raw(`select to_regclass('mikro_orm_migrations') is not null as present`);
+  const present = (table as { rows: { present: boolean }[] }).rows[0]?.present;
+  const applied = new Set<string>(
+    present ? ((await knex('mikro_orm_migrations').select('name')) as { name: string }[]).map((r) => r.name) : [],
+  );
+  return migrationsList.map((m) => m.name).filter((name) => !applied.has(name));
+}
+
+/**
+ * A service's schema step at start (docs/decisions/0265-database-roles-owner-and-service.md).
+ * With DATABASE_MIGRATION_URL (the owner role), pending migrations are applied through a small pool
+ * opened for it and closed at once, so the service's own pool never holds owner rights.
+ * Without it, nothing pending is the normal case (`npm run migrate`, `npm start` and `npm run
+ * cluster` migrate as the owner before the services start); anything pending is tried through
+ * DATABASE_URL, which works only for a role allowed DDL, and a refusal says what to run.
+ */
+async function migrateAtStart(
+  orm: Orm,
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_MIGRATION_URL'>,
+): Promise<void> {
+  if (config.DATABASE_MIGRATION_URL) {
+    const owner = await openOrm({ DATABASE_URL: config.DATABASE_MIGRATION_URL, DATABASE_POOL_MAX: 2 });
+    try {
+      await migrate(owner);
+    } finally {
+      await owner.close();
+    }
+    return;
+  }
+  const pending = await pendingMigrations(orm);
+  if (!pending.length) return;
+  try {
+    await migrate(orm);
+  } catch (err) {
+    throw new Error(
+      `${pending.length} migration(s) pending (${pending.join(', ')}) and DATABASE_URL's role could not apply them: ` +
+        "run `npm run migrate` with DATABASE_MIGRATION_URL set to the owner role's URL, then start again",
+      { cause: err },
+    );
+  }
+}
+
+/** Whether the connected role is a superuser or owns the audit trail: either could rewrite it (docs/decisions/0265). */
+async function servicePrivilegeProblems(orm: Orm): Promise<string[]> {
+  const result = await orm.em.getConnection().getKnex().raw(`
+    select r.rolsuper as superuser, r.rolname as role,
+           coalesce(pg_has_role(current_user, c.relowner, 'USAGE'), false) as owner
+      from pg_roles r left join pg_class c on c.oid = to_regclass('audit_events')
+     where r.rolname = current_user`);
+  const row = (result as { rows: { superuser: boolean; owner: boolean; role: string }[] }).rows[0];
+  if (!row) return [];
+  return [
+    ...(row.superuser ? [`the role ${row.role} is a superuser`] : []),
+    ...(row.owner ? [`the role ${row.role} owns (or is a member of the owner of) audit_events`] : []),
+  ];
+}
+
+/**
+ * What the API and the worker do with the database at start: the schema step (migrateAtStart),
+ * then a look at their own role. In production a superuser or the audit table's owner is refused,
+ * since either could switch its trigger off; elsewhere it is a warning (a single-role setup).
+ */
+export async function prepareServiceDatabase(
+  orm: Orm,
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_MIGRATION_URL' | 'NODE_ENV'>,
+): Promise<void> {
+  await migrateAtStart(orm, config);
+  const problems = await servicePrivilegeProblems(orm);
+  if (!problems.length) return;
+  const message = `DATABASE_URL: ${problems.join('; ')}; the services need a role with row rights only, a member of tranche_service (docs/decisions/0265-database-roles-owner-and-service.md)`;
+  if (config.NODE_ENV === 'production') throw new Error(message);
+  logger.warn(message);
 }

@@ -17,7 +17,20 @@ export const ConfigSchema = z.object({
   /** Address investors and processors reach this API at; used to build session and callback URLs. */
   PUBLIC_BASE_URL: z.url().optional(),
 
+  /**
+   * The services' connection (API, worker, the scripts that serve): a role with row rights only,
+   * a member of `tranche_service` (migration 0063): on audit_events INSERT and SELECT, no DDL, not
+   * an owner, not a superuser (docs/decisions/0265-database-roles-owner-and-service.md).
+   * `npm start`'s embedded one: postgres://tranche_app:tranche-app@127.0.0.1:5433/tranche.
+   */
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }),
+  /**
+   * The owner role's connection, for migrations only (`npm run migrate`; a service given it migrates
+   * through it at start, then closes it). Unset: migrations pending at start are tried through
+   * DATABASE_URL, which a least-privilege role cannot apply. `npm start`'s embedded one:
+   * postgres://postgres:tranche@127.0.0.1:5433/tranche.
+   */
+  DATABASE_MIGRATION_URL: blankAsUnset(z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
@@ -357,6 +370,24 @@ export const ConfigSchema = z.object({
    * Nothing prunes it yet (docs/decisions-audit.md).
    */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(2555),
+  /**
+   * The keys audit entries are keyed with (HMAC-SHA256), kept out of the database so whoever holds
+   * the database cannot recompute the chain: `<key id>:<base64 of 32 bytes>`, comma-separated, the
+   * current key first; every key listed verifies the entries that name it (rotation: put a new key
+   * first, keep the old ones). Required in production; `npm start` and the tests use a public
+   * development key (scripts/lib/embedded-defaults.ts). docs/decisions/0266-audit-entries-keyed-with-hmac.md.
+   */
+  AUDIT_HMAC_KEYS: blankAsUnset(
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  ),
+  /**
+   * How often the worker checkpoints each organisation's audit head (seq, hash) into the history
+   * of a Temporal workflow, outside this database (docs/decisions/0267-audit-checkpoints-in-temporal.md).
+   */
+  AUDIT_CHECKPOINT_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(60).default(60),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -449,6 +480,12 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     broken: (c) => Boolean(c.TEMPORAL_TLS_CERT_PATH) !== Boolean(c.TEMPORAL_TLS_KEY_PATH),
   },
   {
+    variable: 'AUDIT_HMAC_KEYS',
+    message:
+      'required in production, so audit entries are keyed with a key the database does not hold: `<key id>:<base64 of 32 bytes>`, e.g. `a1:$(openssl rand -base64 32)`',
+    broken: (c) => production(c) && !c.AUDIT_HMAC_KEYS,
+  },
+  {
     variable: 'DEV_IDP_ENABLED',
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
@@ -468,6 +505,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...parsed.data,
     PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data.PORT}`,
   });
+}
+
+const AuditToolSchema = ConfigSchema.pick({
+  DATABASE_URL: true,
+  DATABASE_POOL_MAX: true,
+  TEMPORAL_ADDRESS: true,
+  TEMPORAL_NAMESPACE: true,
+  TEMPORAL_TASK_QUEUE: true,
+  TEMPORAL_TLS: true,
+  TEMPORAL_TLS_CERT_PATH: true,
+  TEMPORAL_TLS_KEY_PATH: true,
+  TEMPORAL_TLS_CA_PATH: true,
+  TEMPORAL_TLS_SERVER_NAME: true,
+  TEMPORAL_API_KEY: true,
+  TEMPORAL_PAYLOAD_KEYS: true,
+  TEMPORAL_PAYLOAD_KEYS_FILE: true,
+  AUDIT_HMAC_KEYS: true,
+});
+export type AuditToolConfig = z.infer<typeof AuditToolSchema>;
+
+/**
+ * What `npm run audit:verify` reads, alone: the database, Temporal (where the checkpoints are, sealed
+ * under the payload keys) and the audit keys, the same schema. It reads and never serves, so no other setting is asked for.
+ */
+export function loadAuditToolConfig(env: NodeJS.ProcessEnv = process.env): AuditToolConfig {
+  const parsed = AuditToolSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
 }
 
 const TracingSchema = ConfigSchema.pick({

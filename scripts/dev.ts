@@ -42,6 +42,8 @@ async function main(): Promise<void> {
   const env = {
     ...process.env,
     DATABASE_URL: stack.databaseUrl,
+    // The services never hold the owner's URL (blank is unset, lib/config.ts).
+    DATABASE_MIGRATION_URL: '',
     TEMPORAL_ADDRESS: stack.temporalAddress,
     PORT,
     ...defaults,
@@ -75,7 +77,7 @@ async function main(): Promise<void> {
     children.push(child);
   };
   let ready = false;
-  // The worker migrates first; the API's migration then finds nothing to do.
+  // The stack migrated as the owner; the worker and the API connect as the services' role (docs/decisions/0265).
   run('worker', 'worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
   run('api', 'api/main.ts');
 
@@ -106,7 +108,8 @@ async function main(): Promise<void> {
       `  API             http://localhost:${PORT}   (health: /health, readiness: /ready)`,
       `  Temporal Web UI ${stack.temporalUiUrl ?? '(external cluster)'}`,
       `  Temporal gRPC   ${stack.temporalAddress}`,
-      `  PostgreSQL      ${stack.databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
+      `  PostgreSQL      ${hidePassword(stack.databaseUrl)}   (the services' role)`,
+      `                  ${hidePassword(stack.migrationUrl)}   (the owner: migrations, npm run -s api-key)`,
       `  Metrics         ${metricsUrl(defaults.METRICS_PORT)} (API), ${metricsUrl(defaults.WORKER_METRICS_PORT)} (worker),`,
       `                  ${metricsUrl(defaults.TEMPORAL_METRICS_PORT)} (worker's Temporal SDK)`,
       'Ctrl-C stops everything.',
@@ -115,6 +118,7 @@ async function main(): Promise<void> {
   );
 }
 
+const hidePassword = (url: string) => url.replace(/:[^:@/]+@/, ':***@');
 const metricsUrl = (port: string | undefined) => `http://localhost:${port}/metrics`;
 
 /** The URLs are printed only once the API answers /ready (PostgreSQL and Temporal reachable). */

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePortRange } from './lib/free-port';
 import { startStack } from './lib/stack';
+import { DEV_AUDIT_HMAC_KEYS } from './lib/embedded-defaults';
 import { newPayloadKey } from './lib/payload-key-file';
 
 async function main(): Promise<number> {
@@ -26,9 +27,13 @@ async function main(): Promise<number> {
   });
   const env = {
     ...process.env,
+    // The services' role; the owner's URL (the embedded superuser) makes and migrates each test's
+    // database (test/support/service.ts freshDatabase) and tampers in test/operations/audit-tamper.test.ts.
     DATABASE_URL: stack.databaseUrl,
+    TRANCHE_TEST_DATABASE_OWNER_URL: stack.migrationUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TRANCHE_TEST_DATA_DIR: dataDir,
+    AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
     // Every client and worker of the run seals payloads, as deployed (lib/payload-codec.ts).
     TEMPORAL_PAYLOAD_KEYS: process.env.TEMPORAL_PAYLOAD_KEYS ?? newPayloadKey(),
   };

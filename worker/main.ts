@@ -1,13 +1,15 @@
 import './tracing'; // first: see the file
 import { loadConfig } from '../lib/config';
 import { logger } from '../lib/logger';
-import { migrate, openOrm } from '../db/orm';
+import { openOrm, prepareServiceDatabase } from '../db/orm';
+import { currentAuditKey } from '../db/audit-log';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
 import { connectClient } from '../lib/temporal';
 import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './metrics-server';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { ensureAuditCheckpoints } from './audit-checkpoints';
 import { stopTracing } from '../lib/tracing';
 
 /**
@@ -18,7 +20,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const metrics = startWorkerMetrics(config);
   const orm = await openOrm(config);
-  await migrate(orm);
+  // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
+  currentAuditKey();
+  await prepareServiceDatabase(orm, config);
   const temporal = await connectClient(config);
   const engine = createDeliveryEngine({ orm, config });
   const worker = await createWorker({
@@ -30,6 +34,10 @@ async function main(): Promise<void> {
   // Retention (issue 21): a worker that cannot ensure the schedule still delivers; the error says why.
   await ensureRetentionSchedule(temporal, config).catch((err: unknown) =>
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
+  );
+  // Audit checkpoints (docs/decisions/0267): likewise; audit:verify then finds no recent checkpoint.
+  await ensureAuditCheckpoints(temporal, config).catch((err: unknown) =>
+    logger.error({ err }, 'audit checkpoint workflow could not be ensured; audit heads are not checkpointed'),
   );
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM

@@ -5,3 +5,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { webhookRecoveryWorkflow } from './webhook-recovery';
 export { orderedDeliveryWorkflow } from './ordered-delivery';
 export { retentionPruneWorkflow } from './retention-prune';
+export { auditCheckpointWorkflow } from './audit-checkpoint';

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { newPayloadKey } from '../../scripts/lib/payload-key-file';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../scripts/lib/worker-runtime';
+import { DEV_AUDIT_HMAC_KEYS } from '../../scripts/lib/embedded-defaults';
 
 const root = join(__dirname, '..', '..');
 
@@ -18,6 +19,8 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   const common = {
     ...process.env,
     WRITE_RATE_LIMIT: '1000000',
+    // The bench's stack is a development one: npm start's public audit key (docs/decisions/0266).
+    AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
     ...env,
     LOG_LEVEL: 'warn',
     ACCESS_TOKEN_PRIVATE_KEY: pem,
@@ -34,7 +37,7 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   const worker = start('worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
-  await new Promise((r) => setTimeout(r, 4000)); // the worker migrates first
+  await new Promise((r) => setTimeout(r, 4000)); // the worker connects first (the stack migrated, as the owner)
   const api = start('api/main.ts');
   const baseUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {

@@ -21,6 +21,8 @@ import { Migration0045Retention } from './0045-retention';
 import { Migration0055AttemptRequestHeaders } from './0055-attempt-request-headers';
 import { Migration0056RecoveryList } from './0056-recovery-list';
 import { Migration0060Traces } from './0060-traces';
+import { Migration0063ServiceRole } from './0063-service-role';
+import { Migration0064AuditKeyed } from './0064-audit-keyed';
 import { Migration0071OfferingCapacity } from './0071-offering-capacity';
 import { Migration0067ConsoleSessions } from './0067-console-sessions';
 import { Migration0075Refunds } from './0075-refunds';
@@ -49,6 +51,8 @@ export const migrationsList: MigrationObject[] = [
   { name: '0055-attempt-request-headers', class: Migration0055AttemptRequestHeaders },
   { name: '0056-recovery-list', class: Migration0056RecoveryList },
   { name: '0060-traces', class: Migration0060Traces },
+  { name: '0063-service-role', class: Migration0063ServiceRole },
+  { name: '0064-audit-keyed', class: Migration0064AuditKeyed },
   { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0067-console-sessions', class: Migration0067ConsoleSessions },
   { name: '0075-refunds', class: Migration0075Refunds },

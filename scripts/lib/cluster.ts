@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { startBalancer } from './balancer';
 import type { RunningPostgres } from './embedded-postgres';
+import { migrateAsOwner } from './migrate-as-owner';
 import { TEMPORAL_PORT_OFFSETS } from './free-port';
 import { startTlsGateway } from './gateway';
 import { ensurePortsFree, type WantedPort } from './ports';
@@ -26,6 +27,8 @@ export interface ClusterOptions {
   temporalPortBase: number;
   /** A PostgreSQL server to use (its URL names the service's database); otherwise an embedded one on pgPort. */
   databaseUrl?: string;
+  /** With databaseUrl: the owner role's URL of that database, for migrations (DATABASE_MIGRATION_URL); unset, databaseUrl. */
+  migrationUrl?: string;
   pgPort: number;
   uiPort?: number;
   /** Paths of the tools: the folder with `server` and `sql`, and the UI server (optional). */
@@ -101,14 +104,25 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
         () => startEmbeddedPostgres({ dir, port: o.pgPort, persistent: true, logFile }),
       );
     };
+    // The services' URL and the owner's, for migrations and Temporal's own databases (docs/decisions/0265).
     let databaseUrl = o.databaseUrl;
+    let ownerUrl = o.migrationUrl ?? databaseUrl;
     if (!databaseUrl) {
       await startPg();
       stops.push(async () => postgres?.stop());
       await postgres!.createDatabase('tranche');
-      databaseUrl = postgres!.url('tranche');
+      await postgres!.ensureServiceRole();
+      ownerUrl = postgres!.url('tranche');
+      databaseUrl = postgres!.serviceUrl('tranche');
     }
-    const url = new URL(databaseUrl);
+    await startingPart(
+      {
+        part: 'the database migrations (as the owner)',
+        remedy: 'read the error; the owner role (DATABASE_MIGRATION_URL) must be allowed DDL on the database',
+      },
+      () => migrateAsOwner(ownerUrl!),
+    );
+    const url = new URL(ownerUrl!);
     const db: TemporalDatabase = {
       host: url.hostname,
       port: Number(url.port || 5432),
@@ -185,6 +199,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       ...(process.env as Record<string, string>),
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
+      // The services never hold the owner's URL (blank is unset, lib/config.ts).
+      DATABASE_MIGRATION_URL: '',
       TEMPORAL_ADDRESS: temporalAddress,
       PUBLIC_BASE_URL: publicUrl,
       // The balancer (or the TLS gateway) sets X-Forwarded-For; the instances sit behind that one proxy.
@@ -206,7 +222,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
         output: o.output,
       }),
     );
-    // The first worker migrates; the others and the APIs then find nothing to do (advisory lock).
+    // Migrated above as the owner: the workers and the APIs find nothing pending.
     for (const p of [...workers, ...apis]) {
       p.start();
       stops.push(() => p.stop());
@@ -288,6 +304,11 @@ function clusterSecrets(dataDir: string): Record<string, string> {
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
   const secrets = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+  // Added later than the others: a secrets file from before gets its audit key once, then keeps it.
+  if (!secrets.AUDIT_HMAC_KEYS) {
+    secrets.AUDIT_HMAC_KEYS = `a${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
   // A folder made before payloads were sealed gets its key now; its older histories stay readable (clear).
   if (!secrets.TEMPORAL_PAYLOAD_KEYS) {
     secrets.TEMPORAL_PAYLOAD_KEYS = newPayloadKey();

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * What `npm start` adds to the environment for its embedded, single-machine stack, so a newcomer
  * can go from nothing to a completed subscription with no variables of their own. Every value
@@ -10,6 +13,32 @@
  */
 export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-production';
 
+/**
+ * The audit trail's key on the embedded stack and in the tests (docs/decisions/0266): public on
+ * purpose, like the secret above, so `npm run -s audit:verify` beside `npm start` finds it
+ * (auditKeysBesideNpmStart). Production sets AUDIT_HMAC_KEYS (lib/config.ts refuses to start without).
+ */
+export const DEV_AUDIT_HMAC_KEYS = 'dev:Bm4oZF0dhQ48S5xRxjZmDtnvZ3p3UPKOzNEWsn+5LDQ=';
+
+/**
+ * A command run beside `npm start` (audit:verify) with no AUDIT_HMAC_KEYS of its own and outside
+ * production: npm start's development key, with a note on stderr saying so.
+ */
+export function auditKeysBesideNpmStart(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env.NODE_ENV === 'production') return env;
+  const found: NodeJS.ProcessEnv = {};
+  if (!env.AUDIT_HMAC_KEYS) {
+    process.stderr.write(
+      "note: AUDIT_HMAC_KEYS is not set: using npm start's development key (scripts/lib/embedded-defaults.ts)\n",
+    );
+    found.AUDIT_HMAC_KEYS = DEV_AUDIT_HMAC_KEYS;
+  }
+  // The checkpoints' memo is sealed (lib/payload-codec.ts): npm start keeps its key in its data folder.
+  const keyFile = join(env.TRANCHE_DATA_DIR ?? join(__dirname, '..', '..', '.data'), 'temporal-payload-keys');
+  if (!env.TEMPORAL_PAYLOAD_KEYS && !env.TEMPORAL_PAYLOAD_KEYS_FILE && existsSync(keyFile))
+    found.TEMPORAL_PAYLOAD_KEYS_FILE = keyFile;
+  return { ...env, ...found };
+}
 /** The organisation the README's first-token command uses (scripts/mint-token.ts's default). */
 const DEV_ORG_ID = '00000000-0000-4000-8000-000000000001';
 
@@ -22,6 +51,7 @@ export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string>
     DEV_IDP_ENABLED: env.DEV_IDP_ENABLED ?? 'true',
     IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
+    AUDIT_HMAC_KEYS: env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
     // The README's organisation's admins read sealed histories in the Web UI through the codec server.
     CODEC_SERVER_ORG_IDS: env.CODEC_SERVER_ORG_IDS ?? DEV_ORG_ID,
     // Prometheus text on loopback (METRICS_HOST), so a newcomer sees metrics with nothing set.

@@ -3,9 +3,21 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
+/**
+ * The services' login role on the embedded server (docs/decisions/0265): row rights only, through
+ * membership of the group `tranche_service` that migration 0063 grants to. A public development
+ * password, like the superuser's: the server listens on 127.0.0.1 only.
+ */
+const SERVICE_ROLE = { user: 'tranche_app', password: 'tranche-app' } as const;
+
 export interface RunningPostgres {
+  /** The superuser's URL: the owner of every table the migrations make, and the tests' tamperer. */
   url: (database: string) => string;
+  /** The services' URL (SERVICE_ROLE). */
+  serviceUrl: (database: string) => string;
   createDatabase(name: string): Promise<void>;
+  /** Makes the group `tranche_service` and the services' login role in it, when missing. */
+  ensureServiceRole(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,18 +71,34 @@ export async function startEmbeddedPostgres(opts: {
     throw new Error(`PostgreSQL stopped during start${complaint ? `: ${complaint}` : ''}`, { cause: err });
   }
   const url = (database: string) => `postgres://postgres:${password}@127.0.0.1:${opts.port}/${database}`;
+  const admin = async <T>(use: (client: Client) => Promise<T>): Promise<T> => {
+    const client = new Client({ connectionString: url('postgres'), connectionTimeoutMillis: 5000 });
+    await client.connect();
+    try {
+      return await use(client);
+    } finally {
+      await client.end();
+    }
+  };
   return {
     url,
-    async createDatabase(name) {
-      const client = new Client({ connectionString: url('postgres'), connectionTimeoutMillis: 5000 });
-      await client.connect();
-      try {
+    serviceUrl: (database) =>
+      `postgres://${SERVICE_ROLE.user}:${SERVICE_ROLE.password}@127.0.0.1:${opts.port}/${database}`,
+    ensureServiceRole: () =>
+      admin(async (client) => {
+        const has = async (role: string) =>
+          ((await client.query('select 1 from pg_roles where rolname = $1', [role])).rowCount ?? 0) > 0;
+        if (!(await has('tranche_service'))) await client.query('create role tranche_service nologin');
+        if (!(await has(SERVICE_ROLE.user)))
+          await client.query(
+            `create role ${SERVICE_ROLE.user} login password '${SERVICE_ROLE.password}' in role tranche_service`,
+          );
+      }),
+    createDatabase: (name) =>
+      admin(async (client) => {
         const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
         if (exists.rowCount === 0) await client.query(`create database "${name.replace(/"/g, '')}"`);
-      } finally {
-        await client.end();
-      }
-    },
+      }),
     async stop() {
       await pg.stop();
       log?.end();

@@ -7,9 +7,13 @@ import { temporalSetup } from '../temporal-setup';
 import { startTemporalServer } from './temporal-server';
 import { ensurePortsFree, type WantedPort } from './ports';
 import { startingPart, StartupError } from './startup-error';
+import { migrateAsOwner } from './migrate-as-owner';
 
 export interface Stack {
+  /** The services' URL (a role with row rights only, docs/decisions/0265): DATABASE_URL for every process. */
   databaseUrl: string;
+  /** The owner's URL, for migrations (already applied here) and for nothing that serves. */
+  migrationUrl: string;
   temporalAddress: string;
   temporalUiUrl: string | null;
   /** The embedded PostgreSQL, when this stack started one (tests use it to make databases). */
@@ -20,7 +24,9 @@ export interface Stack {
 
 /**
  * PostgreSQL and Temporal for this machine: DATABASE_URL and TEMPORAL_ADDRESS when the
- * environment names them, otherwise the embedded defaults, started here.
+ * environment names them, otherwise the embedded defaults, started here. The database is migrated
+ * here, as its owner (the embedded superuser, or DATABASE_MIGRATION_URL, else DATABASE_URL), before
+ * any service starts; the services then get the service role's URL (docs/decisions/0265).
  */
 export async function startStack(opts: {
   dataDir: string;
@@ -60,6 +66,7 @@ export async function startStack(opts: {
   try {
     let postgres: RunningPostgres | null = null;
     let databaseUrl = process.env.DATABASE_URL;
+    let migrationUrl = process.env.DATABASE_MIGRATION_URL || databaseUrl;
     if (!databaseUrl) {
       const port = opts.pgPort ?? (await freePort());
       const dir = join(opts.dataDir, 'postgres');
@@ -73,14 +80,26 @@ export async function startStack(opts: {
       );
       started.push(postgres);
       await startingPart(part, () => postgres!.createDatabase(opts.database));
-      databaseUrl = postgres.url(opts.database);
+      await startingPart(part, () => postgres!.ensureServiceRole());
+      migrationUrl = postgres.url(opts.database);
+      databaseUrl = postgres.serviceUrl(opts.database);
     }
+    const ownerUrl = migrationUrl!;
+    await startingPart(
+      {
+        part: `the database migrations (as the owner, ${new URL(ownerUrl).username})`,
+        remedy:
+          'read the error above; the owner role must be allowed DDL on the database (docs/decisions/0265-database-roles-owner-and-service.md)',
+      },
+      () => migrateAsOwner(ownerUrl),
+    );
 
     let temporal: RunningTemporal | null = null;
     let temporalAddress = process.env.TEMPORAL_ADDRESS;
     const toolsDir = opts.temporalServerDir;
     if (!temporalAddress && toolsDir) {
-      const url = new URL(databaseUrl);
+      // Temporal's own databases are made by the owner (on the embedded server, the superuser).
+      const url = new URL(ownerUrl);
       temporal = await startingPart(
         {
           part: 'the Temporal server',
@@ -146,6 +165,7 @@ export async function startStack(opts: {
 
     return {
       databaseUrl,
+      migrationUrl: ownerUrl,
       temporalAddress,
       temporalUiUrl: temporal?.uiUrl ?? null,
       postgres,

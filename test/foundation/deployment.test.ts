@@ -14,6 +14,8 @@ const toolVersion = (name: string) =>
 describe('deployment shape', () => {
   const secrets = {
     TRANCHE_DB_PASSWORD: 'p',
+    TRANCHE_APP_DB_PASSWORD: 'a',
+    AUDIT_HMAC_KEYS: 'h',
     TEMPORAL_DB_PASSWORD: 'p',
     ACCESS_TOKEN_PRIVATE_KEY: 'k',
     WEBHOOK_SECRET_KEYS: 'w',
@@ -34,6 +36,7 @@ describe('deployment shape', () => {
     expect(Object.keys(compose.services).sort()).toEqual([
       'api',
       'gateway',
+      'migrate',
       'temporal',
       'temporal-db',
       'temporal-schema',
@@ -111,9 +114,21 @@ describe('deployment shape', () => {
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32),
+      AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 2).toString('base64')}`,
       TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     };
     expect(() => loadConfig(env)).not.toThrow();
+  });
+
+  it('migrates as the owner in a step of its own, and serves as the row-rights role (docs/decisions/0265)', () => {
+    const { migrate, api, worker } = compose.services;
+    expect(migrate.command).toEqual(['node', 'dist/scripts/migrate.js']);
+    expect(new URL(migrate.environment.DATABASE_MIGRATION_URL).username).toBe('tranche');
+    for (const service of [api, worker]) {
+      expect(new URL(service.environment.DATABASE_URL).username).toBe('tranche_app');
+      expect(service.environment.DATABASE_MIGRATION_URL).toBeUndefined();
+      expect(service.depends_on.migrate.condition).toBe('service_completed_successfully');
+    }
   });
 
   it.each(Object.keys(secrets))('refuses to parse it without %s', async (name) => {

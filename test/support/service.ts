@@ -6,6 +6,9 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../lib/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
+import { migrateAsOwner } from '../../scripts/lib/migrate-as-owner';
+import { ensureAuditCheckpoints } from '../../worker/audit-checkpoints';
+import { auditCheckpointWorkflowId } from '../../domain/audit-checkpoint';
 import { createApp } from '../../api/app';
 import { AccessTokens } from '../../api/identity/access-tokens';
 import { kycEligibility } from '../../api/identity/kyc-eligibility';
@@ -30,11 +33,24 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-/** A fresh database on the test PostgreSQL server; returns its URL. */
+/**
+ * The owner's URL of a test database (the test stack's superuser, scripts/with-stack.ts), made from
+ * the services' URL of it: the same server and database, the owner's role.
+ */
+export function ownerUrlOf(serviceUrl: string): string {
+  const owner = new URL(process.env.TRANCHE_TEST_DATABASE_OWNER_URL ?? serviceUrl);
+  owner.pathname = new URL(serviceUrl).pathname;
+  return owner.toString();
+}
+
+/**
+ * A fresh database on the test PostgreSQL server, made and migrated as its owner, as `npm start`
+ * does (docs/decisions/0265); returns the services' URL of it.
+ */
 export async function freshDatabase(): Promise<string> {
-  const base = new URL(process.env.DATABASE_URL!);
+  const service = new URL(process.env.DATABASE_URL!);
   const name = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new URL(base);
+  const admin = new URL(ownerUrlOf(service.toString()));
   admin.pathname = '/postgres';
   const client = new PgClient({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
   await client.connect();
@@ -43,15 +59,21 @@ export async function freshDatabase(): Promise<string> {
   } finally {
     await client.end();
   }
-  base.pathname = `/${name}`;
-  return base.toString();
+  service.pathname = `/${name}`;
+  await migrateAsOwner(ownerUrlOf(service.toString()));
+  return service.toString();
 }
 
 /**
  * The whole service for one test file, all real: its own database and task queue on the shared
  * PostgreSQL and Temporal, a worker running the bundled workflows, and the API on a real port.
  */
-export async function startService(opts: { set: BehaviourSet; env?: Record<string, string> }): Promise<TestService> {
+export async function startService(opts: {
+  set: BehaviourSet;
+  env?: Record<string, string>;
+  /** Start the audit checkpoint workflow, as worker/main.ts does (docs/decisions/0267). */
+  auditCheckpoints?: boolean;
+}): Promise<TestService> {
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'test',
@@ -87,6 +109,7 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
   let delivering: RunningEngine | undefined = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  if (opts.auditCheckpoints) await ensureAuditCheckpoints(temporal, config);
   const tokens = await AccessTokens.create({ ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
   const server: Server = await new Promise((resolve) => {
@@ -125,6 +148,12 @@ export async function startService(opts: { set: BehaviourSet; env?: Record<strin
       // A test may have stopped this worker already (a worker restart) and started another.
       if (running && worker.getState() === 'RUNNING') worker.shutdown();
       if (running) await running;
+      // Left running, its timer would wake every minute for a queue no worker polls any more.
+      if (opts.auditCheckpoints)
+        await temporal.workflow
+          .getHandle(auditCheckpointWorkflowId(config.TEMPORAL_TASK_QUEUE))
+          .terminate('test service stopped')
+          .catch(() => undefined);
       await connection.close();
       await nativeConnection.close();
       processor.close?.();

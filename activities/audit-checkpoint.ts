@@ -1,0 +1,21 @@
+import type { Orm } from '../db/orm';
+import { nextCheckpoint } from '../db/audit-checkpoint';
+import type { AuditCheckpoint } from '../domain/audit-checkpoint';
+import { logger } from '../lib/logger';
+
+/** The audit checkpoint's activity (workflows/audit-checkpoint.ts): the heads now, built on the previous checkpoint. */
+export function createAuditCheckpointActivities(deps: { orm: Orm }) {
+  return {
+    async takeAuditCheckpoint(previous: AuditCheckpoint | null): Promise<AuditCheckpoint> {
+      const checkpoint = await nextCheckpoint(deps.orm.em.getConnection().getKnex(), previous, new Date());
+      // An organisation whose chain lost its checkpointed head is tampering (or a restore from an
+      // old backup): loud, every round, until someone looks (audit:verify names the entry).
+      if (checkpoint.heldBack.length)
+        logger.error(
+          { orgIds: checkpoint.heldBack },
+          'audit trail no longer holds its checkpointed head; run npm run audit:verify -- --org <id>',
+        );
+      return checkpoint;
+    },
+  };
+}
