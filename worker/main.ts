@@ -9,6 +9,7 @@ import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './metrics-server';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { stopTracing } from '../lib/tracing';
+import { warmWorker } from './warm-up';
 
 /**
  * A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled.
@@ -32,7 +33,12 @@ async function main(): Promise<void> {
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
   );
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
-  await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  // Every API's /ready waits for a warm worker (docs/decisions/0302-warm-before-ready.md).
+  await warmWorker(worker, delivering).catch((err: unknown) =>
+    logger.error({ err }, 'worker warm-up failed; APIs stay not ready until a worker is warm'),
+  );
+  await running;
   await delivering.stop();
   await temporal.connection.close();
   await orm.close();
