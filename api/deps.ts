@@ -3,6 +3,7 @@ import type { Config } from '../lib/config';
 import type { Orm } from '../db/orm';
 import type { KycEligibility } from '../domain/kyc';
 import type { AccessTokens } from './identity/access-tokens';
+import type { Warmth } from './health/warmth';
 
 /** What the API is built from; main.ts builds the real ones, tests build the same real ones. */
 export interface ApiDeps {
@@ -11,4 +12,9 @@ export interface ApiDeps {
   temporal: Client;
   tokens: AccessTokens;
   kyc: KycEligibility;
+  /**
+   * The start-up warm-up api/main.ts runs (api/health/warm-up.ts): /ready answers 200 only once it
+   * has. Absent (tests that build the app in-process), /ready does not wait for one.
+   */
+  warmth?: Warmth;
 }

@@ -8,6 +8,9 @@ import { currentAuditKey } from '../db/audit-log';
 import { AccessTokens } from './identity/access-tokens';
 import { kycEligibility } from './identity/kyc-eligibility';
 import { createApp } from './app';
+import type { AddressInfo } from 'node:net';
+import { warmApi } from './health/warm-up';
+import { Warmth } from './health/warmth';
 import { stopTracing } from '../lib/tracing';
 
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
@@ -23,16 +26,16 @@ async function main(): Promise<void> {
     publishedKeysPem: config.ACCESS_TOKEN_PUBLISHED_KEYS,
     ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS,
   });
-  const app = createApp({
-    config,
-    orm,
-    temporal,
-    tokens,
-    kyc: kycEligibility(orm),
+  const warmth = new Warmth();
+  const deps = { config, orm, temporal, tokens, kyc: kycEligibility(orm), warmth };
+  const app = createApp(deps);
+  const server = app.listen(config.PORT, config.HOST, () => {
+    logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening');
+    // /ready answers 200 once this has run (docs/decisions/0302-warm-before-ready.md).
+    const { address, port, family } = server.address() as AddressInfo;
+    const host = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : family === 'IPv6' ? `[${address}]` : address;
+    void warmApi(deps, warmth, `http://${host}:${port}`).then(() => logger.info('api warm'));
   });
-  const server = app.listen(config.PORT, config.HOST, () =>
-    logger.info({ url: config.PUBLIC_BASE_URL }, 'api listening'),
-  );
   server.requestTimeout = 90_000;
   const metrics = config.METRICS_PORT ? await serveMetrics(config.METRICS_HOST, config.METRICS_PORT, 'api') : undefined;
 

@@ -7,17 +7,24 @@
  *   publish → first attempt p99 at 50 events/s through the API and at 100 events/s × 10 endpoints,
  *   a healthy organisation's p99 beside one whose endpoint hangs and beside one's 20,000-delivery
  *   burst, messages/s through the API at one endpoint (32 in flight), duplicates, worker memory with
- *   10,000 deliveries waiting on their timers, and lifecycles/s.
+ *   10,000 deliveries waiting on their timers, and lifecycles/s; and the tail (issue 28): test pings
+ *   in the first 30 s after /ready on the fresh stack (run first), p99 at 200 pings/s, a 5,000-ping
+ *   burst at 32 in flight, a neighbour beside another tenant's parked deliveries, and the hops of one
+ *   delivery at 200/s (bench/lib/tail-phases.ts).
  * Writes bench/results/webhooks.{json,md}; exits 1 when any phase received other than it owed.
  *   npm run bench -- webhooks          (BENCH_SCALE=0.1 for a smoke run, BENCH_PHASES=apiMessages,…
  *                                       for some phases only; neither writes results)
+ *   BENCH_SHAPES=engine,workflow npm run bench -- webhooks
+ *                                      the whole run once per delivery shape (WEBHOOK_DELIVERY_SHAPE),
+ *                                      each on a fresh stack with its own ceilings; the workflow
+ *                                      shape's keys go under `shape_workflow`
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { runBench } from './lib/run-bench';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../lib/config';
+import { ConfigSchema, loadConfig } from '../lib/config';
 import { openOrm } from '../db/orm';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
@@ -28,6 +35,7 @@ import { startSink } from './lib/sink';
 import { signedPostCeiling } from './lib/signed-post-ceiling';
 import { apiSession } from './lib/api-session';
 import { PHASES, warmUp, type PhaseContext } from './lib/webhook-phases';
+import { startup } from './lib/tail-phases';
 import { markdown } from './lib/webhooks-report';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -36,10 +44,53 @@ const count = (n: number) => Math.max(10, Math.round(n * SCALE));
 const root = join(__dirname, '..');
 const round = (n: number) => Math.round(n * 10) / 10;
 
-/** Whether the run received and recorded exactly what it owed. */
+const SHAPES = (process.env.BENCH_SHAPES ?? 'engine').split(',') as Shape[];
+type Shape = 'engine' | 'workflow';
+
+/**
+ * Whether this code knows WEBHOOK_DELIVERY_SHAPE (issue 28): a config without it drops the
+ * variable, and a `workflow` run would only measure the engine shape again, so it is not run.
+ */
+const shapeIsASetting = () => 'WEBHOOK_DELIVERY_SHAPE' in ConfigSchema.shape;
+
+/** Whether every shape's run received and recorded exactly what it owed. Writes the results of a complete run. */
 async function main(): Promise<boolean> {
+  const runs: Partial<
+    Record<Shape, { results: Record<string, any>; passed: boolean; complete: boolean; suffix: string }>
+  > = {};
+  for (const shape of SHAPES) {
+    if (shape !== 'engine' && shape !== 'workflow') throw new Error(`BENCH_SHAPES: ${shape} is not engine or workflow`);
+    if (shape === 'workflow' && !shapeIsASetting()) {
+      console.log('[bench] shape workflow: WEBHOOK_DELIVERY_SHAPE is not a setting of this code; not run');
+      continue;
+    }
+    console.log(`[bench] webhooks, shape ${shape}`);
+    runs[shape] = await runShape(shape);
+  }
+  const engine = runs.engine;
+  if (engine?.complete) {
+    const results = {
+      ...engine.results,
+      shape_workflow: runs.workflow?.complete
+        ? runs.workflow.results
+        : {
+            not_run: SHAPES.includes('workflow')
+              ? 'WEBHOOK_DELIVERY_SHAPE is not a setting of this code yet (issue 28); this run measured the engine shape only'
+              : 'run with BENCH_SHAPES=engine,workflow to measure the workflow shape',
+          },
+    };
+    mkdirSync(join(root, 'bench/results'), { recursive: true });
+    writeFileSync(join(root, `bench/results/webhooks${engine.suffix}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(root, `bench/results/webhooks${engine.suffix}.md`), markdown(results));
+  }
+  return Object.values(runs).every((r) => r.passed);
+}
+
+/** One whole run on a fresh stack with WEBHOOK_DELIVERY_SHAPE=`shape`. */
+async function runShape(shape: Shape) {
   const loadAtStart = loadavg().map(round);
   const dataDir = mkdtempSync(join(tmpdir(), 'tranche-bench-webhooks-'));
+  const hopDir = mkdtempSync(join(tmpdir(), 'tranche-bench-hops-'));
   const stack = await startBenchStack({
     dataDir,
     database: 'tranche',
@@ -53,6 +104,9 @@ async function main(): Promise<boolean> {
     DATABASE_POOL_MAX: '20',
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
     NODE_ENV: 'development',
+    WEBHOOK_DELIVERY_SHAPE: shape,
+    // Timed only while the hops phase runs (lib/hop-log.ts).
+    WEBHOOK_HOP_LOG_DIR: hopDir,
   };
   const sink = await startSink();
   const workerMetricsPort = await freePort();
@@ -71,6 +125,7 @@ async function main(): Promise<boolean> {
     temporal,
     svc,
     databaseUrl: stack.databaseUrl,
+    hopDir,
     seconds,
     count,
     fail: (message) => failures.push(message),
@@ -79,13 +134,19 @@ async function main(): Promise<boolean> {
   const complete = SCALE === 1 && Object.keys(PHASES).every((p) => chosen.includes(p as keyof typeof PHASES));
 
   try {
+    const figures: Record<string, any> = {};
+    const detail: Record<string, unknown> = {};
+    // First of all, on the fresh stack: nothing else has warmed anything yet.
+    if (!process.env.BENCH_PHASES || chosen.includes('startup' as keyof typeof PHASES)) {
+      const { detail: more, ...keys } = await startup(ctx);
+      Object.assign(figures, keys);
+      detail.startup = more;
+    }
     const ceiling = await engineCeiling(stack.temporalAddress, seconds(10));
     const posts = await signedPostCeiling(sink);
     console.log({ engine_ceiling_workflows_per_s: ceiling, signed_posts_per_s: posts });
     await warmUp(ctx);
-    const figures: Record<string, any> = {};
-    const detail: Record<string, unknown> = {};
-    for (const name of chosen) {
+    for (const name of chosen.filter((n) => n in PHASES)) {
       const { detail: more, ...keys } = await PHASES[name](ctx);
       Object.assign(figures, keys);
       detail[name] = more;
@@ -102,8 +163,11 @@ async function main(): Promise<boolean> {
       server:
         stack.server ??
         'temporal server start-dev (CLI 1.5.1, server 1.29.1), SQLite file, journal_mode=WAL, synchronous=NORMAL; embedded PostgreSQL 18',
+      delivery_shape: shape,
       shape:
-        'publish = one statement (outbox, deliveries, queue, NOTIFY); each worker’s dispatcher claims fairly from the queue and POSTs each delivery on its own, recording by group commit; only a failed first attempt costs Temporal a workflow (docs/decisions/0173-dispatcher-engine-shape.md)',
+        shape === 'workflow'
+          ? 'WEBHOOK_DELIVERY_SHAPE=workflow: every delivery a child workflow from its first attempt, its attempts sent through the engine’s fair sender'
+          : 'publish = one statement (outbox, deliveries, queue, NOTIFY); each worker’s dispatcher claims fairly from the queue and POSTs each delivery on its own, recording by group commit; only a failed first attempt costs Temporal a workflow (docs/decisions/0173-dispatcher-engine-shape.md)',
       scale: SCALE,
       engine_ceiling_workflows_per_s: ceiling,
       signed_posts_per_s: posts,
@@ -120,31 +184,31 @@ async function main(): Promise<boolean> {
         api_messages_to_engine_ceiling: ratio(figures.api_messages_per_s_1_endpoint, ceiling, 1),
         noisy_to_baseline_p99: ratio(figures.noisy_neighbour_p99_ms, figures.noisy_neighbour_baseline_p99_ms, 2),
         lifecycles_to_engine_ceiling: ratio(figures.lifecycles_per_s, ceiling),
+        burst_delivered_to_engine_ceiling: ratio(
+          detail.apiBurst ? (detail.apiBurst as any).delivered_per_s : NaN,
+          ceiling,
+          1,
+        ),
       },
       floors: {
         sustained_deliveries_per_s: { 1: 600, 10: 1500 },
-        p99_first_attempt_ms_at_50_events_per_s_1_endpoint: 100,
         p99_first_attempt_ms_at_100_events_per_s_10_endpoints: 500,
         noisy_neighbour_p99_ms: 100,
         burst_neighbour_p99_ms: 1000,
         api_messages_per_s_1_endpoint: 1000,
         duplicates: 0,
         worker_rss_mb_10k_pending_retries: 500,
+        parked_neighbour_p99_ms: 100,
+        ...(shape === 'engine'
+          ? { p99_first_attempt_ms_at_50_events_per_s_1_endpoint: 15, p99_ms_at_200_events_per_s_1_endpoint: 20 }
+          : { p99_first_attempt_ms_at_50_events_per_s_1_endpoint: 100 }),
       },
       failures,
       detail,
     };
     console.log(JSON.stringify(results, null, 2));
-    if (complete) {
-      mkdirSync(join(root, 'bench/results'), { recursive: true });
-      writeFileSync(join(root, `bench/results/webhooks${stack.suffix}.json`), `${JSON.stringify(results, null, 2)}\n`);
-      writeFileSync(join(root, `bench/results/webhooks${stack.suffix}.md`), markdown(results));
-    }
-    if (failures.length) {
-      console.error(`[bench] FAILED: ${failures.join('; ')}`);
-      return false;
-    }
-    return true;
+    if (failures.length) console.error(`[bench] FAILED (shape ${shape}): ${failures.join('; ')}`);
+    return { results, passed: failures.length === 0, complete, suffix: stack.suffix };
   } finally {
     await api.close();
     await connection.close();
@@ -152,6 +216,7 @@ async function main(): Promise<boolean> {
     await svc.stop();
     await sink.stop();
     await stack.stop();
+    rmSync(hopDir, { recursive: true, force: true });
   }
 }
 

@@ -310,6 +310,12 @@ export const ConfigSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Address the metrics ports (API and worker) bind to. */
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /**
+   * A folder for per-hop timestamps of each webhook delivery (lib/hop-log.ts), written only while
+   * a file named `on` is in it: the benchmark's per-hop breakdown. Unset (the default): nothing is
+   * timed or written.
+   */
+  WEBHOOK_HOP_LOG_DIR: z.string().min(1).optional(),
 
   /** Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. */
   PAYMENT_PROCESSOR: z.enum(['sandbox', 'stripe']).default('sandbox'),

@@ -115,3 +115,15 @@ export function recordPruneRun(finishedAt: Date, counts: Record<string, number>)
 export async function scrape(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
+
+const warmUpSeconds = new Gauge({
+  name: 'tranche_warm_up_seconds',
+  help: 'How long each part of the start-up warm-up took; a part is listed once it has run (docs/decisions/0302-warm-before-ready.md)',
+  labelNames: ['part'] as const,
+  registers: [registry],
+});
+
+/** Records one warmed part of this process's start-up, and how long it took. */
+export function recordWarmUp(part: string, seconds: number): void {
+  warmUpSeconds.set({ part }, seconds);
+}

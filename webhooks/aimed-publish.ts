@@ -2,6 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement } from '../db/prepared';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { groupCommit } from '../lib/group-commit';
+import { hopNow, type HopLog } from '../lib/hop-log';
 import { activeTraceparent, tracingOn } from '../lib/tracing';
 import type { ServiceEvent } from '../domain/events';
 import { collect, eventInput, PLAN, planBindings, type Row } from './publish';
@@ -20,14 +21,18 @@ export type AimedOutcome =
  * commit): under load one statement and one notification serve many requests; alone, one waits
  * for nothing. Each caller gets its own outcome.
  */
-export function aimedPublisher(knex: () => Knex, set: BehaviourSet) {
+export function aimedPublisher(knex: () => Knex, set: BehaviourSet, hops?: HopLog) {
   const publish = groupCommit(
-    async (items: { event: ServiceEvent; endpointId: string; traceparent?: string }[]): Promise<AimedOutcome[]> => {
+    async (
+      items: { event: ServiceEvent; endpointId: string; traceparent?: string; queuedAt?: number }[],
+    ): Promise<AimedOutcome[]> => {
       const input = items.map(({ event, endpointId, traceparent }, ord) => ({
         ...eventInput(event, ord, traceparent),
         endpoint_id: endpointId,
       }));
+      const startedAt = hops?.on ? hopNow() : 0;
       const rows = await PUBLISH_AIMED(knex(), [JSON.stringify(input), ...planBindings(set)]);
+      if (startedAt) markHops(hops!, items, rows, startedAt);
       const status = new Map(rows.filter((r) => r.kind === 'endpoint').map((r) => [r.event_id, r.delivery_id]));
       const delivered = new Map(collect(rows).deliveries.map((d) => [d.eventId, d.deliveryId]));
       return items.map(({ event }) => {
@@ -39,8 +44,20 @@ export function aimedPublisher(knex: () => Knex, set: BehaviourSet) {
     { maxBatch: 200 },
   );
   // Traced, each caller's span is taken now: the batch runs in whichever caller's context started it.
-  return (item: { event: ServiceEvent; endpointId: string }) =>
-    tracingOn() ? publish({ ...item, traceparent: activeTraceparent() }) : publish(item);
+  return (item: { event: ServiceEvent; endpointId: string }) => {
+    const timed = hops?.on ? { ...item, queuedAt: hopNow() } : item;
+    return tracingOn() ? publish({ ...timed, traceparent: activeTraceparent() }) : publish(timed);
+  };
+}
+
+/** The benchmark's hops on the API's side (lib/hop-log.ts): queued for the statement, statement sent, committed. */
+function markHops(hops: HopLog, items: readonly { event: ServiceEvent; queuedAt?: number }[], rows: Row[], s: number) {
+  const c = hopNow();
+  const delivered = new Map(collect(rows).deliveries.map((d) => [d.eventId, d.deliveryId]));
+  for (const { event, queuedAt } of items) {
+    const d = delivered.get(event.id);
+    if (d && queuedAt) hops.mark({ d, e: event.id, q: queuedAt, s, c });
+  }
 }
 
 /** The publish statement with each event's one target looked up first; `endpoint` rows say what was found (status in the last column). */
@@ -66,3 +83,12 @@ const PUBLISH_AIMED = preparedStatement<Row>(
   union all
   select 'endpoint', f.event_id::text, f.endpoint_id::text, f.status::text from found f`,
 );
+
+/**
+ * Prepares the aimed publish statement on `connections` pool connections at once (the API's
+ * start-up warm-up, docs/decisions/0302-warm-before-ready.md): an empty input stores nothing and
+ * notifies no one.
+ */
+export async function warmAimedPublish(knex: Knex, set: BehaviourSet, connections: number): Promise<void> {
+  await Promise.all(Array.from({ length: connections }, () => PUBLISH_AIMED(knex, ['[]', ...planBindings(set)])));
+}

@@ -7,6 +7,7 @@ import type { Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
 import { spacingMs } from '../domain/delivery-pacing';
+import { hopNow, type HopLog } from '../lib/hop-log';
 
 export interface DispatcherSettings extends Omit<RoundLimits, 'budget'> {
   /** POSTs this process keeps in flight at most, across every endpoint. */
@@ -18,6 +19,8 @@ export interface Dispatcher {
   wake(): void;
   /** Stops taking deliveries and waits for the POSTs in flight and their records. */
   stop(): Promise<void>;
+  /** Waits for the rounds running or asked for (the warm-up waits for the first, worker/warm-up.ts). */
+  settled(): Promise<void>;
   readonly inFlight: number;
 }
 
@@ -36,6 +39,8 @@ export function createDispatcher(deps: {
   sender: Sender;
   recorder: Recorder;
   settings: DispatcherSettings;
+  /** The benchmark's per-hop timestamps (lib/hop-log.ts); absent or off, nothing is timed. */
+  hops?: HopLog;
 }): Dispatcher {
   const { settings } = deps;
   let running: Promise<void> | null = null;
@@ -120,11 +125,13 @@ export function createDispatcher(deps: {
   async function round(): Promise<boolean> {
     const budget = settings.maxInFlight - inFlight;
     if (budget <= 0) return false;
+    const claimStart = deps.hops?.on ? hopNow() : 0;
     const result = await claimRound(deps.knex(), deps.owner(), after, { ...settings, budget }, ended);
+    const claim = claimStart ? { cs: claimStart, ce: hopNow() } : undefined;
     after = result.nextAfter;
     for (const id of result.granted.keys()) maybeMore.add(id);
     if (result.dropped.length) await stopWaiting(deps.knex(), result.dropped);
-    for (const c of result.claimed) start(c);
+    for (const c of result.claimed) start(c, claim);
     if (result.paceWaitMs !== null) {
       clearTimeout(paceTimer);
       paceTimer = setTimeout(wake, result.paceWaitMs);
@@ -135,7 +142,7 @@ export function createDispatcher(deps: {
     return budgetSpent || scanCut || deferredFull;
   }
 
-  function start(c: Claimed): void {
+  function start(c: Claimed, claim?: { cs: number; ce: number }): void {
     const t = c.target;
     const input: AttemptInput = {
       deliveryId: t.delivery_id,
@@ -154,12 +161,15 @@ export function createDispatcher(deps: {
     endpointInFlight.set(t.endpoint_id, (endpointInFlight.get(t.endpoint_id) ?? 0) + 1);
     const p = (async () => {
       let finished;
+      let timing: Record<string, string | number> | undefined;
       let postEnded: ((at: number) => void) | undefined;
       try {
         // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon),
         // and for its turn in the endpoint's second (paced), however late the ones before it ran.
         if (c.perSecond !== null) postEnded = await paced(t.endpoint_id, Date.now() + c.delayMs, c.perSecond);
+        const ps = claim ? hopNow() : 0;
         finished = await deps.sender.send(t, input);
+        if (claim) timing = { d: t.delivery_id, ...claim, ps, pe: hopNow() };
       } finally {
         postEnded?.(Date.now());
         // The POST has ended: its slot is free now, while its result is recorded.
@@ -175,6 +185,7 @@ export function createDispatcher(deps: {
       }
       try {
         await deps.recorder.record(finished, opts);
+        if (timing) deps.hops!.mark({ ...timing, re: hopNow() });
       } finally {
         ended.delete(t.delivery_id);
       }
@@ -188,6 +199,9 @@ export function createDispatcher(deps: {
     wake,
     get inFlight() {
       return inFlight;
+    },
+    async settled() {
+      while (running) await running;
     },
     async stop() {
       stopped = true;

@@ -3,9 +3,11 @@ import type { Orm } from '../db/orm';
 import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
 import type { Config } from '../lib/config';
 import { logger } from '../lib/logger';
+import { hopLogOf, hopNow } from '../lib/hop-log';
 import { policyFromConfig } from '../lib/ssrf-guard';
 import { createHostResolver, resolverOptionsFromConfig } from '../lib/dns-resolver';
 import { attemptService } from './attempt';
+import { recordSuccesses } from './attempt-store';
 import { createDispatcher } from './dispatcher';
 import { handOverOrdered, handOverRetries, type HandOverDeps } from './handover';
 import { startListener } from './listener';
@@ -29,9 +31,20 @@ export interface DeliveryEngine {
 }
 
 export interface RunningEngine {
+  /**
+   * Pays what the first deliveries would otherwise pay (docs/decisions/0302-warm-before-ready.md):
+   * opens pool connections, prepares the record statements, runs the first claim round. Answers
+   * each part and how long it took.
+   */
+  warmUp(): Promise<{ part: string; ms: number }[]>;
+  /** Tells every API that this worker is warm: its dispatcher session takes the warm lock. */
+  markWarm(): Promise<void>;
   /** Stops taking deliveries, lets the POSTs in flight finish and records them. */
   stop(): Promise<void>;
 }
+
+/** Pool connections a warm-up opens at once: enough for a claim round, its POSTs' records and a sweep side by side. */
+const WARM_CONNECTIONS = 4;
 
 /**
  * The webhook delivery engine of one process (docs/decisions/0173-dispatcher-engine-shape.md): one
@@ -90,10 +103,12 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         while ((await startQueuedDeliveries(handOverDeps)) > 0);
       });
       let dispatcher: ReturnType<typeof createDispatcher> | undefined;
+      const hops = hopLogOf(config.WEBHOOK_HOP_LOG_DIR, 'worker');
       const firstAttempts = () => (asWorkflows ? starting.run(0) : dispatcher?.wake());
       const listener = await startListener({
         databaseUrl: config.DATABASE_URL,
         onWake: (payload) => {
+          if (hops?.on) hops.mark({ w: hopNow() });
           firstAttempts();
           if (payload === 'ordered') ordered.run(0);
         },
@@ -103,6 +118,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         owner: () => listener.owner,
         sender,
         recorder,
+        hops,
         settings: {
           maxInFlight: config.WEBHOOK_DISPATCH_MAX_IN_FLIGHT,
           perEndpoint: PER_ENDPOINT_PER_ROUND,
@@ -129,6 +145,30 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       ordered.run(0);
       logger.info({ owner: listener.owner, shape: config.WEBHOOK_DELIVERY_SHAPE }, 'delivery engine started');
       return {
+        async warmUp() {
+          const parts: { part: string; ms: number }[] = [];
+          const timed = async (part: string, step: () => Promise<unknown>) => {
+            const t0 = performance.now();
+            await step();
+            parts.push({ part, ms: Math.round((performance.now() - t0) * 10) / 10 });
+          };
+          // Held open together, so the pool makes that many connections now rather than under the first load.
+          await timed('database_pool', () =>
+            Promise.all(Array.from({ length: WARM_CONNECTIONS }, () => knex().raw('select pg_sleep(0.05)'))),
+          );
+          // Recording nothing prepares the success path's statement on each of those connections.
+          await timed('record_statements', () =>
+            Promise.all(Array.from({ length: WARM_CONNECTIONS }, () => recordSuccesses(knex(), [], []))),
+          );
+          // In `workflow` shape the dispatcher sends nothing: its start path is what runs first.
+          await timed('first_claim_round', async () => {
+            if (asWorkflows) return startQueuedDeliveries(handOverDeps).then(() => undefined);
+            dispatcher!.wake();
+            await dispatcher!.settled();
+          });
+          return parts;
+        },
+        markWarm: () => listener.markWarm(),
         async stop() {
           clearInterval(timer);
           await dispatcher!.stop();

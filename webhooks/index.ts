@@ -9,7 +9,7 @@
  *   retain:   pruneEventBatch (issue 21: old events with their finished deliveries and attempts)
  */
 export { publishEvents, type Published } from './publish';
-export { aimedPublisher } from './aimed-publish';
+export { aimedPublisher, warmAimedPublish } from './aimed-publish';
 export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
 export { deliveryIdFor } from './delivery-id';
 export { retryDelivery } from './manual-retry';
@@ -22,3 +22,4 @@ export { renderEventBody, type EnvelopeSource } from './signing';
 export { IN_DOUBT_ERROR } from './recorder';
 export { CIRCUIT_OPEN } from './sender';
 export { takeForParent } from './workflow-shape';
+export { WARM_LOCK_CLASS } from './listener';

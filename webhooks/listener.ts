@@ -5,10 +5,17 @@ import { QUEUE_CHANNEL } from './publish';
 
 /** The advisory-lock class a live dispatcher holds its own key in (its liveness, for the sweep). */
 export const LIVENESS_LOCK_CLASS = 7_461_219;
+/**
+ * The class a dispatcher's worker holds its key in once it has warmed up (worker/warm-up.ts): an
+ * API's /ready waits until one is held in its database (docs/decisions/0302-warm-before-ready.md).
+ */
+export const WARM_LOCK_CLASS = 7_461_220;
 
 export interface Listener {
   /** `dispatcher:<key>`: the owner of the attempts this process claims; live while its lock is held. */
   readonly owner: string;
+  /** Takes the warm lock (WARM_LOCK_CLASS) on this session, and again after every reconnect. */
+  markWarm(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -28,6 +35,8 @@ export async function startListener(opts: {
   let stopped = false;
   let backoff = 1000;
   let timer: NodeJS.Timeout | undefined;
+  let warm = false;
+  const takeWarmLock = (c: Client) => c.query('select pg_advisory_lock($1, $2)', [WARM_LOCK_CLASS, key]);
 
   async function connect(): Promise<void> {
     const c = new Client({ connectionString: opts.databaseUrl, connectionTimeoutMillis: 5000, keepAlive: true });
@@ -49,6 +58,7 @@ export async function startListener(opts: {
         key = randomInt(1, 2 ** 31 - 1);
       }
       await c.query(`listen ${QUEUE_CHANNEL}`);
+      if (warm) await takeWarmLock(c);
     } catch (err) {
       await c.end().catch(() => undefined);
       throw err;
@@ -77,6 +87,10 @@ export async function startListener(opts: {
   return {
     get owner() {
       return `dispatcher:${key}`;
+    },
+    async markWarm() {
+      warm = true;
+      if (client) await takeWarmLock(client);
     },
     async stop() {
       stopped = true;

@@ -11,6 +11,7 @@ import { startWorkerMetrics } from './metrics-server';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureAuditCheckpoints } from './audit-checkpoints';
 import { stopTracing } from '../lib/tracing';
+import { warmWorker } from './warm-up';
 
 /**
  * A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled.
@@ -40,7 +41,12 @@ async function main(): Promise<void> {
     logger.error({ err }, 'audit checkpoint workflow could not be ensured; audit heads are not checkpointed'),
   );
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
-  await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  // Every API's /ready waits for a warm worker (docs/decisions/0302-warm-before-ready.md).
+  await warmWorker(worker, delivering).catch((err: unknown) =>
+    logger.error({ err }, 'worker warm-up failed; APIs stay not ready until a worker is warm'),
+  );
+  await running;
   await delivering.stop();
   await temporal.connection.close();
   await orm.close();

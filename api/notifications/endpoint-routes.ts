@@ -14,6 +14,7 @@ import { checkEventTypes } from './event-type-policy';
 import { AppError, conflict, notFound } from '../../lib/errors';
 import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
 import { aimedPublisher, disableEndpoint } from '../../webhooks';
+import { hopLogOf } from '../../lib/hop-log';
 import { successRates } from './endpoint-success';
 import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
@@ -47,7 +48,7 @@ export function endpointRoutes(
   const withRate = async (row: WebhookEndpointReadRow) =>
     endpointView(row, limits, (await successRates(deps.orm, [row.id])).get(row.id));
   const set = deps.config.BEHAVIOUR_SET;
-  const publishAimed = aimedPublisher(knex, set);
+  const publishAimed = aimedPublisher(knex, set, hopLogOf(deps.config.WEBHOOK_HOP_LOG_DIR, 'api'));
   const ssrf = policyFromConfig(deps.config);
   const resolver = createHostResolver(resolverOptionsFromConfig(deps.config));
   // Scheme rules first, then where the host really points (checked again at every connect). Called

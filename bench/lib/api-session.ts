@@ -40,14 +40,28 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
       });
       return {
         orgId,
-        /** Registers `count` endpoints at the sink (`/h/` answers 200, `/f/` 500, `/hang/` never). */
-        async endpoints(count: number, opts: { kind?: 'h' | 'f' | 'hang'; eventTypes?: string[] } = {}) {
+        /**
+         * Registers `count` endpoints at the sink (`/h/` answers 200, `/f/` 500, `/hang/` never,
+         * `/slow/` 200 after `answerAfterMs`), with the endpoint's own limits when given.
+         */
+        async endpoints(
+          count: number,
+          opts: {
+            kind?: 'h' | 'f' | 'hang' | 'slow';
+            eventTypes?: string[];
+            answerAfterMs?: number;
+            maxInFlight?: number;
+            rateLimitPerSecond?: number;
+          } = {},
+        ) {
           const ids: string[] = [];
           for (let i = 0; i < count; i++) {
             const hook = crypto.randomUUID();
             const data = await call(token, 'POST', '/notifications/webhook-endpoints', {
-              url: `${sink.url}/${opts.kind ?? 'h'}/${hook}`,
+              url: `${sink.url}/${opts.kind ?? 'h'}/${hook}${opts.kind === 'slow' ? `?ms=${opts.answerAfterMs ?? 0}` : ''}`,
               eventTypes: opts.eventTypes ?? ['subscription.approved'],
+              ...(opts.maxInFlight !== undefined && { maxInFlight: opts.maxInFlight }),
+              ...(opts.rateLimitPerSecond !== undefined && { rateLimitPerSecond: opts.rateLimitPerSecond }),
             });
             await sink.register(hook, String(data.signing_secret));
             ids.push(String(data.id));

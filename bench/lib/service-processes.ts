@@ -36,20 +36,30 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
       env: { ...common, ...runtime.env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
+  const startedAt = Date.now();
   const worker = start('worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
   await new Promise((r) => setTimeout(r, 4000)); // the worker connects first (the stack migrated, as the owner)
   const api = start('api/main.ts');
   const baseUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    const ok = await fetch(`${baseUrl}/ready`).then(
-      (r) => r.ok,
-      () => false,
+  // Looked at often: the start-up phase measures from the moment /ready first answers 200.
+  let ready: { at: number; body: unknown } | undefined;
+  for (const deadline = Date.now() + 180_000; !ready && Date.now() < deadline;) {
+    ready = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).then(
+      async (r) => (r.ok ? { at: Date.now(), body: ((await r.json()) as { data: unknown }).data } : undefined),
+      () => undefined,
     );
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 300));
+    if (!ready) await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!ready) {
+    await Promise.all([stopProcess(api), stopProcess(worker)]);
+    throw new Error(`the API at ${baseUrl} did not answer /ready within 180 s`);
   }
   return {
     baseUrl,
+    /** When /ready first answered 200 (ms since epoch), how long after the worker was started, and what it said. */
+    readyAt: ready.at,
+    readyAfterMs: ready.at - startedAt,
+    readyBody: ready.body,
     accessTokenKeyPem: pem,
     workerPid: worker.pid!,
     apiPid: api.pid!,

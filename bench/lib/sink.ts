@@ -5,7 +5,7 @@ import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 /**
  * The consumer, in a process of its own so its CPU is not the publisher's. `/h/<hook>` verifies
  * the `sha256=` HMAC over the raw body and answers 200; `/f/<hook>` answers 500; `/hang/<hook>`
- * takes the request and never answers. Each delivery id's requests are counted (a second one is a
+ * takes the request and never answers; `/slow/<hook>?ms=N` is `/h/` answering after N ms. Each delivery id's requests are counted (a second one is a
  * duplicate) and its first arrival is kept until the bench reads it.
  */
 const SINK = `
@@ -13,7 +13,7 @@ const http = require('node:http'), { createHmac, timingSafeEqual } = require('no
 const secrets = new Map(), seen = new Map(); let arrivals = [];
 const stats = { received: 0, duplicates: 0, bad: 0, failed: 0, hanging: 0 };
 const server = http.createServer((req, res) => {
-  const [, area, name] = req.url.split('/');
+  const url = new URL(req.url, 'http://sink'), [, area, name] = url.pathname.split('/');
   if (area === 'hang') { stats.hanging++; req.resume(); return; }
   const chunks = []; req.on('data', (c) => chunks.push(c)); req.on('end', () => {
     const body = Buffer.concat(chunks);
@@ -28,7 +28,8 @@ const server = http.createServer((req, res) => {
     const delivery = String(req.headers['x-service-delivery-id']);
     if (seen.has(delivery)) stats.duplicates++;
     else { seen.set(delivery, 1); stats.received++; arrivals.push([delivery, String(req.headers['x-service-event-id']), at]); }
-    res.end('ok');
+    if (area === 'slow') setTimeout(() => res.end('ok'), Number(url.searchParams.get('ms')));
+    else res.end('ok');
   });
 });
 server.keepAliveTimeout = 60000;

@@ -1,33 +1,18 @@
-import type { Client } from '@temporalio/client';
-import type { Knex } from '@mikro-orm/postgresql';
 import { publishEvents } from '../../webhooks';
-import type { ServiceProcesses } from './service-processes';
+import type { PhaseContext } from './phase-context';
 import { rssMiB } from './service-processes';
 import { pool, summary } from './stats';
-import type { Sink } from './sink';
 import { firstAttemptLatency, paced } from './paced';
 import { sustained } from './sustained';
 import { lifecyclesPerS } from './api-lifecycles';
-import type { apiSession, ApiOrg } from './api-session';
+import type { ApiOrg } from './api-session';
 import { waitingRetries } from './waiting-retries';
+import { TAIL_PHASES } from './tail-phases';
 
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** What every phase runs against: one stack, one sink, the public API and the in-process publisher. */
-export interface PhaseContext {
-  sink: Sink;
-  api: Awaited<ReturnType<typeof apiSession>>;
-  knex: Knex;
-  temporal: Client;
-  svc: ServiceProcesses;
-  databaseUrl: string;
-  /** Phase lengths and counts, shortened by BENCH_SCALE. */
-  seconds(s: number): number;
-  count(n: number): number;
-  /** Records a phase that received other than it owed. */
-  fail(message: string): void;
-}
+export type { PhaseContext } from './phase-context';
 
 const event = (orgId: string) => ({
   id: crypto.randomUUID(),
@@ -247,10 +232,14 @@ async function waiting(ctx: PhaseContext) {
   return { worker_rss_mb_10k_pending_retries: rss, detail: { ...run, rss_mib_before: before, rss_mib: rss } };
 }
 
-/** In the order they run; BENCH_PHASES=a,b runs only those (after the ceilings and the warm-up). */
+/**
+ * In the order they run; BENCH_PHASES=a,b runs only those (after the ceilings and the warm-up).
+ * `startup` is not here: it runs first of all, right after /ready (bench/webhooks.ts).
+ */
 export const PHASES = {
   throughput,
   apiLatency,
+  ...TAIL_PHASES,
   tenEndpoints,
   noisyNeighbour,
   burstNeighbour,

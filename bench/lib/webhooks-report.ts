@@ -25,7 +25,7 @@ export function markdown(r: Record<string, any>): string {
     row(
       'p99_first_attempt_ms_at_50_events_per_s_1_endpoint (API)',
       r.p99_first_attempt_ms_at_50_events_per_s_1_endpoint,
-      '≤ 100',
+      `≤ ${r.floors.p99_first_attempt_ms_at_50_events_per_s_1_endpoint ?? 100}`,
     ),
     row(
       'p99_first_attempt_ms_at_100_events_per_s_10_endpoints',
@@ -48,8 +48,47 @@ export function markdown(r: Record<string, any>): string {
     row('duplicates', r.duplicates, '0'),
     row('worker_rss_mb_10k_pending_retries', r.worker_rss_mb_10k_pending_retries, '< 500'),
     row('lifecycles_per_s', r.lifecycles_per_s, '— (engine-bound)', `${q.lifecycles_to_engine_ceiling}× the engine`),
+    row('startup_p99_ms (5/s, first 30 s after /ready)', r.startup_p99_ms, '—'),
+    row(
+      'p99_ms_at_200_events_per_s_1_endpoint (API)',
+      r.p99_ms_at_200_events_per_s_1_endpoint,
+      r.floors.p99_ms_at_200_events_per_s_1_endpoint ? `≤ ${r.floors.p99_ms_at_200_events_per_s_1_endpoint}` : '—',
+    ),
+    row(
+      'burst_p99_ms_1_endpoint (5,000 pings, 32 in flight)',
+      r.burst_p99_ms_1_endpoint,
+      '—',
+      `delivered ${q.burst_delivered_to_engine_ceiling}× the engine`,
+    ),
+    row('parked_neighbour_p99_ms', r.parked_neighbour_p99_ms, '≤ 100'),
+    '',
+    ...hopRows(r.hops_ms_at_200_events_per_s_1_endpoint),
+    ...(r.shape_workflow?.not_run
+      ? ['', `Shape workflow: not run (${r.shape_workflow.not_run}).`]
+      : r.shape_workflow
+        ? [
+            '',
+            '## Shape workflow (WEBHOOK_DELIVERY_SHAPE=workflow)',
+            '',
+            markdown(r.shape_workflow).split('\n').slice(2).join('\n'),
+          ]
+        : []),
     '',
     r.failures.length ? `**Failed:** ${r.failures.join('; ')}` : 'Every phase received exactly what it owed, once.',
     '',
   ].join('\n');
+}
+
+/** The per-hop breakdown at 200/s (bench/lib/hops.ts), p50 and p99 of each hop. */
+function hopRows(h: Record<string, any> | undefined): string[] {
+  if (!h) return [];
+  return [
+    `Per hop at 200 pings/s (${h.deliveries_timed} deliveries timed), ms:`,
+    '',
+    '| hop | p50 | p99 |',
+    '|---|---|---|',
+    ...Object.entries(h)
+      .filter(([k]) => k !== 'deliveries_timed')
+      .map(([k, v]) => `| ${k} | ${v.p50} | ${v.p99} |`),
+  ];
 }

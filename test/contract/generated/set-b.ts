@@ -24,7 +24,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: PostgreSQL and Temporal answer (503 NOT_READY otherwise) */
+        /** Readiness: PostgreSQL and Temporal answer and the start-up warm-up has run, a worker warm too (503 NOT_READY otherwise) */
         get: operations["getReady"];
         put?: never;
         post?: never;
@@ -2334,6 +2334,8 @@ export interface operations {
                             database: "ok";
                             /** @constant */
                             temporal: "ok";
+                            /** @description The start-up warm-up parts that have run (all of them: /ready waits for the last, a warm worker) */
+                            warmed: ("database_pool" | "publish_statement" | "temporal" | "request_path" | "worker")[];
                         };
                     };
                 };

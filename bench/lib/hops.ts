@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Arrival } from './sink';
+import { summary } from './stats';
+
+/** The hops of one delivery, in order; each is the time from the previous mark to its own. */
+const HOPS = ['api_handler', 'commit', 'notify', 'wake_up', 'claim', 'post_start', 'post', 'record'] as const;
+
+type ApiLine = { d: string; e: string; q: number; s: number; c: number };
+type WorkerLine = { d: string; cs: number; ce: number; ps: number; pe: number; re: number };
+
+/**
+ * Per-hop p50/p99 of the deliveries the hop logs timed (lib/hop-log.ts), joined by delivery id:
+ *   api_handler  client send → the handler hands the event to the publisher (bench clock → API clock)
+ *   commit       → the publish statement has committed (group-commit wait + statement)
+ *   notify       → the worker's listener hears the first notification after that commit
+ *   wake_up      → the claim round that took it starts (a round already running finishes first)
+ *   claim        → that round's claim statement has answered
+ *   post_start   → its POST starts (pacing, rate limits)
+ *   post         → the POST has been answered
+ *   record       → its result is committed (group commit)
+ * and `receipt` (client send → the sink's arrival) for the same deliveries. One machine, one clock.
+ */
+export function hopBreakdown(dir: string, sent: Map<string, number>, arrivals: readonly Arrival[]) {
+  const api = new Map<string, ApiLine>();
+  const worker = new Map<string, WorkerLine>();
+  const wakes: number[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.jsonl'))) {
+    for (const raw of readFileSync(join(dir, file), 'utf8').split('\n')) {
+      if (!raw) continue;
+      const line = JSON.parse(raw) as Record<string, number | string>;
+      if ('w' in line) wakes.push(line.w as number);
+      else if ('q' in line) api.set(line.d as string, line as unknown as ApiLine);
+      else if ('cs' in line) worker.set(line.d as string, line as unknown as WorkerLine);
+    }
+  }
+  wakes.sort((a, b) => a - b);
+  const firstWakeAfter = (t: number) => {
+    let lo = 0;
+    let hi = wakes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (wakes[mid]! < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return wakes[lo] ?? Infinity;
+  };
+  const arrivedAt = new Map(arrivals.map(([d, , at]) => [d, at]));
+  const samples: Record<(typeof HOPS)[number] | 'receipt', number[]> = {
+    api_handler: [],
+    commit: [],
+    notify: [],
+    wake_up: [],
+    claim: [],
+    post_start: [],
+    post: [],
+    record: [],
+    receipt: [],
+  };
+  let joined = 0;
+  for (const [d, a] of api) {
+    const w = worker.get(d);
+    const t0 = sent.get(a.e);
+    if (!w || t0 === undefined) continue;
+    joined++;
+    // A round that started before this commit's notification came (woken by an earlier one) took it without it.
+    const woken = Math.min(firstWakeAfter(a.c), w.cs);
+    const hop = (from: number, to: number) => Math.max(0, to - from);
+    samples.api_handler.push(hop(t0, a.q));
+    samples.commit.push(hop(a.q, a.c));
+    samples.notify.push(hop(a.c, woken));
+    samples.wake_up.push(hop(woken, w.cs));
+    samples.claim.push(hop(w.cs, w.ce));
+    samples.post_start.push(hop(w.ce, w.ps));
+    samples.post.push(hop(w.ps, w.pe));
+    samples.record.push(hop(w.pe, w.re));
+    const at = arrivedAt.get(d);
+    if (at !== undefined) samples.receipt.push(at - t0);
+  }
+  return {
+    deliveries_timed: joined,
+    ...Object.fromEntries(
+      Object.entries(samples).map(([k, v]) => {
+        const { p50, p99, max } = summary(v);
+        return [k, { p50, p99, max }];
+      }),
+    ),
+  };
+}
