@@ -53,7 +53,7 @@ export const migrationsList: MigrationObject[] = [
   { name: '0060-traces', class: Migration0060Traces },
   { name: '0063-service-role', class: Migration0063ServiceRole },
   { name: '0064-audit-keyed', class: Migration0064AuditKeyed },
-  { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0067-console-sessions', class: Migration0067ConsoleSessions },
+  { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0075-refunds', class: Migration0075Refunds },
 ];

@@ -70,7 +70,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Open or close an offering (staff)
+         * Open or close an offering, or set its maximum raise and minimum investment (staff)
          * @description Needs the role staff or admin.
          */
         patch: operations["patchIssuanceOfferingsOfferingId"];
@@ -268,6 +268,26 @@ export interface paths {
          * @description Needs the role staff or admin.
          */
         post: operations["postIssuanceSubscriptionsSubscriptionIdRequestInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuance/subscriptions/{subscription_id}/provide-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer staff's open information request (the investor who owns it)
+         * @description Needs the role investor.
+         */
+        post: operations["postIssuanceSubscriptionsSubscriptionIdProvideInfo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -984,6 +1004,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/identity/console-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organisation's console sessions, newest first, at most 200 (admin)
+         * @description Needs the role admin.
+         */
+        get: operations["getIdentityConsoleSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity/console-sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a console session (admin); ending it twice is no error
+         * @description Needs the role admin.
+         */
+        delete: operations["deleteIdentityConsoleSessionsSessionId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/identity/kyc": {
         parameters: {
             query?: never;
@@ -1234,6 +1294,40 @@ export interface paths {
         get: operations["getAuditEventsCsv"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/codec/decode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Temporal's remote codec: decodes payloads for the Web UI and CLI (the deployment's operators; answers the codec protocol's body, not the envelope) */
+        post: operations["postConsoleCodecDecode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/codec/encode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Temporal's remote codec: encodes payloads for the Web UI and CLI (the deployment's operators; answers the codec protocol's body, not the envelope) */
+        post: operations["postConsoleCodecEncode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1712,10 +1806,30 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * webhook.endpoint.disabled, delivered to endpoints subscribed to it (or to "*")
+         * webhook.endpoint.disabled, delivered only to endpoints that name it ("*" does not include it: not a spec §6.2 type)
          * @description Sent as an HTTP POST to each subscribed endpoint. Answer 2xx within 30 seconds; anything else is retried 8 times in all (after 30 s, 2 min, 15 min, 1 h, 4 h, 12 h, 24 h; spec §6.5). Verify the signature over the raw bytes before parsing, and deduplicate by event_id: a delivery may arrive more than once.
          */
         post: operations["event webhook.endpoint.disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.info_provided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.info_provided, delivered only to endpoints that name it ("*" does not include it: not a spec §6.2 type)
+         * @description Sent as an HTTP POST to each subscribed endpoint. Answer 2xx within 30 seconds; anything else is retried 8 times in all (after 30 s, 2 min, 15 min, 1 h, 4 h, 12 h, 24 h; spec §6.5). Verify the signature over the raw bytes before parsing, and deduplicate by event_id: a delivery may arrive more than once.
+         */
+        post: operations["event subscription.info_provided"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1747,6 +1861,14 @@ export interface components {
             status: "open" | "closed";
             raised_amount: string;
             investor_count: number;
+            /** @description The most subscriptions may commit in all; null: no maximum */
+            max_amount: string | null;
+            /** @description The least one subscription's total may be; null: no minimum */
+            min_investment: string | null;
+            /** @description What subscriptions not cancelled, rejected or voided hold */
+            committed_amount: string;
+            /** @description max_amount less committed_amount; null without a maximum */
+            remaining_amount: string | null;
             /** @description Filled on GET of one offering; empty elsewhere */
             security_classes: components["schemas"]["SecurityClass"][];
             /** @description Filled on GET of one offering; empty elsewhere */
@@ -1763,6 +1885,14 @@ export interface components {
             offering_id: string;
             name: string;
             price_per_unit: string;
+            /** @description The most subscriptions may commit in all; null: no maximum */
+            max_amount: string | null;
+            /** @description The least one subscription's total may be; null: no minimum */
+            min_investment: string | null;
+            /** @description What subscriptions not cancelled, rejected or voided hold */
+            committed_amount: string;
+            /** @description max_amount less committed_amount; null without a maximum */
+            remaining_amount: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -1821,6 +1951,20 @@ export interface components {
             status_reason?: string;
             /** @description What staff asked the investor for, while unanswered */
             info_requested?: string;
+            /** @description Every information request and its answer, oldest first; absent when none was made */
+            info_requests?: {
+                /** @description What staff asked for */
+                message: string;
+                /** Format: date-time */
+                requested_at: string;
+                /** @description The investor's answer (provide-info); null while unanswered */
+                answer: {
+                    message: string;
+                    document_references: string[];
+                    /** Format: date-time */
+                    answered_at: string;
+                } | null;
+            }[];
             /** @description Once money was taken: every payment received for it, held ones included (docs/decisions/0284) */
             amount_received?: string;
             /** @description Once money was taken: what went back of it (refunds, lost disputes); equal to amount_received when all did */
@@ -2105,6 +2249,25 @@ export interface components {
             revoked_at: string | null;
             last_used_at: string | null;
         };
+        ConsoleSession: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            org_id: string;
+            user_id: string;
+            roles: ("investor" | "staff" | "admin")[];
+            /** @enum {string} */
+            status: "live" | "expired" | "revoked";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            renewed_at: string | null;
+            revoked_at: string | null;
+            revoked_by: string | null;
+            client_address: string | null;
+            user_agent: string | null;
+        };
         KycCase: {
             /** Format: uuid */
             kyc_case_id: string;
@@ -2293,6 +2456,20 @@ export interface components {
             status_reason?: string;
             /** @description What staff asked the investor for, while unanswered */
             info_requested?: string;
+            /** @description Every information request and its answer, oldest first; absent when none was made */
+            info_requests?: {
+                /** @description What staff asked for */
+                message: string;
+                /** Format: date-time */
+                requested_at: string;
+                /** @description The investor's answer (provide-info); null while unanswered */
+                answer: {
+                    message: string;
+                    document_references: string[];
+                    /** Format: date-time */
+                    answered_at: string;
+                } | null;
+            }[];
             /** @description Once money was taken: every payment received for it, held ones included (docs/decisions/0284) */
             amount_received?: string;
             /** @description Once money was taken: what went back of it (refunds, lost disputes); equal to amount_received when all did */
@@ -2301,8 +2478,10 @@ export interface components {
             sequence: number;
             /** @description subscription.rejected and subscription.voided */
             reason?: string;
-            /** @description subscription.info_requested: what staff ask for */
+            /** @description subscription.info_requested: what staff ask for; subscription.info_provided: the answer */
             message?: string;
+            /** @description subscription.info_provided: the documents the investor pointed to */
+            document_references?: string[];
         };
         KycCaseEventData: {
             /** Format: uuid */
@@ -2523,6 +2702,10 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "open" | "closed";
+                    /** @description The most all subscriptions together may commit */
+                    maxAmount?: string;
+                    /** @description The least one subscription's total may be */
+                    minInvestment?: string;
                 };
             };
         };
@@ -2722,7 +2905,11 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @enum {string} */
-                    status: "open" | "closed";
+                    status?: "open" | "closed";
+                    /** @description null removes the maximum */
+                    maxAmount?: string | null;
+                    /** @description null removes the minimum */
+                    minInvestment?: string | null;
                 };
             };
         };
@@ -2853,6 +3040,10 @@ export interface operations {
                 "application/json": {
                     name: string;
                     pricePerUnit: string;
+                    /** @description The most all subscriptions together may commit */
+                    maxAmount?: string;
+                    /** @description The least one subscription's total may be */
+                    minInvestment?: string;
                 };
             };
         };
@@ -4008,6 +4199,137 @@ export interface operations {
             content: {
                 "application/json": {
                     reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the configured limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postIssuanceSubscriptionsSubscriptionIdProvideInfo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message: string;
+                    /** @default [] */
+                    documentReferences?: string[];
                 };
             };
         };
@@ -8474,6 +8796,155 @@ export interface operations {
             };
         };
     };
+    getIdentityConsoleSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["ConsoleSession"][];
+                    };
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteIdentityConsoleSessionsSessionId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getIdentityKyc: {
         parameters: {
             query?: {
@@ -10011,6 +10482,232 @@ export interface operations {
             };
         };
     };
+    postConsoleCodecDecode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default [] */
+                    payloads?: {
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** Format: base64 */
+                        data?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the configured limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postConsoleCodecEncode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default [] */
+                    payloads?: {
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                        /** Format: base64 */
+                        data?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: unknown;
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the configured limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     "event subscription.created": {
         parameters: {
             query?: never;
@@ -11527,6 +12224,70 @@ export interface operations {
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["WebhookEndpointDisabledData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Taken: no more attempts */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 30 seconds: the delivery is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event subscription.info_provided": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<lowercase hex HMAC-SHA256 of the raw body, keyed with the signing_secret> (spec §6.4) */
+                "X-Service-Signature": string;
+                /** @description The event type, as in the body */
+                "X-Service-Event-Type": string;
+                /** @description The event UUID; deduplicate by it (spec §6.1) */
+                "X-Service-Event-Id": string;
+                /** @description The delivery UUID: the same on every attempt of this delivery */
+                "X-Service-Delivery-Id": string;
+                /** @description The event timestamp, ISO 8601 */
+                "X-Service-Timestamp": string;
+                /** @description Service-Webhooks/1.0 */
+                "User-Agent": "Service-Webhooks/1.0";
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                traceparent?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "subscription.info_provided";
+                    /** @description service.identity, service.issuance or service.notifications */
+                    source: string;
+                    /** Format: uuid */
+                    org_id: string;
+                    /** @constant */
+                    version: "1";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["SubscriptionEventData"];
                 };
             };
         };
