@@ -94,6 +94,12 @@ export interface AttemptResult {
   /** For the delivery workflow's search attributes (Web UI). */
   endpointId: string | null;
   eventType: string | null;
+  /**
+   * `superseded` because another owner holds this attempt number (the dispatcher's first attempt,
+   * raced by a manual retry): a person's attempt takes the next number instead of ending its run
+   * (docs/decisions/0291-every-hand-over-lands.md). Absent in results recorded before.
+   */
+  numberTaken?: boolean;
 }
 
 /**

@@ -47,7 +47,7 @@ export function attemptService(deps: { knex: () => Knex; sender: Sender; recorde
     }
 
     const claim = (await claimAttempts(knex, [input])).get(input.deliveryId)!;
-    if (claim.kind === 'other_owner') return answer('superseded');
+    if (claim.kind === 'other_owner') return { ...answer('superseded'), numberTaken: true };
     if (claim.kind === 'recorded') return answer(isSuccess(claim.responseStatus) ? 'success' : 'failed', claim);
     let finished: Finished;
     if (claim.kind === 'in_doubt') {

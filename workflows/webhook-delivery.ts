@@ -53,6 +53,14 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
         await sleep(Math.max(1, result.retryAfterMs ?? 1000));
         continue;
       }
+      // A person asked for an attempt now and another owner holds this number (the dispatcher's
+      // first attempt, in flight): take the next one, and the schedule goes on from this run, which
+      // stays open for the dispatcher's hand-over to find (docs/decisions/0291-every-hand-over-lands.md).
+      // Results recorded before carry no numberTaken: their runs replay as they ran.
+      if (outcome === 'superseded' && result.numberTaken && manual) {
+        made++;
+        continue;
+      }
       made++;
       showStatus(outcome === 'failed' && nextDelayMs === null ? 'exhausted' : outcome);
       return { ...result, outcome };

@@ -6,8 +6,6 @@ import { validate } from '../middleware/validate';
 import type { SecretBox } from '../../webhooks';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
 import { newId } from '../../lib/ids';
-import { logger } from '../../lib/logger';
-import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messages';
 import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
@@ -169,11 +167,11 @@ export function endpointRoutes(
       async (ctx, { params }) => {
         const orgId = ctx.state.principal.orgId;
         const spec = { action: 'webhook_endpoint.delete', subject: { type: 'webhook_endpoint', id: params.id } };
-        const pending = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+        // Its waiting deliveries are stopped by the workers, a page at a time (webhooks/deleted-endpoints.ts).
+        await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
           seen.before = endpointSnapshot(await tx.get(orgId, params.id));
-          return tx.remove(orgId, params.id);
+          await tx.remove(orgId, params.id);
         });
-        await stopDeliveries(deps, pending);
         ctx.status = 204;
       },
     ),
@@ -271,18 +269,4 @@ export function endpointRoutes(
   );
 
   recoveryRoutes(router, one, staff, { ...deps, store });
-}
-
-/** Ends the deleted endpoint's scheduled deliveries now; an attempt also checks, so a miss is harmless. */
-async function stopDeliveries(deps: ApiDeps, deliveryIds: string[]): Promise<void> {
-  for (let i = 0; i < deliveryIds.length; i += 50) {
-    await Promise.all(
-      deliveryIds.slice(i, i + 50).map((id) =>
-        deps.temporal.workflow
-          .getHandle(deliveryWorkflowId(id))
-          .signal(endpointDeleted)
-          .catch((err) => logger.debug({ err, deliveryId: id }, 'delivery already ended')),
-      ),
-    );
-  }
 }

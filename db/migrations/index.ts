@@ -21,6 +21,7 @@ import { Migration0045Retention } from './0045-retention';
 import { Migration0055AttemptRequestHeaders } from './0055-attempt-request-headers';
 import { Migration0056RecoveryList } from './0056-recovery-list';
 import { Migration0060Traces } from './0060-traces';
+import { Migration0079NothingLeftPending } from './0079-nothing-left-pending';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -46,4 +47,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0055-attempt-request-headers', class: Migration0055AttemptRequestHeaders },
   { name: '0056-recovery-list', class: Migration0056RecoveryList },
   { name: '0060-traces', class: Migration0060Traces },
+  { name: '0079-nothing-left-pending', class: Migration0079NothingLeftPending },
 ];
