@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Knex } from '@mikro-orm/postgresql';
 import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { answerHoldsSecret } from '../middleware/idempotency';
@@ -69,7 +70,8 @@ export function endpointRoutes(
       },
       async (ctx, { body }) => {
         const spec = { action: 'webhook_endpoint.create', subject: { type: 'webhook_endpoint', id: 'new' } };
-        const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+        const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, trx, seen) => {
+          await refuseOverEndpointLimit(trx, ctx.state.principal.orgId, deps.config.WEBHOOK_MAX_ENDPOINTS_PER_ORG);
           const input = {
             url: await url(body.url),
             description: body.description,
@@ -269,4 +271,19 @@ export function endpointRoutes(
   );
 
   recoveryRoutes(router, one, staff, { ...deps, store });
+}
+
+/**
+ * An organisation has at most `limit` endpoints (docs/decisions/0294-endpoints-per-organisation.md). Counted
+ * under a per-organisation transaction lock, so two creates at once cannot both take the last place.
+ */
+async function refuseOverEndpointLimit(trx: Knex.Transaction, orgId: string, limit: number): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhook-endpoints:${orgId}`]);
+  const [row] = await trx('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at').count({ n: '*' });
+  if (Number(row?.n ?? 0) >= limit)
+    throw conflict(
+      'ENDPOINT_LIMIT_REACHED',
+      `An organisation may have at most ${limit} webhook endpoints; delete one before registering another`,
+      { limit },
+    );
 }
