@@ -84,6 +84,12 @@ export interface AttemptInput {
   owner: string;
   /** A person asked for it (manual retry, bulk recovery): an open circuit does not hold it back. */
   manual?: boolean;
+  /**
+   * The start this attempt reserved under its endpoint's rate limit when it was `throttled`
+   * (docs/decisions/0293-throttled-retries-sleep.md): it takes no other reservation and waits for
+   * no token. Absent: the attempt reserves its start now, or is throttled.
+   */
+  reservedAt?: string;
 }
 
 export interface AttemptResult {
@@ -93,7 +99,8 @@ export interface AttemptResult {
    * `endpoint_disabled`: the endpoint is disabled (before this attempt, or by its answer: a 410, or
    * failing too long); no attempt follows.
    * `throttled`: the endpoint's rate limit has no token now; nothing was sent and no attempt number
-   * was used: try again after `retryAfterMs`.
+   * was used: the start at `reservedAt` is this attempt's (absent in results recorded before, which
+   * polled instead); sleep `retryAfterMs` until then and attempt with that reservation.
    */
   outcome: 'success' | 'failed' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded' | 'throttled';
   responseStatus: number | null;
@@ -111,6 +118,14 @@ export interface AttemptResult {
   /** For the delivery workflow's search attributes (Web UI). */
   endpointId: string | null;
   eventType: string | null;
+  /**
+   * `superseded` because another owner holds this attempt number (the dispatcher's first attempt,
+   * raced by a manual retry): a person's attempt takes the next number instead of ending its run
+   * (docs/decisions/0291-every-hand-over-lands.md). Absent in results recorded before.
+   */
+  numberTaken?: boolean;
+  /** `throttled`: the start reserved for this attempt under the endpoint's rate limit. */
+  reservedAt?: string;
 }
 
 /**

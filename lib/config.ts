@@ -231,6 +231,12 @@ export const ConfigSchema = z.object({
   WEBHOOK_STUCK_AFTER_MS: z.coerce.number().int().min(1000).max(86_400_000).default(60_000),
   /** Attempts in flight to one endpoint at most, from every worker, unless the endpoint sets its own `max_in_flight`. */
   WEBHOOK_DEFAULT_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(32),
+  /**
+   * Webhook endpoints one organisation may have (not deleted); one more is refused with 409
+   * `ENDPOINT_LIMIT_REACHED`. Under a dispatch round's window of 1,000 endpoints, so no organisation
+   * fills it (docs/decisions/0294-endpoints-per-organisation.md).
+   */
+  WEBHOOK_MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(500),
   /** First attempts one worker keeps in flight at most, across all endpoints, shared fairly by organisation. */
   WEBHOOK_DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** Answers in a row that say an endpoint is down (no answer, 5xx, 408, 429) before its circuit opens. */

@@ -74,6 +74,15 @@ const circuits = new Counter({
   registers: [registry],
 });
 
+const resultsSetAside = new Counter({
+  name: 'tranche_webhook_results_set_aside_total',
+  help: 'Attempt results whose record failed alone while the database answered: set aside and retried on their own (webhooks/recorder.ts)',
+  registers: [registry],
+});
+
+/** Counts one attempt result set aside by the recorder. */
+export const recordResultSetAside = (): void => resultsSetAside.inc();
+
 /** Counts one finished sweep. */
 export const recordSweep = (): void => sweeps.inc();
 

@@ -171,13 +171,45 @@ function resultRows(unordered: readonly Finished[]): { attempts: string; deliver
   return { attempts: JSON.stringify(attempts), deliveries: JSON.stringify(deliveries), ids };
 }
 
-/** The endpoint was deleted: the delivery keeps its status and waits for nothing. */
+/** Why a delivery that never had its turn was ended without a request (docs/decisions/0290-nothing-left-pending.md). */
+const ENDPOINT_DISABLED_NOT_SENT =
+  'ENDPOINT_DISABLED: not sent, the endpoint was disabled before this delivery had its turn; re-enable it, then retry or recover';
+const ENDPOINT_DELETED_NOT_SENT =
+  'ENDPOINT_DELETED: not sent, the endpoint was deleted before this delivery had its turn';
+
+/**
+ * The endpoint was disabled or deleted: the deliveries wait for nothing more. One that was still
+ * `pending` (queued, or held by an ordered workflow, and never attempted) ends `failed` with a
+ * not-sent attempt that says why, so it is listed, recoverable once the endpoint is enabled again,
+ * and pruned by retention like any other ended delivery; one with an attempt in flight is left to
+ * that attempt's result. Others keep their status.
+ */
 export async function stopWaiting(knex: Knex, deliveryIds: readonly string[]): Promise<void> {
   if (deliveryIds.length)
-    await knex('webhook_deliveries')
-      .whereIn('id', deliveryIds)
-      .update({ next_attempt_at: null, updated_at: knex.fn.now() });
+    await knex.raw(STOP_WAITING, [[...deliveryIds].sort(), ENDPOINT_DELETED_NOT_SENT, ENDPOINT_DISABLED_NOT_SENT]);
 }
+
+const STOP_WAITING = `with ended as (
+    select d.id, d.status, e.deleted_at is not null as deleted,
+           (select max(a.number) from webhook_attempts a where a.delivery_id = d.id) as last,
+           exists (select 1 from webhook_attempts a where a.delivery_id = d.id and a.duration_ms is null) as in_flight
+      from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+     where d.id = any(?::uuid[])
+     order by d.id
+       for update of d),
+  unsent as (
+    insert into webhook_attempts (delivery_id, number, attempted_at, owner, duration_ms, error)
+    select n.id, coalesce(n.last, 0) + 1, now(), 'engine:not-sent', 0, case when n.deleted then ? else ? end
+      from ended n where n.status = 'pending' and not n.in_flight
+    on conflict (delivery_id, number) do nothing
+    returning delivery_id, number, attempted_at)
+  update webhook_deliveries d
+     set next_attempt_at = null, updated_at = now(),
+         status = case when u.delivery_id is null then d.status else 'failed' end,
+         attempt_count = greatest(d.attempt_count, coalesce(u.number, 0)),
+         last_attempt_at = coalesce(u.attempted_at, d.last_attempt_at)
+    from ended n left join unsent u on u.delivery_id = n.id
+   where d.id = n.id`;
 
 /** The highest attempt number a delivery has taken, 0 for none. */
 export async function lastAttemptNumber(knex: Knex, deliveryId: string): Promise<number> {

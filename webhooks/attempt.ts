@@ -1,14 +1,19 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
-import { pace, spacingMs } from '../domain/delivery-pacing';
+import { PACING_HORIZON_MS, pace, spacingMs } from '../domain/delivery-pacing';
 import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type Target } from './attempt-store';
 import { IN_DOUBT_ERROR, type Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 
+/** How late past its reserved start an attempt may still take it (the spacing's 2% at 1/s). */
+const LATE_RESERVATION_MS = 20;
+
 /** What the endpoint's circuit and rate limit allow one scheduled attempt. */
-type Gate = { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'throttled'; waitMs: number };
+/** A throttled attempt of a rate-limited endpoint has its start reserved; one held by a full endpoint (workflow shape) has none. */
+type Gate =
+  { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'throttled'; waitMs: number; reservedAt?: string };
 
 /**
  * One attempt of a delivery on its retry schedule (workflows/webhook-delivery.ts), or of an
@@ -59,7 +64,7 @@ export function attemptService(deps: {
     }
 
     const claim = (await claimAttempts(knex, [input])).get(input.deliveryId)!;
-    if (claim.kind === 'other_owner') return answer('superseded');
+    if (claim.kind === 'other_owner') return { ...answer('superseded'), numberTaken: true };
     if (claim.kind === 'recorded') return answer(isSuccess(claim.responseStatus) ? 'success' : 'failed', claim);
     let finished: Finished;
     if (claim.kind === 'in_doubt') {
@@ -67,14 +72,14 @@ export function attemptService(deps: {
       // still waiting in this process for the database.
       finished = deps.recorder.pending(input.owner, input.deliveryId, input.number) ?? notSent(input, IN_DOUBT_ERROR);
     } else {
-      const gate = await pass(knex, t, input.manual ?? false, deps.workflowShape);
+      const gate = await pass(knex, t, input.manual ?? false, input.reservedAt, deps.workflowShape);
       if (gate.kind === 'throttled') {
-        // Not this attempt's turn: give the number back, and the workflow waits for a token.
+        // Not this attempt's turn: give the number back; the workflow sleeps until the start reserved for it.
         await knex('webhook_attempts')
           .where({ delivery_id: input.deliveryId, number: input.number, owner: input.owner })
           .whereNull('duration_ms')
           .delete();
-        return { ...answer('throttled'), retryAfterMs: gate.waitMs };
+        return { ...answer('throttled'), retryAfterMs: gate.waitMs, reservedAt: gate.reservedAt };
       }
       if (gate.kind === 'held') finished = notSent(input, CIRCUIT_OPEN);
       else {
@@ -93,14 +98,16 @@ export function attemptService(deps: {
 /**
  * The endpoint's circuit breaker and rate limit, for one attempt: an open circuit holds a
  * scheduled attempt (it is recorded as a failed attempt, nothing sent) unless its probe is due,
- * which it then takes; a person's retry is never held. A rate limit reserves the attempt's start
- * (at most the pacing horizon away, which the attempt waits for), or throttles it when the next
- * free start is further off.
+ * which it then takes; a person's retry is never held. A rate limit reserves the attempt's start:
+ * within the pacing horizon the attempt waits for it; further off, the attempt is throttled with
+ * that start reserved for it, and its workflow sleeps on a durable timer until then and comes back
+ * with the reservation, which needs no other (docs/decisions/0293-throttled-retries-sleep.md).
  */
 async function pass(
   knex: Knex,
   t: Target,
   manual: boolean,
+  reservedAt: string | undefined,
   workflowShape?: { defaultMaxInFlight: number },
 ): Promise<Gate> {
   return knex.transaction(async (trx) => {
@@ -136,14 +143,42 @@ async function pass(
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
     let delayMs = 0;
-    if (perSecond !== null) {
+    // Its start was reserved when it was throttled: at most a moment's wait for it, and no new one.
+    // Woken later than the spacing's 2% margin, it would bunch with the next reservation: it takes
+    // its turn afresh instead.
+    const reserved =
+      perSecond !== null &&
+      reservedAt !== undefined &&
+      Date.parse(reservedAt) - new Date(row.now).getTime() >= -LATE_RESERVATION_MS;
+    if (reserved)
+      delayMs = Math.min(PACING_HORIZON_MS, Math.max(0, Date.parse(reservedAt) - new Date(row.now).getTime()));
+    else if (perSecond !== null) {
       const paced = pace(Number(row.rate_wait_ms), perSecond);
-      if (paced.count === 0)
+      if (paced.count === 0) {
+        // Reserve the next free start for this attempt, once: its workflow sleeps until then.
+        const waitMs = Math.ceil(Number(row.rate_wait_ms));
+        await trx('webhook_endpoint_flow')
+          .where({ endpoint_id: t.endpoint_id })
+          .update({ next_send_at: trx.raw(`now() + (? * interval '1 millisecond')`, [waitMs + spacingMs(perSecond)]) });
+        // It wakes a pacing horizon early and waits the rest here, to the millisecond: a durable
+        // timer's lateness (a workflow task, a local activity) never bunches two starts.
         return {
           kind: 'throttled',
-          waitMs: Math.ceil(Math.max(paced.waitMs, load ? spread((load.waiting / perSecond) * 1000) : 0)),
+          waitMs: Math.max(1, waitMs - PACING_HORIZON_MS),
+          reservedAt: new Date(new Date(row.now).getTime() + waitMs).toISOString(),
         };
+      }
       delayMs = paced.waitMs;
+    }
+    if (perSecond === null || reserved) {
+      if (word === 'probe')
+        await trx('webhook_endpoint_flow')
+          .where({ endpoint_id: t.endpoint_id })
+          .update({
+            circuit_state: 'half_open',
+            probe_at: trx.raw(`now() + (? * interval '1 millisecond')`, [PROBE_HOLD_MS]),
+          });
+      return { kind: 'send', delayMs };
     }
     await trx('webhook_endpoint_flow')
       .where({ endpoint_id: t.endpoint_id })

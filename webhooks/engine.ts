@@ -16,12 +16,15 @@ import { secretBoxFrom } from './secret-box';
 import { createSender } from './sender';
 import { sweep } from './sweep';
 import { startQueuedDeliveries } from './workflow-shape';
+import { stopDeletedEndpoints } from './deleted-endpoints';
 
 /** Deliveries of one endpoint one round takes at most: a fan-out of many endpoints shares a round. */
 const PER_ENDPOINT_PER_ROUND = 256;
 const ENDPOINTS_PER_ROUND = 1000;
 /** Failed first attempts wait this long for their hand-over's own call before the sweep makes it. */
 const HANDOVER_GRACE_MS = 5000;
+/** Pages of a deleted endpoint's deliveries one sweep stops at most (webhooks/deleted-endpoints.ts). */
+const DELETED_PAGES_PER_SWEEP = 5;
 
 export interface DeliveryEngine {
   /** One scheduled attempt of a delivery (the delivery workflow's local activity). */
@@ -138,6 +141,12 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         firstAttempts();
         ordered.run(0);
         retries.run(HANDOVER_GRACE_MS);
+        deleted.run(0);
+      });
+      // A few pages a sweep: a deleted endpoint's backlog never holds up the sweep's other work.
+      const deleted = singleFlight('deleted endpoints', async () => {
+        for (let page = 0; page < DELETED_PAGES_PER_SWEEP; page++)
+          if ((await stopDeletedEndpoints({ knex, temporal: run.temporal })) === 0) break;
       });
       const timer = setInterval(() => sweeping.run(0), config.WEBHOOK_SWEEP_INTERVAL_MS);
       // Whatever was queued while no dispatcher ran.
@@ -172,7 +181,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         async stop() {
           clearInterval(timer);
           await dispatcher!.stop();
-          await Promise.all([sweeping.idle(), retries.idle(), ordered.idle(), starting.idle()]);
+          await Promise.all([sweeping.idle(), retries.idle(), ordered.idle(), starting.idle(), deleted.idle()]);
           await listener.stop();
         },
       };

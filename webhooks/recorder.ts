@@ -2,7 +2,12 @@ import type { Knex } from '@mikro-orm/postgresql';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { countsAsOutage, observe, type Circuit, type CircuitRules } from '../domain/circuit-breaker';
 import { logger } from '../lib/logger';
-import { recordCircuitTransition, recordWebhookAttempt, recordWebhookDelivery } from '../lib/metrics';
+import {
+  recordCircuitTransition,
+  recordResultSetAside,
+  recordWebhookAttempt,
+  recordWebhookDelivery,
+} from '../lib/metrics';
 import { isSuccess, recordResults, recordSuccesses, stopWaiting, type Finished } from './attempt-store';
 import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health';
 import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
@@ -50,9 +55,11 @@ const UNOBSERVED = new Set([IN_DOUBT_ERROR, CIRCUIT_OPEN, SIGNING_FAILED]);
  * as the commit before it has ended, with whatever other results ended meanwhile, in one
  * transaction: the attempt rows, the deliveries' status, the endpoints' circuit breakers and
  * "failing since", the endpoints a 410 or a long failure disables, and the failed first attempts'
- * hand-over to their retry schedule. No result waits for another POST. A failed commit (database
- * down) keeps the results in memory and tries again, 1 s to 30 s apart, so nothing is lost while
- * the process lives; a process that dies leaves its attempts in flight for the sweep to close.
+ * hand-over to their retry schedule. No result waits for another POST. A failed commit while the
+ * database is down keeps the results in memory and tries again, 1 s to 30 s apart, so nothing is
+ * lost while the process lives; a process that dies leaves its attempts in flight for the sweep to
+ * close. A commit the database refuses while it answers is halved until the result it cannot take
+ * stands alone, which is set aside and retried on its own (docs/decisions/0292-a-bad-result-is-set-aside.md).
  */
 export function createRecorder(deps: {
   knex: () => Knex;
@@ -78,22 +85,74 @@ export function createRecorder(deps: {
     let backoff = 1000;
     while (queue.length) {
       const batch = queue.slice(0, MAX_PER_COMMIT);
-      let outcome: Map<Item, Recorded>;
       try {
-        outcome = await write(batch);
+        await commit(batch);
       } catch (err) {
+        if (await databaseAnswers()) {
+          // The database is up and refused this batch: some result in it cannot be recorded. Halve
+          // it until the bad ones stand alone; they are set aside and the rest go on.
+          queue.splice(0, batch.length);
+          await bisect(batch, err);
+          backoff = 1000;
+          continue;
+        }
         logger.warn({ err, count: batch.length }, 'recording attempt results failed; retrying');
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 30_000);
         continue;
       }
       queue.splice(0, batch.length);
-      for (const item of batch) {
-        byKey.delete(key(item.result.input.owner, item.result.input.deliveryId, item.result.input.number));
-        countAttempt(item.result, item.opts.publishedAt);
-        item.resolve(outcome.get(item)!);
+    }
+  }
+
+  /** Writes a batch and settles its items; throws, settling nothing, when the write fails. */
+  async function commit(batch: readonly Item[]): Promise<void> {
+    const outcome = await write(batch);
+    for (const item of batch) {
+      byKey.delete(key(item.result.input.owner, item.result.input.deliveryId, item.result.input.number));
+      countAttempt(item.result, item.opts.publishedAt);
+      item.resolve(outcome.get(item)!);
+    }
+    if (batch.some((i) => i.opts.handOver)) for (const l of listeners) l();
+  }
+
+  /** A refused batch, halved until each part commits or is one result, which is set aside. */
+  async function bisect(batch: readonly Item[], err: unknown): Promise<void> {
+    if (batch.length === 1) return setAside(batch[0]!, err);
+    const half = Math.ceil(batch.length / 2);
+    for (const part of [batch.slice(0, half), batch.slice(half)]) {
+      try {
+        await commit(part);
+      } catch (partErr) {
+        await bisect(part, partErr);
       }
-      if (batch.some((i) => i.opts.handOver)) for (const l of listeners) l();
+    }
+  }
+
+  /**
+   * One result the database refuses on its own: logged, counted, and retried alone with a growing
+   * wait (up to 5 minutes), so it never holds up another organisation's results. Its attempt row
+   * stays open meanwhile; should the process end first, the sweep closes it as in doubt.
+   */
+  function setAside(item: Item, err: unknown, waitMs = 1000): void {
+    const { deliveryId, number, owner } = item.result.input;
+    logger.error(
+      { err, deliveryId, number, owner, waitMs },
+      'attempt result could not be recorded on its own; set aside and retried alone',
+    );
+    if (waitMs === 1000) recordResultSetAside();
+    const timer = setTimeout(() => {
+      commit([item]).catch((again: unknown) => setAside(item, again, Math.min(waitMs * 2, 300_000)));
+    }, waitMs);
+    timer.unref();
+  }
+
+  async function databaseAnswers(): Promise<boolean> {
+    try {
+      await deps.knex().raw('select 1');
+      return true;
+    } catch {
+      return false;
     }
   }
 

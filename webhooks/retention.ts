@@ -14,10 +14,11 @@ export interface EventPruneBatch {
 /**
  * One statement of the events' retention (issue 21), oldest first by `seq`: of the next `limit`
  * events, those stored more than `seconds` ago and already planned lose their finished
- * deliveries (success, exhausted, or failed with no attempt to come) untouched for as long, with
- * their attempts; an event goes, with its §6.3 body and ping target, once no delivery of it is
- * left. A delivery that is pending, waits for a retry, has an attempt in flight, sits in the queue
- * or a hand-over, or is locked by a writer stays, and so does its event. Rows are locked only for
+ * deliveries (success, exhausted, failed with no attempt to come, or pending for an endpoint that
+ * is disabled or deleted) untouched for as long, with their attempts; an event goes, with its §6.3
+ * body and ping target, once no delivery of it is left. A delivery that waits for its turn or a
+ * retry, has an attempt in flight, sits in the queue or a hand-over, or is locked by a writer
+ * stays, and so does its event. Rows are locked only for
  * this statement, at most `limit` deliveries (each with its few attempts) and `limit` events.
  */
 export async function pruneEventBatch(
@@ -37,7 +38,10 @@ export async function pruneEventBatch(
        select d.id
          from webhook_deliveries d
         where d.event_id in (select id from old)
-          and (d.status in ('success', 'exhausted') or (d.status = 'failed' and d.next_attempt_at is null))
+          and (d.status in ('success', 'exhausted') or (d.status = 'failed' and d.next_attempt_at is null)
+               -- Never attempted and nothing will: its endpoint is disabled or deleted (docs/decisions/0290-nothing-left-pending.md).
+               or (d.status = 'pending' and exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id
+                                                      and (e.status <> 'enabled' or e.deleted_at is not null))))
           and d.updated_at < now() - make_interval(secs => ?)
           and not exists (select 1 from webhook_attempts a where a.delivery_id = d.id and a.duration_ms is null)
           and not exists (select 1 from webhook_queue q where q.delivery_id = d.id)

@@ -8,7 +8,10 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  log,
+  metricMeter,
   ParentClosePolicy,
+  patched,
   setHandler,
   startChild,
   workflowInfo,
@@ -61,17 +64,32 @@ export async function retrySchedulerWorkflow(input: RetrySchedulerInput): Promis
   await continueAsNew<typeof retrySchedulerWorkflow>({ shard: input.shard, queued: queue });
 }
 
-/** The failed delivery's schedule, from attempt 2, in a workflow of its own that outlives this run. */
+/** Starts refused because the delivery's workflow already had an open run (worker metrics, Prometheus). */
+const refusedStarts = metricMeter.createCounter(
+  'tranche_webhook_retry_start_refused',
+  'starts',
+  "Retry schedule starts refused because the delivery's workflow had an open run, which holds the schedule",
+);
+
+/**
+ * The failed delivery's schedule, from attempt 2, in a workflow of its own that outlives this run.
+ * A closed run never refuses the start (docs/decisions/0291-every-hand-over-lands.md): a manual
+ * retry's run that ended `superseded` before this first attempt failed must not leave it without a
+ * schedule. Only an open run refuses, and it holds the schedule; the refusal is logged and counted.
+ * Runs recorded before start with REJECT_DUPLICATE, as they did.
+ */
 async function startSchedule(item: RetryItem): Promise<void> {
   const args: DeliveryInput = { deliveryId: item.deliveryId, attemptsMade: 1 };
   if (item.firstDelayMs !== undefined) args.firstDelayMs = item.firstDelayMs;
+  const reuse = patched('retry-start-allow-duplicate')
+    ? WorkflowIdReusePolicy.ALLOW_DUPLICATE
+    : WorkflowIdReusePolicy.REJECT_DUPLICATE;
   try {
     await startChild(webhookDeliveryWorkflow, {
       workflowId: deliveryWorkflowId(item.deliveryId),
       args: [args],
       parentClosePolicy: ParentClosePolicy.ABANDON,
-      // A delivery that already has a run (a manual retry, a repeated hand-over) is not started twice.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdReusePolicy: reuse,
       typedSearchAttributes: [
         { key: WebhookEndpointIdKey, value: item.endpointId },
         { key: WebhookEventTypeKey, value: item.eventType },
@@ -79,8 +97,12 @@ async function startSchedule(item: RetryItem): Promise<void> {
       ],
     });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-    throw err;
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    refusedStarts.add(1);
+    log.warn('retry schedule start refused: the delivery workflow has an open run, which holds its schedule', {
+      deliveryId: item.deliveryId,
+      reusePolicy: reuse,
+    });
   }
 }
 

@@ -4,7 +4,8 @@
  * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait (issue 12). The retry
  * scheduler starts one per failed first attempt (attemptsMade: 1); the API
  * starts one for a manual retry. Each attempt is a local activity: about 3 history writes. An
- * endpoint's rate limit may make an attempt wait for its turn; it never costs one of the 8.
+ * endpoint's rate limit may make an attempt wait for its turn, reserved for it, on one durable
+ * timer; it never costs one of the 8.
  */
 import {
   condition,
@@ -51,6 +52,8 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   let made = input.attemptsMade ?? 0;
   // `manual`: a person asked for this attempt (retry, recovery), so an open circuit does not hold it.
   const attempt = async (nextDelayMs: number | null, manual: boolean) => {
+    // The start the endpoint's rate limit reserved for this attempt when it was throttled.
+    let reservedAt: string | undefined;
     for (;;) {
       const result = await send({
         deliveryId: input.deliveryId,
@@ -59,11 +62,24 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
         nextDelayMs,
         owner,
         ...(manual && { manual }),
+        ...(reservedAt !== undefined && { reservedAt }),
       });
       const { outcome } = result;
-      // The endpoint's rate limit had no token: nothing was sent and the number is still free.
+      // The endpoint's rate limit had no token: nothing was sent and the number is still free. The
+      // activity reserved this attempt's start: one durable timer until then, and the next call
+      // sends at it (docs/decisions/0293-throttled-retries-sleep.md). Results recorded before carry
+      // no reservation: those runs polled, and replay as they ran.
       if (outcome === 'throttled') {
+        reservedAt = result.reservedAt;
         await sleep(Math.max(1, result.retryAfterMs ?? 1000));
+        continue;
+      }
+      // A person asked for an attempt now and another owner holds this number (the dispatcher's
+      // first attempt, in flight): take the next one, and the schedule goes on from this run, which
+      // stays open for the dispatcher's hand-over to find (docs/decisions/0291-every-hand-over-lands.md).
+      // Results recorded before carry no numberTaken: their runs replay as they ran.
+      if (outcome === 'superseded' && result.numberTaken && manual) {
+        made++;
         continue;
       }
       made++;

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Knex } from '@mikro-orm/postgresql';
 import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { answerHoldsSecret } from '../middleware/idempotency';
@@ -6,8 +7,6 @@ import { validate } from '../middleware/validate';
 import type { SecretBox } from '../../webhooks';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
 import { newId } from '../../lib/ids';
-import { logger } from '../../lib/logger';
-import { endpointDeleted, deliveryWorkflowId } from '../../domain/webhook-messages';
 import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
@@ -77,7 +76,8 @@ export function endpointRoutes(
       async (ctx, { body }) => {
         const spec = { action: 'webhook_endpoint.create', subject: { type: 'webhook_endpoint', id: 'new' } };
         const checkedUrl = await url(body.url);
-        const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+        const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, trx, seen) => {
+          await refuseOverEndpointLimit(trx, ctx.state.principal.orgId, deps.config.WEBHOOK_MAX_ENDPOINTS_PER_ORG);
           const input = {
             url: checkedUrl,
             description: body.description,
@@ -175,11 +175,11 @@ export function endpointRoutes(
       async (ctx, { params }) => {
         const orgId = ctx.state.principal.orgId;
         const spec = { action: 'webhook_endpoint.delete', subject: { type: 'webhook_endpoint', id: params.id } };
-        const pending = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
+        // Its waiting deliveries are stopped by the workers, a page at a time (webhooks/deleted-endpoints.ts).
+        await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
           seen.before = endpointSnapshot(await tx.get(orgId, params.id));
-          return tx.remove(orgId, params.id);
+          await tx.remove(orgId, params.id);
         });
-        await stopDeliveries(deps, pending);
         ctx.status = 204;
       },
     ),
@@ -279,16 +279,17 @@ export function endpointRoutes(
   recoveryRoutes(router, one, staff, { ...deps, store });
 }
 
-/** Ends the deleted endpoint's scheduled deliveries now; an attempt also checks, so a miss is harmless. */
-async function stopDeliveries(deps: ApiDeps, deliveryIds: string[]): Promise<void> {
-  for (let i = 0; i < deliveryIds.length; i += 50) {
-    await Promise.all(
-      deliveryIds.slice(i, i + 50).map((id) =>
-        deps.temporal.workflow
-          .getHandle(deliveryWorkflowId(id))
-          .signal(endpointDeleted)
-          .catch((err) => logger.debug({ err, deliveryId: id }, 'delivery already ended')),
-      ),
+/**
+ * An organisation has at most `limit` endpoints (docs/decisions/0294-endpoints-per-organisation.md). Counted
+ * under a per-organisation transaction lock, so two creates at once cannot both take the last place.
+ */
+async function refuseOverEndpointLimit(trx: Knex.Transaction, orgId: string, limit: number): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhook-endpoints:${orgId}`]);
+  const [row] = await trx('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at').count({ n: '*' });
+  if (Number(row?.n ?? 0) >= limit)
+    throw conflict(
+      'ENDPOINT_LIMIT_REACHED',
+      `An organisation may have at most ${limit} webhook endpoints; delete one before registering another`,
+      { limit },
     );
-  }
 }

@@ -122,24 +122,18 @@ export function endpointStore(
     },
 
     /**
-     * Soft delete: delivery history stays readable. Returns the deliveries that may still have
-     * attempts scheduled, so the caller can stop them at once (attempts also check the endpoint).
+     * Soft delete: delivery history stays readable. Its waiting deliveries are stopped in the
+     * background, a page at a time, from the work list written here in the same transaction
+     * (webhooks/deleted-endpoints.ts); meanwhile every attempt checks the endpoint and sends nothing.
      */
-    async remove(orgId: string, id: string): Promise<string[]> {
-      return knex().transaction(async (trx) => {
+    async remove(orgId: string, id: string): Promise<void> {
+      await knex().transaction(async (trx) => {
         const n = await trx('webhook_endpoints')
           .where({ org_id: orgId, id })
           .whereNull('deleted_at')
           .update({ deleted_at: trx.fn.now(), updated_at: trx.fn.now() });
         if (n === 0) throw notFound('Webhook endpoint');
-        await trx('webhook_deliveries')
-          .where({ endpoint_id: id })
-          .whereIn('status', ['pending', 'failed'])
-          .update({ next_attempt_at: null });
-        return trx('webhook_deliveries')
-          .where({ endpoint_id: id })
-          .whereIn('status', ['pending', 'failed'])
-          .pluck('id');
+        await trx('webhook_endpoint_cleanups').insert({ endpoint_id: id }).onConflict('endpoint_id').ignore();
       });
     },
   };

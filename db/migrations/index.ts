@@ -26,6 +26,7 @@ import { Migration0064AuditKeyed } from './0064-audit-keyed';
 import { Migration0071OfferingCapacity } from './0071-offering-capacity';
 import { Migration0067ConsoleSessions } from './0067-console-sessions';
 import { Migration0075Refunds } from './0075-refunds';
+import { Migration0079NothingLeftPending } from './0079-nothing-left-pending';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -56,4 +57,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0067-console-sessions', class: Migration0067ConsoleSessions },
   { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0075-refunds', class: Migration0075Refunds },
+  { name: '0079-nothing-left-pending', class: Migration0079NothingLeftPending },
 ];

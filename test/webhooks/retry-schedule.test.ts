@@ -148,7 +148,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
     const endpoint = await ops.endpoint(h, { defaultStatus: 500 });
     const { handle, deliveryId } = await ops.publish(endpoint.id, { viaDispatcher: false });
     await ops.attemptsReach(deliveryId, 1);
-    // No signal here: the next attempt itself finds the endpoint gone (the API also signals).
+    // No signal here: the next attempt itself finds the endpoint gone (the workers also signal, webhooks/deleted-endpoints.ts).
     await ops.store.remove(ops.orgId, endpoint.id);
     expect(await handle.result()).toBe('endpoint_deleted');
     expect(await ops.attempts(deliveryId)).toHaveLength(1);

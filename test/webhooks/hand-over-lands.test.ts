@@ -1,0 +1,75 @@
+import { actor, newOrg } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { deliveryWorkflowId } from '../../domain/webhook-messages';
+import { PATHS, registerHook } from './support/hooks';
+import { eventually, Receiver } from './support/receiver';
+
+/**
+ * Every failed delivery keeps a schedule (docs/decisions/0291-every-hand-over-lands.md): a manual
+ * retry of a `pending` delivery that races the dispatcher's claim of attempt 1 no longer ends its
+ * run `superseded` and leaves the dispatcher's hand-over to be refused by the closed run.
+ */
+describe('every hand-over lands', () => {
+  const set = 'A';
+  let svc: TestService;
+  let receiver: Receiver;
+  let api: ReturnType<typeof http>;
+  const base = PATHS[set].endpoints;
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([
+      startService({
+        set,
+        env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_CIRCUIT_FAILURES: '1000' },
+      }),
+      Receiver.start(),
+    ]);
+    api = http(svc.baseUrl);
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await receiver.stop();
+  });
+
+  it('a manual retry racing the dispatcher’s first attempt leaves the delivery on its schedule', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const hook = await registerHook(svc, receiver, staff, 'race-retry', ['*'], { defaultStatus: 500 });
+    // A rate limit of 1/s keeps the pings queued: a manual retry's attempt is throttled (its number
+    // given back) while the dispatcher claims that same number 1 at the delivery's turn.
+    expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await api.post(`${base}/${hook.id}/test`, staff.token)).body.data.delivery_id);
+    for (const id of ids.slice(1)) {
+      const res = await api.post(`${PATHS[set].deliveries}/${id}/retry`, staff.token);
+      expect([202, 409]).toContain(res.status); // 409: it succeeded or was retried meanwhile (not here: all fail)
+    }
+
+    // Every delivery failed and waits for its next attempt on a running schedule (the next is minutes away).
+    // Seen failing before the fix: raced ones sat `failed` with their workflow closed and nothing to retry them.
+    for (const id of ids) {
+      const run = await eventually(
+        async () => {
+          const d = await svc.temporal.workflow
+            .getHandle(deliveryWorkflowId(id))
+            .describe()
+            .catch(() => undefined);
+          const row: { status: string } | undefined = await svc.orm.em
+            .getConnection()
+            .getKnex()('webhook_deliveries')
+            .where({ id })
+            .first('status');
+          return d && row?.status === 'failed' ? d : undefined;
+        },
+        30_000,
+        `delivery ${id} failed with a workflow`,
+      );
+      // Give a closing run its moment, then it must still be open, holding the schedule.
+      await new Promise((r) => setTimeout(r, 500));
+      const again = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();
+      expect({ id, status: again.status.name }).toEqual({ id, status: 'RUNNING' });
+      expect(run.workflowId).toBe(deliveryWorkflowId(id));
+    }
+  });
+});

@@ -1,0 +1,134 @@
+import { actor, newOrg, type Actor } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { deliveryWorkflowId } from '../../domain/webhook-messages';
+import { PATHS, registerHook } from './support/hooks';
+import { eventually, Receiver } from './support/receiver';
+
+/**
+ * No delivery is left `pending` forever (docs/decisions/0290-nothing-left-pending.md): deliveries
+ * queued for an endpoint that is then disabled or deleted end `failed` with an attempt that says
+ * why, a recovery sends them once the endpoint is enabled again, and a deleted endpoint's waiting
+ * deliveries are stopped by the workers, not by the DELETE request.
+ */
+describe('nothing is left pending', () => {
+  const set = 'A';
+  let svc: TestService;
+  let receiver: Receiver;
+  let api: ReturnType<typeof http>;
+  const base = PATHS[set].endpoints;
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_SWEEP_INTERVAL_MS: '300' } }),
+      Receiver.start(),
+    ]);
+    api = http(svc.baseUrl);
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await receiver.stop();
+  });
+
+  const ping = async (who: Actor, endpointId: string): Promise<string> => {
+    const res = await api.post(`${base}/${endpointId}/test`, who.token);
+    expect(res.status).toBe(202);
+    return res.body.data.delivery_id;
+  };
+  const detail = async (who: Actor, id: string) =>
+    (await api.get(`${PATHS[set].deliveries}/${id}`, who.token)).body.data as {
+      status: string;
+      next_attempt_at: string | null;
+      attempts: { error: string | null; response_status: number | null }[];
+    };
+  const settled = (who: Actor, ids: string[], timeoutMs = 30_000) =>
+    eventually(
+      async () => {
+        const all = await Promise.all(ids.map((id) => detail(who, id)));
+        return all.every((d) => d.status !== 'pending') ? all : undefined;
+      },
+      timeoutMs,
+      'no delivery pending',
+    );
+
+  it('ends deliveries queued behind a rate limit failed with the reason when the endpoint is disabled, and a recovery sends them once re-enabled', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const hook = await registerHook(svc, receiver, staff, 'pending-disable', ['*']);
+    expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push(await ping(staff, hook.id));
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await api.patch(`${base}/${hook.id}`, staff.token, { status: 'disabled' })).status).toBe(200);
+    expect((await api.patch(`${base}/${hook.id}`, staff.token, { status: 'enabled' })).status).toBe(200);
+
+    // Seen failing before the fix: 9 of the 10 stayed `pending` with nothing left to send them.
+    const after = await settled(staff, ids);
+    const failed = after.filter((d) => d.status !== 'success');
+    expect(failed.length).toBeGreaterThan(0); // the rate limit held most of them back
+    for (const d of failed) {
+      expect(d.status).toBe('failed');
+      expect(d.next_attempt_at).toBeNull();
+      expect(d.attempts.at(-1)!.error).toMatch(/^ENDPOINT_DISABLED: not sent/);
+    }
+
+    // Recoverable: a bulk recovery of the endpoint sends every one of them.
+    const rec = await api.post(`${base}/${hook.id}/recoveries`, staff.token, { since });
+    expect(rec.status).toBe(202);
+    await eventually(
+      async () => {
+        const all = await Promise.all(ids.map((id) => detail(staff, id)));
+        return all.every((d) => d.status === 'success') ? all : undefined;
+      },
+      60_000,
+      'every delivery recovered',
+    );
+    expect((await receiver.waitFor('pending-disable', 10)).length).toBeGreaterThanOrEqual(10);
+  });
+
+  it("stops a deleted endpoint's queued and scheduled deliveries in the background: none left pending or waiting", async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    // Two deliveries fail their first attempt and wait 30 s for the second; eight wait behind a rate limit of 1/s.
+    const hook = await registerHook(svc, receiver, staff, 'pending-delete', ['*'], { defaultStatus: 500 });
+    const scheduled = [await ping(staff, hook.id), await ping(staff, hook.id)];
+    await eventually(
+      async () =>
+        (await Promise.all(scheduled.map((id) => detail(staff, id)))).every((d) => d.next_attempt_at)
+          ? true
+          : undefined,
+      20_000,
+      'the failed deliveries scheduled',
+    );
+    expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
+    const queued: string[] = [];
+    for (let i = 0; i < 8; i++) queued.push(await ping(staff, hook.id));
+    expect((await api.delete(`${base}/${hook.id}`, staff.token)).status).toBe(204);
+
+    const knex = svc.orm.em.getConnection().getKnex();
+    // Seen failing before the fix: the queued ones stayed `pending` for good.
+    await eventually(
+      async () => {
+        const rows: { status: string; next_attempt_at: Date | null }[] = await knex('webhook_deliveries')
+          .whereIn('id', [...scheduled, ...queued])
+          .select('status', 'next_attempt_at');
+        return rows.every((r) => r.status !== 'pending' && r.next_attempt_at === null) ? rows : undefined;
+      },
+      30_000,
+      'no delivery pending or waiting',
+    );
+    const reasons: { error: string | null }[] = await knex('webhook_attempts')
+      .whereIn('delivery_id', queued)
+      .where({ owner: 'engine:not-sent' })
+      .select('error');
+    for (const r of reasons) expect(r.error).toMatch(/^ENDPOINT_(DELETED|DISABLED): not sent/);
+    // The scheduled deliveries' workflows were told and ended, long before their 30 s timer.
+    for (const id of scheduled) {
+      const run = await eventually(async () => {
+        const d = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();
+        return d.status.name === 'RUNNING' ? undefined : d;
+      }, 20_000);
+      expect(run.status.name).toBe('COMPLETED');
+    }
+    expect(await knex('webhook_endpoint_cleanups').where({ endpoint_id: hook.id })).toEqual([]);
+  });
+});

@@ -1,0 +1,74 @@
+import { actor, newOrg } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { deliveryWorkflowId } from '../../domain/webhook-messages';
+import { PATHS, registerHook } from './support/hooks';
+import { eventually, Receiver } from './support/receiver';
+
+/**
+ * A throttled retry sleeps until the start reserved for it (docs/decisions/0293-throttled-retries-sleep.md):
+ * one local activity to learn its turn and one to send, whatever the wait, instead of one poll
+ * (an attempt row, the flow row locked, history events) every 0.77 s.
+ */
+describe('throttled retries sleep, they do not poll', () => {
+  const set = 'A';
+  let svc: TestService;
+  let receiver: Receiver;
+  let api: ReturnType<typeof http>;
+  const base = PATHS[set].endpoints;
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([
+      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_CIRCUIT_FAILURES: '1000' } }),
+      Receiver.start(),
+    ]);
+    api = http(svc.baseUrl);
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await receiver.stop();
+  });
+
+  it('retries of one endpoint at 1/s each wait on one timer and still keep the rate', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const hook = await registerHook(svc, receiver, staff, 'throttled', ['*'], { defaultStatus: 500 });
+    expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push((await api.post(`${base}/${hook.id}/test`, staff.token)).body.data.delivery_id);
+    const handle = (id: string) => svc.temporal.workflow.getHandle(deliveryWorkflowId(id));
+    // Each failed its first attempt and waits, on its schedule, for the second.
+    for (const id of ids)
+      await eventually(
+        async () =>
+          (
+            await handle(id)
+              .describe()
+              .catch(() => undefined)
+          )?.status.name === 'RUNNING' || undefined,
+        30_000,
+      );
+    await receiver.plan('throttled', { secret: hook.secret, defaultStatus: 200 });
+    const from = Date.now();
+    // All six asked for at once: the rate limit lets one a second through.
+    await Promise.all(ids.map((id) => api.post(`${PATHS[set].deliveries}/${id}/retry`, staff.token)));
+    for (const id of ids) expect(await handle(id).result()).toBe('success');
+
+    const arrivals = (await receiver.received('throttled')).filter((d) => d.at >= from && d.status === 200);
+    expect(arrivals).toHaveLength(6);
+    // As the receiver counts them: never two in any one second (docs/decisions/0178-endpoint-rate-limit.md).
+    const at = arrivals.map((d) => d.at).sort((a, b) => a - b);
+    for (let i = 1; i < at.length; i++) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(1000);
+    // Seen failing before the change: the last ones made 6 to 8 attempt calls each (one poll every 0.77 s).
+    // Now one to learn its turn and one to send; a wake later than its turn (a loaded machine) takes
+    // one fresh turn, never a poll.
+    for (const id of ids) {
+      const events = (await handle(id).fetchHistory()).events ?? [];
+      // Local activity markers only: the status attribute's patch() writes a marker of its own.
+      const calls = events.filter(
+        (e) => e.markerRecordedEventAttributes && e.markerRecordedEventAttributes.markerName !== 'core_patch',
+      ).length;
+      expect({ id, atMostThreeCalls: calls <= 3 }).toEqual({ id, atMostThreeCalls: true });
+    }
+  });
+});
