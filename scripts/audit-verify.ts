@@ -6,7 +6,7 @@
  */
 import { verifyAuditChain } from '../db/audit-log';
 import { openOrm } from '../db/orm';
-import { loadConfig } from '../lib/config';
+import { loadDatabaseConfig } from '../lib/config';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -18,7 +18,7 @@ async function main(): Promise<number> {
     console.error('usage: npm run -s audit:verify -- --org <organisation id>');
     return 2;
   }
-  const orm = await openOrm(loadConfig());
+  const orm = await openOrm(loadDatabaseConfig());
   try {
     const verdict = await verifyAuditChain(orm.em.getConnection().getKnex(), orgId);
     if (verdict.ok) {

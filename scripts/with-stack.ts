@@ -25,6 +25,9 @@ async function main(): Promise<number> {
   });
   const env = {
     ...process.env,
+    // The tests' explicit opt-in to development conveniences (unset is production, lib/config.ts):
+    // every process a test starts inherits it, whatever the shell had (docs/decisions/0259).
+    NODE_ENV: 'test',
     DATABASE_URL: stack.databaseUrl,
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TRANCHE_TEST_DATA_DIR: dataDir,

@@ -7,7 +7,12 @@ import { ok } from '../respond';
 import { dependencyWatchOf } from './dependencies';
 
 const Alive = z.object({ status: z.literal('ok') });
-const Ready = z.object({ database: z.literal('ok'), temporal: z.literal('ok') });
+const Ready = z.object({
+  database: z.literal('ok'),
+  temporal: z.literal('ok'),
+  /** Present only when production runs the payment sandbox knowingly (PAYMENTS_SANDBOX_IN_PRODUCTION): no money moves. */
+  payments_sandbox_in_production: z.literal(true).optional(),
+});
 
 /** GET /health: the process is alive. GET /ready: PostgreSQL and Temporal answer. */
 export function healthRouter(deps: ApiDeps): Router {
@@ -26,7 +31,12 @@ export function healthRouter(deps: ApiDeps): Router {
       },
       async (ctx) => {
         const reachable = await dependencies.check();
-        if (reachable.database && reachable.temporal) return ok(ctx, { database: 'ok', temporal: 'ok' });
+        if (reachable.database && reachable.temporal)
+          return ok(ctx, {
+            database: 'ok',
+            temporal: 'ok',
+            ...(deps.config.PAYMENTS_SANDBOX_IN_PRODUCTION ? { payments_sandbox_in_production: true } : {}),
+          });
         const down = (['database', 'temporal'] as const).filter((d) => !reachable[d]);
         throw new AppError(503, 'NOT_READY', `${down.map(dependencyName).join(' and ')} cannot be reached`, {
           database: reachable.database ? 'ok' : 'down',

@@ -14,6 +14,8 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   // The benchmark is one client by design, so the per-client write limit is lifted.
   const common = {
     ...process.env,
+    // The bench's stack is a local one: the development opt-in (docs/decisions/0259-production-by-default.md).
+    NODE_ENV: 'development',
     WRITE_RATE_LIMIT: '1000000',
     ...env,
     LOG_LEVEL: 'warn',

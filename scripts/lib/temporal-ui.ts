@@ -20,6 +20,9 @@ export async function startTemporalUi(opts: {
       TEMPORAL_UI_HOST: '127.0.0.1',
       TEMPORAL_UI_PORT: String(opts.port),
       TEMPORAL_NOTIFY_ON_NEW_VERSION: 'false',
+      // Read-only unless asked: signal, terminate, reset and the rest bypass the API's checks and
+      // its audit trail (docs/decisions/0261-cluster-and-compose-closed.md).
+      TEMPORAL_DISABLE_WRITE_ACTIONS: process.env.TEMPORAL_DISABLE_WRITE_ACTIONS ?? 'true',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -78,6 +78,7 @@ describe('webhook secret-sealing keyring', () => {
       NODE_ENV: 'production',
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
+      PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
       ...env,
     });
 

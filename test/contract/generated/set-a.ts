@@ -2333,6 +2333,8 @@ export interface operations {
                             database: "ok";
                             /** @constant */
                             temporal: "ok";
+                            /** @constant */
+                            payments_sandbox_in_production?: true;
                         };
                     };
                 };

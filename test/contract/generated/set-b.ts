@@ -2266,6 +2266,8 @@ export interface operations {
                             database: "ok";
                             /** @constant */
                             temporal: "ok";
+                            /** @constant */
+                            payments_sandbox_in_production?: true;
                         };
                     };
                 };
