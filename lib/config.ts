@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
@@ -258,6 +259,14 @@ export const ConfigSchema = z.object({
   OTEL_EXPORTER_ZIPKIN_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
   /** The `service.name` on every span; unset: `tranche-api` or `tranche-worker`. */
   OTEL_SERVICE_NAME: blankAsUnset(z.string().min(1).optional()),
+  /**
+   * Callers whose W3C `traceparent` (and `tracestate`) the API continues: addresses or CIDR ranges,
+   * comma-separated, matched against the connection's peer (behind a proxy, the proxy: trust it only
+   * if it removes its clients' trace headers). Unset: nobody; each request starts a trace of its
+   * own and keeps the caller's context as a span link. Baggage is never taken nor passed on, and
+   * OTEL_PROPAGATORS is not read (docs/decisions/0262-traces-trust-nobody.md).
+   */
+  TRACE_TRUSTED_CALLERS: blankAsUnset(z.string().default('').transform(parseAddressRanges)),
 
   /**
    * Retention (issue 21), in days; 0 keeps forever. Events with their webhook deliveries and
@@ -306,6 +315,31 @@ function parseKeyring(text: string, ctx: z.RefinementCtx): { id: string; key: Bu
     return z.NEVER;
   }
   return ring;
+}
+
+/** `10.0.0.0/8,192.0.2.7,fd00::/8`: each an address (a range of one) or a CIDR range. */
+function parseAddressRanges(
+  text: string,
+  ctx: z.RefinementCtx,
+): { address: string; prefix: number; family: 'ipv4' | 'ipv6' }[] {
+  const ranges = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [address = '', bits] = entry.split('/', 2);
+      const version = isIP(address);
+      const max = version === 4 ? 32 : 128;
+      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+      return version && prefix >= 0 && prefix <= max
+        ? { address, prefix, family: version === 4 ? ('ipv4' as const) : ('ipv6' as const) }
+        : null;
+    });
+  if (ranges.some((r) => r === null)) {
+    ctx.addIssue({ code: 'custom', message: 'must be IP addresses or CIDR ranges, comma-separated' });
+    return z.NEVER;
+  }
+  return ranges as NonNullable<(typeof ranges)[number]>[];
 }
 
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
@@ -460,6 +494,7 @@ const TracingSchema = ConfigSchema.pick({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
   OTEL_EXPORTER_ZIPKIN_ENDPOINT: true,
   OTEL_SERVICE_NAME: true,
+  TRACE_TRUSTED_CALLERS: true,
 });
 export type TracingConfig = z.infer<typeof TracingSchema>;
 
