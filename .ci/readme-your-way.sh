@@ -11,6 +11,9 @@ export DATABASE_URL="postgres://tranche_app:tranche-app@127.0.0.1:${EMBEDDED_PG_
 export AUDIT_HMAC_KEYS="$(npx tsx -e "process.stdout.write(require('./scripts/lib/embedded-defaults').DEV_AUDIT_HMAC_KEYS)")"
 export TEMPORAL_ADDRESS="127.0.0.1:${TEMPORAL_PORT:-7233}"
 export LOG_LEVEL=warn
+# npm start's stack is a development one (its processes run with NODE_ENV=development, its webhook
+# secrets sealed under the development key): joining it takes the same opt-in, as the README says.
+export NODE_ENV=development
 npm run -s temporal:setup
 echo "[ci] npm run temporal:setup set the namespace up" >&2
 port="$(node -e "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })")"

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { BEHAVIOUR_SETS, type BehaviourSet } from './behaviour-set';
 
@@ -8,7 +9,13 @@ const blankAsUnset = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v 
 
 /** Every setting the service reads from its environment, in one place. */
 export const ConfigSchema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /**
+   * Unset is production: every secret required, no public fallback key or constant, no test-only
+   * setting. `development` (npm start, the bench, the README's local commands) and `test` (jest,
+   * scripts/with-stack.ts) are the explicit opt-in to development conveniences
+   * (docs/decisions/0259-production-by-default.md).
+   */
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BEHAVIOUR_SET: z.enum(BEHAVIOUR_SETS).default('A'),
 
@@ -323,18 +330,28 @@ export const ConfigSchema = z.object({
    */
   WEBHOOK_HOP_LOG_DIR: z.string().min(1).optional(),
 
-  /** Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. */
-  PAYMENT_PROCESSOR: z.enum(['sandbox', 'stripe']).default('sandbox'),
+  /**
+   * Which payment processor adapter runs (payments/): the built-in sandbox, or Stripe. The sandbox
+   * moves no money, so production refuses it (named or by default) unless
+   * PAYMENTS_SANDBOX_IN_PRODUCTION is on.
+   */
+  PAYMENT_PROCESSOR: blankAsUnset(z.enum(['sandbox', 'stripe']).default('sandbox')),
+  /**
+   * Runs the sandbox processor in production knowingly (a demo, the production shape on one
+   * machine): /ready reports it (`payments_sandbox`) and the console's header says so on every page.
+   */
+  PAYMENTS_SANDBOX_IN_PRODUCTION: blankAsUnset(bool.default(false)),
   /** HMAC secret the sandbox signs its notifications with. Unset: a fixed development secret, refused in production. */
-  SANDBOX_NOTIFICATION_SECRET: z.string().min(32).optional(),
+  SANDBOX_NOTIFICATION_SECRET: blankAsUnset(z.string().min(32).optional()),
   /** Where the sandbox POSTs its notifications. Unset: PUBLIC_BASE_URL + /payments/sandbox/notifications. */
   SANDBOX_NOTIFICATION_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Set A collections: the sandbox reports succeeded and in_escrow this long after collecting, when auto-settle is on. */
   SANDBOX_AUTO_SETTLE: bool.default(true),
   SANDBOX_SETTLEMENT_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(1500),
   /** Stripe: secret API key, the webhook endpoint's signing secret, and a base URL override (stripe-mock). */
-  STRIPE_SECRET_KEY: z.string().startsWith('sk_').optional(),
-  STRIPE_WEBHOOK_SECRET: z.string().startsWith('whsec_').optional(),
+  // Empty counts as unset: compose passes `${STRIPE_SECRET_KEY:-}` when the sandbox runs instead.
+  STRIPE_SECRET_KEY: blankAsUnset(z.string().startsWith('sk_').optional()),
+  STRIPE_WEBHOOK_SECRET: blankAsUnset(z.string().startsWith('whsec_').optional()),
   STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Deadline of each Stripe API call (the SDK retries network failures within it up to twice). */
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
@@ -357,6 +374,14 @@ export const ConfigSchema = z.object({
   OTEL_EXPORTER_ZIPKIN_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
   /** The `service.name` on every span; unset: `tranche-api` or `tranche-worker`. */
   OTEL_SERVICE_NAME: blankAsUnset(z.string().min(1).optional()),
+  /**
+   * Callers whose W3C `traceparent` (and `tracestate`) the API continues: addresses or CIDR ranges,
+   * comma-separated, matched against the connection's peer (behind a proxy, the proxy: trust it only
+   * if it removes its clients' trace headers). Unset: nobody; each request starts a trace of its
+   * own and keeps the caller's context as a span link. Baggage is never taken nor passed on, and
+   * OTEL_PROPAGATORS is not read (docs/decisions/0262-traces-trust-nobody.md).
+   */
+  TRACE_TRUSTED_CALLERS: blankAsUnset(z.string().default('').transform(parseAddressRanges)),
 
   /**
    * Retention (issue 21), in days; 0 keeps forever. Events with their webhook deliveries and
@@ -435,6 +460,31 @@ function readKeyFile(path: string, ctx: z.RefinementCtx): string | undefined {
   }
 }
 
+/** `10.0.0.0/8,192.0.2.7,fd00::/8`: each an address (a range of one) or a CIDR range. */
+function parseAddressRanges(
+  text: string,
+  ctx: z.RefinementCtx,
+): { address: string; prefix: number; family: 'ipv4' | 'ipv6' }[] {
+  const ranges = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [address = '', bits] = entry.split('/', 2);
+      const version = isIP(address);
+      const max = version === 4 ? 32 : 128;
+      const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+      return version && prefix >= 0 && prefix <= max
+        ? { address, prefix, family: version === 4 ? ('ipv4' as const) : ('ipv6' as const) }
+        : null;
+    });
+  if (ranges.some((r) => r === null)) {
+    ctx.addIssue({ code: 'custom', message: 'must be IP addresses or CIDR ranges, comma-separated' });
+    return z.NEVER;
+  }
+  return ranges as NonNullable<(typeof ranges)[number]>[];
+}
+
 function parseJson(text: string, ctx: z.RefinementCtx): unknown {
   try {
     return JSON.parse(text);
@@ -449,12 +499,27 @@ export class ConfigError extends Error {}
 type Parsed = z.infer<typeof ConfigSchema>;
 const production = (c: Parsed) => c.NODE_ENV === 'production';
 
-/** Rules across variables; every broken one is reported at once. */
+/**
+ * Settings for a soak or a test only: each shortens a window production must keep (documented as
+ * "never production" above), so production refuses them rather than trusting they were left unset.
+ */
+const TEST_ONLY_SETTINGS = [
+  ['IDEMPOTENCY_KEY_TTL_SECONDS', 'IDEMPOTENCY_KEY_TTL_HOURS'],
+  ['RETENTION_EVENTS_SECONDS', 'RETENTION_EVENTS_DAYS'],
+  ['RETENTION_PAYMENT_NOTIFICATIONS_SECONDS', 'RETENTION_PAYMENT_NOTIFICATIONS_DAYS'],
+  ['RETENTION_PRUNE_INTERVAL_SECONDS', 'RETENTION_PRUNE_INTERVAL_MINUTES'],
+] as const satisfies readonly (readonly [keyof Parsed, keyof Parsed])[];
+
+/**
+ * Rules across variables; every broken one is reported at once. A production secret's message says
+ * how to make one, as an operator starting the image for the first time reads it.
+ */
 const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed) => boolean }[] = [
   {
-    variable: 'WEBHOOK_SECRET_KEY',
+    variable: 'WEBHOOK_SECRET_KEYS',
     message:
-      'required in production (or WEBHOOK_SECRET_KEYS), so signing secrets are encrypted under a key of your own',
+      'required in production (or WEBHOOK_SECRET_KEY): the key webhook signing secrets and stored answers are sealed under. ' +
+      'Make one: WEBHOOK_SECRET_KEYS="k1:$(openssl rand -base64 32)"',
     broken: (c) => production(c) && !c.WEBHOOK_SECRET_KEY && !c.WEBHOOK_SECRET_KEYS,
   },
   {
@@ -465,8 +530,17 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
   },
   {
     variable: 'ACCESS_TOKEN_PRIVATE_KEY',
-    message: 'required in production, so every API instance signs with one key',
+    message:
+      'required in production, so every API instance signs access tokens with one key of yours. ' +
+      'Make one: ACCESS_TOKEN_PRIVATE_KEY="$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)"',
     broken: (c) => production(c) && !c.ACCESS_TOKEN_PRIVATE_KEY,
+  },
+  {
+    variable: 'PAYMENT_PROCESSOR',
+    message:
+      'the sandbox processor (the default) moves no money and is refused in production: set PAYMENT_PROCESSOR=stripe ' +
+      'with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, or PAYMENTS_SANDBOX_IN_PRODUCTION=true to run the sandbox knowingly (a demo)',
+    broken: (c) => production(c) && c.PAYMENT_PROCESSOR === 'sandbox' && !c.PAYMENTS_SANDBOX_IN_PRODUCTION,
   },
   {
     variable: 'STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET',
@@ -475,8 +549,19 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
   },
   {
     variable: 'SANDBOX_NOTIFICATION_SECRET',
-    message: 'required in production when the sandbox processor runs',
-    broken: (c) => production(c) && c.PAYMENT_PROCESSOR === 'sandbox' && !c.SANDBOX_NOTIFICATION_SECRET,
+    message:
+      'required in production when the sandbox processor runs (else its notifications are signed with a public constant). ' +
+      'Make one: SANDBOX_NOTIFICATION_SECRET="$(openssl rand -hex 32)"',
+    broken: (c) =>
+      production(c) &&
+      c.PAYMENT_PROCESSOR === 'sandbox' &&
+      c.PAYMENTS_SANDBOX_IN_PRODUCTION &&
+      !c.SANDBOX_NOTIFICATION_SECRET,
+  },
+  {
+    variable: 'PAYMENTS_SANDBOX_IN_PRODUCTION',
+    message: 'only with PAYMENT_PROCESSOR=sandbox in production',
+    broken: (c) => c.PAYMENTS_SANDBOX_IN_PRODUCTION && (!production(c) || c.PAYMENT_PROCESSOR !== 'sandbox'),
   },
   {
     variable: 'CONSOLE_OIDC_ISSUER',
@@ -502,17 +587,34 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
   },
+  ...TEST_ONLY_SETTINGS.map(([name, instead]) => ({
+    variable: name,
+    message: `for a soak or a test, never in production: unset it (${instead} sets the window)`,
+    broken: (c: Parsed) => production(c) && c[name] !== undefined,
+  })),
 ];
+
+/** Said after a refused production start: how a machine of one's own opts out. */
+const DEVELOPMENT_HINT =
+  'NODE_ENV is unset or production, so every production rule applies; on your own machine, NODE_ENV=development ' +
+  'turns on the development conveniences (npm start sets it)';
 
 /** Parses the environment; throws a ConfigError naming every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = ConfigSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  const invalid = parsed.success ? [] : parsed.error.issues;
+  const lines = invalid.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  // The cross-variable rules run even when a variable is invalid, on the rest of the environment
+  // (DATABASE_URL stood in for when it is the one missing): one start names everything to fix.
+  const rest = parsed.success ? parsed : leniently(env, new Set(invalid.map((i) => String(i.path[0]))));
+  const checked = rest.success ? rest.data : null;
+  const broken = checked ? CROSS_FIELD_RULES.filter((r) => r.broken(checked)) : [];
+  lines.push(...broken.map((r) => `  ${r.variable}: ${r.message}`));
+  if (lines.length) {
+    const hint = checked && production(checked) && broken.length ? `\n  (${DEVELOPMENT_HINT})` : '';
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}${hint}`);
   }
-  const broken = CROSS_FIELD_RULES.filter((r) => r.broken(parsed.data)).map((r) => `  ${r.variable}: ${r.message}`);
-  if (broken.length) throw new ConfigError(`invalid configuration:\n${broken.join('\n')}`);
+  if (!parsed.success) throw new ConfigError('invalid configuration');
   return Object.freeze({
     ...parsed.data,
     PUBLIC_BASE_URL: parsed.data.PUBLIC_BASE_URL ?? `http://localhost:${parsed.data.PORT}`,
@@ -550,6 +652,27 @@ export function loadAuditToolConfig(env: NodeJS.ProcessEnv = process.env): Audit
   return parsed.data;
 }
 
+function leniently(env: NodeJS.ProcessEnv, invalid: Set<string>) {
+  const rest = Object.fromEntries(Object.entries(env).filter(([name]) => !invalid.has(name)));
+  return ConfigSchema.safeParse({ DATABASE_URL: 'postgres://stand-in/for-the-rules', ...rest });
+}
+
+const DatabaseSchema = ConfigSchema.pick({ DATABASE_URL: true, DATABASE_POOL_MAX: true });
+
+/**
+ * The database's variables alone, for the command-line tools that reach nothing else (api-key,
+ * audit:verify): the service's secrets are not theirs to need, so they run as the README writes
+ * them, against npm start's database or a production one, with no NODE_ENV.
+ */
+export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): z.infer<typeof DatabaseSchema> {
+  const parsed = DatabaseSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
 const TracingSchema = ConfigSchema.pick({
   OTEL_SDK_DISABLED: true,
   OTEL_TRACES_EXPORTER: true,
@@ -557,6 +680,7 @@ const TracingSchema = ConfigSchema.pick({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: true,
   OTEL_EXPORTER_ZIPKIN_ENDPOINT: true,
   OTEL_SERVICE_NAME: true,
+  TRACE_TRUSTED_CALLERS: true,
 });
 export type TracingConfig = z.infer<typeof TracingSchema>;
 

@@ -51,7 +51,7 @@ export function startTracing(defaultServiceName: string, env: NodeJS.ProcessEnv 
   // OTLP when asked for by name or by an endpoint alone (the spec's default exporter).
   const exporter: TracesExporter =
     c.OTEL_TRACES_EXPORTER === 'zipkin' || c.OTEL_TRACES_EXPORTER === 'console' ? c.OTEL_TRACES_EXPORTER : 'otlp';
-  sdk = startSdk(c.OTEL_SERVICE_NAME ?? defaultServiceName, exporter);
+  sdk = startSdk(c.OTEL_SERVICE_NAME ?? defaultServiceName, exporter, c.TRACE_TRUSTED_CALLERS);
   return true;
 }
 

@@ -8,7 +8,7 @@
  *   npm run -s api-key -- revoke --org <org_id> --id <key_id>
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config';
+import { loadDatabaseConfig } from '../lib/config';
 import { migrate, openOrm } from '../db/orm';
 import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from '../api';
 
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   if (!values.org || !['create', 'list', 'revoke'].includes(command ?? '') || (command === 'revoke' && !values.id)) {
     throw new Error('usage: api-key create|list|revoke --org <org_id> [--name <name>] [--id <key_id>]');
   }
-  const orm = await openOrm(loadConfig());
+  const orm = await openOrm(loadDatabaseConfig());
   try {
     await migrate(orm);
     const em = orm.em.fork();

@@ -5,6 +5,9 @@
  * IDEMPOTENCY_KEY_TTL_HOURS, which kept answers sealed under it need). Straight to DATABASE_URL; safe to run twice and while the service runs (each
  * row is updated only if it still holds the value read). Each endpoint resealed gets an entry in
  * its organisation's audit trail, in the transaction of its update (actor `system`, session `cli:webhook-secrets`).
+ * It reads the service's own configuration, production unless NODE_ENV says otherwise (so the keys
+ * it seals under are yours, never the development key); against npm start's database, where the
+ * development key sealed, run it with NODE_ENV=development.
  */
 import { secretBoxFrom, type SecretBox } from '../webhooks';
 import { appendAuditEvent, type AuditActor } from '../db/audit-log';

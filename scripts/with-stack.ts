@@ -27,6 +27,9 @@ async function main(): Promise<number> {
   });
   const env = {
     ...process.env,
+    // The tests' explicit opt-in to development conveniences (unset is production, lib/config.ts):
+    // every process a test starts inherits it, whatever the shell had (docs/decisions/0259).
+    NODE_ENV: 'test',
     // The services' role; the owner's URL (the embedded superuser) makes and migrates each test's
     // database (test/support/service.ts freshDatabase) and tampers in test/operations/audit-tamper.test.ts.
     DATABASE_URL: stack.databaseUrl,

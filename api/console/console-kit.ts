@@ -41,7 +41,8 @@ export function consoleKit(deps: ApiDeps) {
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
     const principal = (ctx.state as Partial<ConsoleState>).principal ?? null;
-    ctx.body = layout({ title, section, principal, set, body, scripts });
+    const sandboxInProduction = config.PAYMENTS_SANDBOX_IN_PRODUCTION;
+    ctx.body = layout({ title, section, principal, set, sandboxInProduction, body, scripts });
   }
 
   /**

@@ -18,6 +18,8 @@ export function layout(opts: {
   section: Section;
   principal: Principal | null;
   set: string;
+  /** PAYMENTS_SANDBOX_IN_PRODUCTION: every page says no money moves (docs/decisions/0259-production-by-default.md). */
+  sandboxInProduction?: boolean;
   body: Html;
   scripts?: string[];
 }): string {
@@ -39,7 +41,11 @@ ${(opts.scripts ?? []).map((s) => html`<script src="/console/assets/${s}" defer>
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="container-fluid site-header">
   <nav aria-label="Console">
-    <ul><li><strong>Tranche console</strong> <small class="muted">Set ${opts.set}</small></li></ul>
+    <ul><li><strong>Tranche console</strong> <small class="muted">Set ${opts.set}</small></li>${
+      opts.sandboxInProduction
+        ? html`<li><mark data-testid="sandbox-in-production">Payment sandbox in production: no money moves</mark></li>`
+        : ''
+    }</ul>
     ${
       p
         ? html`<ul>${NAV.map((n) => html`<li><a href="${n.href}" ${n.section === opts.section ? html`aria-current="page"` : ''}>${n.label}</a></li>`)}</ul>

@@ -14,6 +14,8 @@ const Ready = z.object({
   warmed: z
     .array(z.enum(WARM_PARTS))
     .describe('The start-up warm-up parts that have run (all of them: /ready waits for the last, a warm worker)'),
+  /** Present only when production runs the payment sandbox knowingly (PAYMENTS_SANDBOX_IN_PRODUCTION): no money moves. */
+  payments_sandbox_in_production: z.literal(true).optional(),
 });
 
 /**
@@ -47,7 +49,12 @@ export function healthRouter(deps: ApiDeps): Router {
             retry_after_seconds: 1,
           });
         if (reachable.database && reachable.temporal)
-          return ok(ctx, { database: 'ok', temporal: 'ok', warmed: warmth ? warmth.warmed : [] });
+          return ok(ctx, {
+            database: 'ok',
+            temporal: 'ok',
+            warmed: warmth ? warmth.warmed : [],
+            ...(deps.config.PAYMENTS_SANDBOX_IN_PRODUCTION ? { payments_sandbox_in_production: true } : {}),
+          });
         const down = (['database', 'temporal'] as const).filter((d) => !reachable[d]);
         throw new AppError(503, 'NOT_READY', `${down.map(dependencyName).join(' and ')} cannot be reached`, {
           database: reachable.database ? 'ok' : 'down',

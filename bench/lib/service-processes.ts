@@ -18,6 +18,8 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   process.env.TEMPORAL_PAYLOAD_KEYS ??= newPayloadKey();
   const common = {
     ...process.env,
+    // The bench's stack is a local one: the development opt-in (docs/decisions/0259-production-by-default.md).
+    NODE_ENV: 'development',
     WRITE_RATE_LIMIT: '1000000',
     // The bench's stack is a development one: npm start's public audit key (docs/decisions/0266).
     AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,

@@ -43,6 +43,7 @@ export function createSandboxProcessor(
     Config,
     | 'PUBLIC_BASE_URL'
     | 'SANDBOX_NOTIFICATION_SECRET'
+    | 'NODE_ENV'
     | 'SANDBOX_NOTIFICATION_URL'
     | 'SANDBOX_AUTO_SETTLE'
     | 'SANDBOX_SETTLEMENT_DELAY_MS'

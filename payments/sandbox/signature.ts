@@ -8,11 +8,15 @@ import type { Config } from '../../lib/config';
 export const SANDBOX_SIGNATURE_HEADER = 'Sandbox-Signature';
 const TOLERANCE_SECONDS = 300;
 
-// Development and tests only; loadConfig refuses the sandbox in production without a real secret.
+// Development and tests only; loadConfig refuses the sandbox in production without a real secret,
+// and this refuses again rather than verify "paid" with a public constant (docs/decisions/0259).
 const DEVELOPMENT_SECRET = 'tranche-sandbox-development-notification-secret';
 
-export const sandboxSecret = (config: Pick<Config, 'SANDBOX_NOTIFICATION_SECRET'>): string =>
-  config.SANDBOX_NOTIFICATION_SECRET ?? DEVELOPMENT_SECRET;
+export function sandboxSecret(config: Pick<Config, 'SANDBOX_NOTIFICATION_SECRET' | 'NODE_ENV'>): string {
+  if (config.SANDBOX_NOTIFICATION_SECRET) return config.SANDBOX_NOTIFICATION_SECRET;
+  if (config.NODE_ENV === 'production') throw new Error('SANDBOX_NOTIFICATION_SECRET is required in production');
+  return DEVELOPMENT_SECRET;
+}
 
 const mac = (secret: string, t: number, body: string) =>
   createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');

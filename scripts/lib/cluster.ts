@@ -207,6 +207,9 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       TRUST_PROXY: 'true',
       TRUST_PROXY_HOPS: '1',
       ...clusterSecrets(o.dataDir),
+      // The shape takes no money on this machine: the sandbox, knowingly, which /ready and the
+      // console's header then say (docs/decisions/0259-production-by-default.md).
+      ...(process.env.PAYMENT_PROCESSOR === 'stripe' ? {} : { PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' }),
       ...tracing,
       ...o.env,
     };

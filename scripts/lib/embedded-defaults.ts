@@ -47,6 +47,9 @@ const LOCAL_METRICS_PORTS = { api: 9464, worker: 9465, temporalSdk: 9466 } as co
 
 export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string> {
   return {
+    // Unset is production (lib/config.ts): npm start is the development opt-in, for this machine only
+    // (docs/decisions/0259-production-by-default.md).
+    NODE_ENV: env.NODE_ENV ?? 'development',
     // The development identity provider mints tokens for anyone: on only here, where it is the point.
     DEV_IDP_ENABLED: env.DEV_IDP_ENABLED ?? 'true',
     IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,

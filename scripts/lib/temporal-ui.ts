@@ -26,6 +26,9 @@ export async function startTemporalUi(opts: {
       ...(opts.codecEndpoint
         ? { TEMPORAL_CODEC_ENDPOINT: opts.codecEndpoint, TEMPORAL_CODEC_INCLUDE_CREDENTIALS: 'true' }
         : {}),
+      // Read-only unless asked: signal, terminate, reset and the rest bypass the API's checks and
+      // its audit trail (docs/decisions/0261-cluster-and-compose-closed.md).
+      TEMPORAL_DISABLE_WRITE_ACTIONS: process.env.TEMPORAL_DISABLE_WRITE_ACTIONS ?? 'true',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

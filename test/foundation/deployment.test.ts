@@ -19,8 +19,8 @@ describe('deployment shape', () => {
     TEMPORAL_DB_PASSWORD: 'p',
     ACCESS_TOKEN_PRIVATE_KEY: 'k',
     WEBHOOK_SECRET_KEYS: 'w',
-    SANDBOX_NOTIFICATION_SECRET: 's',
     TEMPORAL_PAYLOAD_KEYS: 't',
+    PAYMENT_PROCESSOR: 'stripe',
   };
   let compose: any;
   beforeAll(async () => {
@@ -113,11 +113,78 @@ describe('deployment shape', () => {
       ...compose.services.api.environment,
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
-      SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32),
+      AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 2).toString('base64')}`,
+      TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
+      STRIPE_SECRET_KEY: 'sk_live_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+    };
+    expect(loadConfig(env)).toMatchObject({ NODE_ENV: 'production', PAYMENT_PROCESSOR: 'stripe' });
+  });
+
+  it('runs the payment sandbox only when PAYMENTS_SANDBOX_IN_PRODUCTION says so, with a secret of its own', async () => {
+    const parsed = async (extra: Record<string, string>) =>
+      JSON.parse(
+        (
+          await run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--format', 'json'], {
+            cwd: root,
+            env: { ...process.env, ...secrets, ...extra },
+            timeout: 30_000,
+          })
+        ).stdout,
+      ).services.api.environment;
+    const keys = {
+      ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
+      WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 2).toString('base64')}`,
       TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     };
-    expect(() => loadConfig(env)).not.toThrow();
+    const sandbox = { ...(await parsed({ PAYMENT_PROCESSOR: 'sandbox' })), ...keys };
+    expect(() => loadConfig(sandbox)).toThrow(/PAYMENT_PROCESSOR: .*PAYMENTS_SANDBOX_IN_PRODUCTION=true/);
+    const demo = {
+      ...(await parsed({ PAYMENT_PROCESSOR: 'sandbox', PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' })),
+      ...keys,
+    };
+    expect(() => loadConfig(demo)).toThrow(/SANDBOX_NOTIFICATION_SECRET: required in production/);
+    expect(loadConfig({ ...demo, SANDBOX_NOTIFICATION_SECRET: 's'.repeat(32) }).PAYMENTS_SANDBOX_IN_PRODUCTION).toBe(
+      true,
+    );
+  });
+
+  it('publishes no Temporal port beyond its network, and the Web UI on loopback only, read-only', () => {
+    const published = (service: string): { host_ip?: string; published: string; target: number }[] =>
+      compose.services[service].ports ?? [];
+    // Every port but the gateway's is bound to loopback, or not published at all.
+    for (const [name] of Object.entries(compose.services).filter(([name]) => name !== 'gateway'))
+      for (const port of published(name))
+        expect({ service: name, host_ip: port.host_ip }).toEqual({
+          service: name,
+          host_ip: '127.0.0.1',
+        });
+    // The frontend runs with no auth: it is published nowhere, not even on loopback.
+    const temporal = compose.services.temporal;
+    expect(temporal.entrypoint.join(' ')).toContain('--allow-no-auth');
+    expect(published('temporal')).toEqual([]);
+    for (const [name, service] of Object.entries(compose.services) as [
+      string,
+      { entrypoint?: string[]; command?: string[] },
+    ][])
+      if ([...(service.entrypoint ?? []), ...(service.command ?? [])].join(' ').includes('--allow-no-auth'))
+        expect({ service: name, ports: published(name) }).toEqual({ service: name, ports: [] });
+    const ui = compose.services['temporal-ui'];
+    expect(published('temporal-ui').map((p) => [p.host_ip, p.published, p.target])).toEqual([
+      ['127.0.0.1', '8233', 8080],
+    ]);
+    expect(ui.environment.TEMPORAL_DISABLE_WRITE_ACTIONS).toBe('true');
+    // The UI's config file reads that variable into the setting that turns every write action off.
+    expect(readFileSync(join(root, 'deploy', 'temporal-ui', 'docker.yaml'), 'utf8')).toMatch(
+      /^disableWriteActions: \{\{ env "TEMPORAL_DISABLE_WRITE_ACTIONS"/m,
+    );
+  });
+
+  it('builds an image that runs in production whatever starts it', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(finalStage).toMatch(/^ENV NODE_ENV=production$/m);
   });
 
   it('migrates as the owner in a step of its own, and serves as the row-rights role (docs/decisions/0265)', () => {
@@ -144,7 +211,7 @@ describe('deployment shape', () => {
 });
 
 describe('configuration', () => {
-  const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db' };
+  const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', NODE_ENV: 'development' };
 
   it('applies the documented defaults', () => {
     const config = loadConfig(valid);
@@ -167,7 +234,7 @@ describe('configuration', () => {
   });
 
   it('requires DATABASE_URL', () => {
-    expect(() => loadConfig({})).toThrow(/DATABASE_URL:/);
+    expect(() => loadConfig({ NODE_ENV: 'development' })).toThrow(/DATABASE_URL:/);
   });
 
   it('requires an access-token signing key in production', () => {

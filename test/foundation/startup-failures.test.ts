@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
+import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+import { freshDatabase } from '../support/service';
 
 const root = join(__dirname, '..', '..');
 
@@ -106,5 +109,112 @@ describe('start-up failures', () => {
     expect(output).not.toMatch(/undefined/);
     expect(output).toContain(join(dir, 'no-temporal-server'));
     expect(output).toContain('bash scripts/tools.sh temporal-server');
+  }, 120_000);
+});
+
+/**
+ * A deployed process (`npm run api`, `npm run worker`, the image) is production unless NODE_ENV
+ * opts out: no secret of its own means no start, never a public fallback
+ * (docs/decisions/0259-production-by-default.md).
+ */
+describe('production by default, as a process', () => {
+  /** The environment a deployment would pass, with no NODE_ENV and none of the secrets. */
+  const deployed = async (): Promise<Record<string, string>> => {
+    const env = { ...process.env } as Record<string, string>;
+    for (const name of [
+      'NODE_ENV',
+      'ACCESS_TOKEN_PRIVATE_KEY',
+      'WEBHOOK_SECRET_KEY',
+      'WEBHOOK_SECRET_KEYS',
+      'SANDBOX_NOTIFICATION_SECRET',
+      'PAYMENT_PROCESSOR',
+      'PAYMENTS_SANDBOX_IN_PRODUCTION',
+      'DEV_IDP_ENABLED',
+    ])
+      delete env[name];
+    return { ...env, LOG_LEVEL: 'warn', DATABASE_URL: await freshDatabase(), PORT: String(await freePort()) };
+  };
+  const secrets = () => ({
+    ACCESS_TOKEN_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+    WEBHOOK_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    SANDBOX_NOTIFICATION_SECRET: randomBytes(32).toString('hex'),
+  });
+
+  /** Starts an entry point; its exit code and output, or null and the output so far once it is still up after `upMs`. */
+  function start(file: string, env: Record<string, string>, upMs = 30_000) {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    return new Promise<{ code: number | null; output: string }>((resolve) => {
+      const timer = setTimeout(() => {
+        resolve({ code: null, output });
+        void stopProcess(child);
+      }, upMs);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, output });
+      });
+    });
+  }
+
+  it.each(['api/main.ts', 'worker/main.ts'])(
+    '%s with no NODE_ENV refuses to start, naming every missing secret and how to make it',
+    async (file) => {
+      const { code, output } = await start(file, await deployed());
+      expect(code).not.toBe(null); // it did not stay up on a development default
+      expect(code).not.toBe(0);
+      expect(output).toMatch(/ACCESS_TOKEN_PRIVATE_KEY: required in production.*openssl genpkey/);
+      expect(output).toMatch(/WEBHOOK_SECRET_KEYS: required in production.*openssl rand -base64 32/);
+      expect(output).toMatch(/PAYMENT_PROCESSOR: the sandbox processor .* refused in production/);
+      expect(output).toMatch(/NODE_ENV=development/);
+    },
+    60_000,
+  );
+
+  it('refuses the payment sandbox in production unless PAYMENTS_SANDBOX_IN_PRODUCTION=true', async () => {
+    const { code, output } = await start('api/main.ts', { ...(await deployed()), ...secrets() });
+    expect(code).not.toBe(null);
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/PAYMENT_PROCESSOR: .*PAYMENTS_SANDBOX_IN_PRODUCTION=true/);
+    expect(output).not.toMatch(/ACCESS_TOKEN_PRIVATE_KEY:|WEBHOOK_SECRET_KEYS:/);
+  }, 60_000);
+
+  it('with PAYMENTS_SANDBOX_IN_PRODUCTION=true, says so in /ready and in the console header', async () => {
+    const env: Record<string, string> = { ...(await deployed()), ...secrets(), PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' };
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'api/main.ts')], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const base = `http://127.0.0.1:${env.PORT}`;
+    try {
+      const deadline = Date.now() + 90_000;
+      let ready: Response | null = null;
+      while (Date.now() < deadline && child.exitCode === null) {
+        ready = await fetch(`${base}/ready`).catch(() => null);
+        if (ready?.ok) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect({ status: ready?.status, output }).toMatchObject({ status: 200 });
+      expect(((await ready!.json()) as { data: unknown }).data).toEqual({
+        database: 'ok',
+        temporal: 'ok',
+        payments_sandbox_in_production: true,
+      });
+      const signIn = await fetch(`${base}/console/sign-in`);
+      expect(await signIn.text()).toMatch(
+        /<mark data-testid="sandbox-in-production">Payment sandbox in production: no money moves<\/mark>/,
+      );
+    } finally {
+      await stopProcess(child);
+    }
   }, 120_000);
 });

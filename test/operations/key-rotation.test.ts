@@ -79,6 +79,8 @@ describe('webhook secret-sealing keyring', () => {
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
       TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
+      AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 3).toString('base64')}`,
+      PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
       ...env,
     });
 

@@ -17,7 +17,12 @@ describe('Temporal connection options', () => {
   writeFileSync(files.key, keyPem);
   writeFileSync(files.ca, '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n');
   const config = (env: Record<string, string>) =>
-    loadConfig({ DATABASE_URL: 'postgres://u@127.0.0.1/db', TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', ...env });
+    loadConfig({
+      DATABASE_URL: 'postgres://u@127.0.0.1/db',
+      NODE_ENV: 'development',
+      TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
+      ...env,
+    });
 
   it('connects in plain text when nothing asks for TLS', () => {
     expect(temporalConnectionOptions(config({}))).toEqual({ address: 'ns.acct.tmprl.cloud:7233' });

@@ -6,7 +6,7 @@ import { PaymentRefused } from '../../domain/payment-processor';
 import { ConfigError, loadConfig } from '../../lib/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { paymentReferences } from '../../payments/payment-references';
-import { signSandboxBody, verifySandboxSignature } from '../../payments/sandbox/signature';
+import { sandboxSecret, signSandboxBody, verifySandboxSignature } from '../../payments/sandbox/signature';
 import { stripeClient } from '../../payments/stripe/stripe-client';
 import { createStripeProcessor } from '../../payments/stripe/stripe-processor';
 import { fromStripeAmount, toStripeAmount } from '../../payments/stripe/stripe-amounts';
@@ -30,7 +30,7 @@ describe('sandbox notification signatures', () => {
 });
 
 describe('payment configuration', () => {
-  const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db' };
+  const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', NODE_ENV: 'development' };
 
   it('runs the sandbox by default and refuses Stripe without its keys', () => {
     expect(loadConfig(base).PAYMENT_PROCESSOR).toBe('sandbox');
@@ -46,8 +46,13 @@ describe('payment configuration', () => {
       NODE_ENV: 'production',
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----x',
       WEBHOOK_SECRET_KEY: Buffer.alloc(32).toString('base64'),
+      PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
     };
     expect(() => loadConfig(production)).toThrow(/SANDBOX_NOTIFICATION_SECRET/);
+    // Nor, past the config, does the sandbox fall back to its public development constant.
+    expect(() => sandboxSecret({ NODE_ENV: 'production', SANDBOX_NOTIFICATION_SECRET: undefined })).toThrow(
+      /SANDBOX_NOTIFICATION_SECRET is required in production/,
+    );
   });
 });
 

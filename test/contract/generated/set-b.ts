@@ -2515,6 +2515,8 @@ export interface operations {
                             temporal: "ok";
                             /** @description The start-up warm-up parts that have run (all of them: /ready waits for the last, a warm worker) */
                             warmed: ("database_pool" | "publish_statement" | "temporal" | "request_path" | "worker")[];
+                            /** @constant */
+                            payments_sandbox_in_production?: true;
                         };
                     };
                 };
