@@ -61,6 +61,9 @@ if [ "$what" = "npm start" ]; then
     bash .ci/readme-your-way.sh || { stop || true; fail "README's temporal:setup, worker or api failed against npm start"; }
   fi
 fi
+if [ "$what" = "npm run cluster" ]; then
+  npx tsx scripts/ci-cluster-loopback.ts || { stop || true; fail "npm run cluster accepted a loopback webhook target"; }
+fi
 echo "[ci] stopping $what as Ctrl-C does" >&2
 if ! stop; then
   ps -o pid,user,args -g "$group" >&2 || true
