@@ -40,7 +40,6 @@ const routers: ((deps: ApiDeps) => Router)[] = [
   reviewRouter,
   endpointHealthRouter,
   auditRouter,
-  codecRouter,
 ];
 
 export function createApp(deps: ApiDeps): Koa {
@@ -78,6 +77,9 @@ export function createApp(deps: ApiDeps): Koa {
   for (const router of [
     ...built,
     openApiRouter(built, { title: 'Tranche API', version: '0.1.0', description: DESCRIPTION }, config.BEHAVIOUR_SET),
+    // Temporal's remote codec protocol for the Web UI and CLI, not the JSON API: outside the document
+    // like the console it sits under (docs/decisions/0307-codec-server-for-operators.md).
+    codecRouter(deps),
   ]) {
     app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   }

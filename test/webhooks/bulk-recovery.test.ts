@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -115,7 +116,10 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
 
     // Its history replays on this code; RECORD_HISTORIES=1 keeps it for test/replay.
     const history = await svc.temporal.workflow.getHandle(recoveryWorkflowId(started.body.data.id)).fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, history);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
+      history,
+    );
     if (process.env.RECORD_HISTORIES)
       writeFileSync(join(__dirname, '../replay/histories/webhook-recovery.json'), historyToJSON(history));
   }, 180_000);

@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -189,7 +190,7 @@ describe('endpoint health on the delivery schedule (issue 12, time skipping)', (
   it('replays the recorded history of a stretched schedule with the current workflow code (determinism guard)', async () => {
     expect(stretched).toBeDefined();
     await Worker.runReplayHistory(
-      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } },
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
       stretched!.history,
       stretched!.workflowId,
     );

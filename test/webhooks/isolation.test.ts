@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -213,7 +214,10 @@ describe('the delivery engine keeps endpoints and organisations apart (issue 19)
       .filter((e) => e.childWorkflowExecutionStartedEventAttributes);
     expect(started.length).toBeGreaterThanOrEqual(4);
     const recorded = histories.find((h) => h?.events?.some((e) => e.childWorkflowExecutionStartedEventAttributes))!;
-    await Worker.runReplayHistory({ workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } }, recorded);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
+      recorded,
+    );
     // RECORD_HISTORY_DIR=test/replay/histories records this shape for the replay suite.
     if (process.env.RECORD_HISTORY_DIR)
       writeFileSync(join(process.env.RECORD_HISTORY_DIR, 'webhook-retry-scheduler.json'), historyToJSON(recorded));

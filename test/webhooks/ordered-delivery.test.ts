@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -125,7 +126,7 @@ describe('ordered delivery per subscription (issue 12)', () => {
     ).resolves.toBeDefined();
     const history = await handle.fetchHistory();
     await Worker.runReplayHistory(
-      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } },
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
       history,
       handle.workflowId,
     );

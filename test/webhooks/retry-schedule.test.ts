@@ -1,3 +1,4 @@
+import { testDataConverter } from '../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -158,7 +159,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
   it('replays the recorded history of a full schedule with the current workflow code (determinism guard)', async () => {
     expect(exhaustedHistory).toBeDefined();
     await Worker.runReplayHistory(
-      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! } },
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
       exhaustedHistory!.history,
       exhaustedHistory!.workflowId,
     );

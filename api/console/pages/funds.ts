@@ -105,7 +105,7 @@ function refundSection(q: RefundLookup, p: Principal): Html {
   <label for="refund_subscription">Subscription id</label>
   <fieldset role="group">
     <input id="refund_subscription" name="refund" value="${q.subscriptionId}" required maxlength="36" autocomplete="off" spellcheck="false">
-    <button type="submit" data-testid="refund-lookup">Look up</button>
+    <button type="submit" data-testid="refund-lookup">Find subscription</button>
   </fieldset>
 </form></search>
 ${
