@@ -186,7 +186,12 @@ describe('production by default, as a process', () => {
   }, 60_000);
 
   it('with PAYMENTS_SANDBOX_IN_PRODUCTION=true, says so in /ready and in the console header', async () => {
-    const env: Record<string, string> = { ...(await deployed()), ...secrets(), PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' };
+    const env: Record<string, string> = {
+      ...(await deployed()),
+      ...secrets(),
+      PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
+      TEMPORAL_TASK_QUEUE: `sandbox-${randomBytes(4).toString('hex')}`,
+    };
     const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'api/main.ts')], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -194,6 +199,12 @@ describe('production by default, as a process', () => {
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
+    // /ready waits for a warm worker on the same database (docs/decisions/0302-warm-before-ready.md).
+    const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'worker/main.ts')], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    worker.stderr.on('data', (d) => (output += d));
     const base = `http://127.0.0.1:${env.PORT}`;
     try {
       const deadline = Date.now() + 90_000;
@@ -204,7 +215,7 @@ describe('production by default, as a process', () => {
         await new Promise((r) => setTimeout(r, 300));
       }
       expect({ status: ready?.status, output }).toMatchObject({ status: 200 });
-      expect(((await ready!.json()) as { data: unknown }).data).toEqual({
+      expect(((await ready!.json()) as { data: unknown }).data).toMatchObject({
         database: 'ok',
         temporal: 'ok',
         payments_sandbox_in_production: true,
@@ -214,7 +225,7 @@ describe('production by default, as a process', () => {
         /<mark data-testid="sandbox-in-production">Payment sandbox in production: no money moves<\/mark>/,
       );
     } finally {
-      await stopProcess(child);
+      await Promise.all([stopProcess(child), stopProcess(worker)]);
     }
   }, 120_000);
 });

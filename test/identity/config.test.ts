@@ -56,6 +56,8 @@ describe('production by default', () => {
     ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
     WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
     SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
+    TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
+    AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 3).toString('base64')}`,
   };
   const message = (env: NodeJS.ProcessEnv): string => {
     try {

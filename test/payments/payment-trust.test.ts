@@ -1,5 +1,6 @@
 import { actor } from '../support/fixtures';
-import { startService, type TestService } from '../support/service';
+import { Client as PgClient } from 'pg';
+import { ownerUrlOf, startService, type TestService } from '../support/service';
 import {
   eventually,
   openCheckout,
@@ -128,7 +129,13 @@ describe('Set A: card linked, then wire; collection outage', () => {
     const id = await signedSubscription(w, 2);
     await linkCard(id);
     await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {});
-    const knex = svc.orm.em.getConnection();
+    // The outage is staged by the table's owner: the service's own role may not rename it (docs/decisions/0265).
+    const owner = new PgClient({
+      connectionString: ownerUrlOf(svc.config.DATABASE_URL),
+      connectionTimeoutMillis: 5000,
+    });
+    await owner.connect();
+    const knex = { execute: (sql: string) => owner.query(sql) };
     await knex.execute('alter table payment_sandbox_collections rename to payment_sandbox_collections_down');
     try {
       expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).status).toBe(200);
@@ -156,6 +163,7 @@ describe('Set A: card linked, then wire; collection outage', () => {
       expect(left).toBe(0);
     } finally {
       await knex.execute('alter table payment_sandbox_collections_down rename to payment_sandbox_collections');
+      await owner.end();
     }
     expect(await collections(id)).toEqual([]);
     expect(await subscription(w, id)).toMatchObject({ status: 'voided', payment_status: 'pending' });
