@@ -4,6 +4,7 @@ import { disableReason, type DisableReason } from '../domain/endpoint-health';
 import { ENDPOINT_DISABLED, EVENT_SOURCES, type ServiceEvent } from '../domain/events';
 import { newId } from '../lib/ids';
 import { publishEvents } from './publish';
+import { stopWaiting } from './attempt-store';
 
 /**
  * Disables an enabled endpoint and, in the same transaction, publishes `webhook.endpoint.disabled`
@@ -26,6 +27,19 @@ export async function disableEndpoint(
       .update({ status: 'disabled', disabled_reason: reason, disabled_at: at, updated_at: trx.fn.now() })
       .returning(['id', 'org_id', 'url', 'description']);
     if (!row) return false;
+    // Its queued first attempts end now, failed with the reason and recoverable, in the transaction
+    // that disables it: a dispatcher round might otherwise only look after a re-enable and never see
+    // the endpoint disabled (docs/decisions/0290-nothing-left-pending.md). Ordered ones are their
+    // subscription's ordered workflow's to end.
+    const queued: { delivery_id: string }[] = await trx('webhook_queue')
+      .where({ endpoint_id: endpointId })
+      .whereNull('ordered_key')
+      .del()
+      .returning('delivery_id');
+    await stopWaiting(
+      trx,
+      queued.map((q) => q.delivery_id),
+    );
     const event: ServiceEvent = {
       id: newId(),
       type: ENDPOINT_DISABLED,
