@@ -43,10 +43,11 @@ describe.each(['A', 'B'] as const)('Set %s: the 30-second response limit (spec Â
     const failed = await eventually(
       async () => {
         const d = await detail();
-        return d?.attempts?.[0]?.duration_ms !== null && d?.attempts?.length ? d : undefined;
+        // The attempt's record and the delivery's status land a moment apart: wait for both.
+        return d?.status === 'failed' && d.attempts?.[0]?.duration_ms != null ? d : undefined;
       },
       45_000,
-      'attempt 1 recorded',
+      'attempt 1 recorded, the delivery failed',
     );
     const [first] = failed.attempts;
     expect(first).toMatchObject({ number: 1, response_status: null });
