@@ -66,7 +66,10 @@ describe('nothing is left pending', () => {
     // Seen failing before the fix: 9 of the 10 stayed `pending` with nothing left to send them.
     const after = await settled(staff, ids);
     const failed = after.filter((d) => d.status !== 'success');
-    expect(failed.length).toBeGreaterThan(0); // the rate limit held most of them back
+    // Engine shape: the queued ones end failed at the disable (the rate limit held most of them back).
+    // Workflow shape: each is already a workflow waiting its turn, which finds the endpoint enabled
+    // again and delivers: nothing is left pending either way (docs/decisions/0290-nothing-left-pending.md).
+    if (svc.config.WEBHOOK_DELIVERY_SHAPE === 'engine') expect(failed.length).toBeGreaterThan(0);
     for (const d of failed) {
       expect(d.status).toBe('failed');
       expect(d.next_attempt_at).toBeNull();
