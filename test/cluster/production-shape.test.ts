@@ -1,4 +1,5 @@
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { Client as PgClient } from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type Cluster } from '../../scripts/lib/cluster';
@@ -28,8 +29,11 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
   beforeAll(async () => {
     pgPort = await freePort();
     postgres = await startPostgres();
+    // The production shape serves as a row-rights role and migrates as the owner (docs/decisions/0265).
+    const service = await serviceRoleOn(postgres.url);
     cluster = await startCluster({
-      databaseUrl: postgres.url,
+      databaseUrl: service,
+      migrationUrl: postgres.url,
       dataDir: dir,
       port: await freePort(),
       apiPorts: [await freePort(), await freePort()],
@@ -125,3 +129,22 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     expect([...cluster.workers, ...cluster.apis].every(alive)).toBe(true);
   }, 400_000);
 });
+
+/** The services' login role in the group the migrations grant to, made once on this server by its superuser. */
+async function serviceRoleOn(ownerUrl: string): Promise<string> {
+  const client = new PgClient({ connectionString: ownerUrl, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const has = async (role: string) =>
+      ((await client.query('select 1 from pg_roles where rolname = $1', [role])).rowCount ?? 0) > 0;
+    if (!(await has('tranche_service'))) await client.query('create role tranche_service nologin');
+    if (!(await has('tranche_app')))
+      await client.query("create role tranche_app login password 'tranche-app' in role tranche_service");
+  } finally {
+    await client.end();
+  }
+  const url = new URL(ownerUrl);
+  url.username = 'tranche_app';
+  url.password = 'tranche-app';
+  return url.toString();
+}
