@@ -43,7 +43,13 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
       temporalServerDir: process.env.TEMPORAL_SERVER_DIR!,
       compiled: false,
       // One test client writes in bursts; webhook receivers listen on loopback over plain http.
-      env: { WRITE_RATE_LIMIT: '1000000', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', LOG_LEVEL: 'info' },
+      // The run's payload keyring, so this test's own Temporal client reads what the services seal.
+      env: {
+        WRITE_RATE_LIMIT: '1000000',
+        WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+        LOG_LEVEL: 'info',
+        TEMPORAL_PAYLOAD_KEYS: process.env.TEMPORAL_PAYLOAD_KEYS!,
+      },
       output: createWriteStream(join(dir, 'cluster.log'), { flags: 'a' }),
     });
   }, 600_000);
