@@ -404,7 +404,7 @@ export const ConfigSchema = z.object({
   RETENTION_PRUNE_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).optional(),
   /**
    * Days the audit trail (audit_events) is kept, apart from operational data: 2555 = 7 years.
-   * Nothing prunes it yet (docs/decisions-audit.md).
+   * Nothing prunes it yet (docs/decisions/README.md, Operating for years).
    */
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(2555),
   /**

@@ -8,7 +8,7 @@ import { auditReads } from './audit-reads';
 import { csvHeader, csvLine } from './csv';
 import { AuditEventList, AuditEventsQuery, AuditFilterQuery } from './schema';
 
-/** Issue 21: the organisation's audit trail, for its administrators (docs/decisions-audit.md). */
+/** Issue 21: the organisation's audit trail, for its administrators (docs/decisions/README.md, Operating for years). */
 export function auditRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/audit' });
   const admin = auth(deps.tokens, 'admin');

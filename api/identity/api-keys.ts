@@ -36,7 +36,7 @@ export const toApiKeyView = (k: IdentityApiKey): ApiKeyView => ({
 /**
  * Creates a key for the organisation; the plain key is returned here once and the key's record keeps
  * only its hash. The answer that shows it is kept sealed under its Idempotency-Key, if it came with
- * one, and replayed only to the same admin holding the same roles (docs/decisions-access.md).
+ * one, and replayed only to the same admin holding the same roles (docs/decisions/README.md, Trust, second pass).
  */
 export async function createApiKey(em: EntityManager, input: { orgId: string; name: string; createdBy: string }) {
   const secret = randomBytes(32).toString('hex');

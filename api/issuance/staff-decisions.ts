@@ -10,7 +10,7 @@ export type SeenRecord = (record: SubscriptionRecord) => void;
 
 /**
  * Staff decisions on subscriptions, in the audit trail once the workflow answers or refuses, with
- * the subscription's status before and after (api/audit/recorder.ts, docs/decisions-audit.md).
+ * the subscription's status before and after (api/audit/recorder.ts, docs/decisions/README.md, Operating for years).
  */
 export function staffDecisions(orm: Orm) {
   return (

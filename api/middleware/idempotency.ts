@@ -31,7 +31,7 @@ type UnderKey = (principal: Principal, next: Next) => Promise<void>;
  * released and a retry runs again, as the same Temporal update (lib/idempotency-scope.ts).
  *
  * Nothing is claimed or replayed here: this only prepares the key, and auth() runs it once the
- * caller is authenticated and holds a role the route accepts (docs/decisions-access.md), so a
+ * caller is authenticated and holds a role the route accepts (docs/decisions/README.md, Trust, second pass), so a
  * replay goes only to a caller who may make the request now.
  */
 export function idempotency(deps: {
@@ -128,7 +128,7 @@ export function runUnderIdempotencyKey(ctx: Context, principal: Principal, next:
 /**
  * A route whose answer holds a secret (an API key, a webhook signing secret) calls this: no cache
  * on the way keeps the answer, and its Idempotency-Key replays it only to the same caller holding
- * the same roles (docs/decisions-access.md).
+ * the same roles (docs/decisions/README.md, Trust, second pass).
  */
 export function answerHoldsSecret(ctx: Context): void {
   ctx.set('Cache-Control', 'no-store');

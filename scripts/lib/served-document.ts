@@ -18,7 +18,7 @@ export async function documentFor(set: 'A' | 'B', url?: string): Promise<object>
   });
   const unused = {} as never;
   // request-context opens a MikroORM context on every request, and the shared rate limiters take
-  // the pool's knex when built (lib/rate-limit.ts); named stand-ins are all either reads here.
+  // the pool's knex when built (api/middleware/rate-limiter.ts); named stand-ins are all either reads here.
   const orm = {
     em: { name: 'unused', fork: () => unused, getConnection: () => ({ getKnex: () => unused }) },
   } as unknown as ApiDeps['orm'];

@@ -26,7 +26,7 @@ const WHOSE = {
 } as const;
 const DECISIONS = { decide_kyc: 'OWN_KYC', decide_accreditation: 'OWN_ACCREDITATION' } as const;
 
-/** The table as docs/decisions-access.md says it, not derived from the module. */
+/** The table as docs/decisions/README.md, Trust, second pass says it, not derived from the module. */
 function expected(
   roles: Role[],
   action: keyof typeof DECISIONS,
