@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { ConfigSchema, type Config } from './config';
 
@@ -81,14 +81,20 @@ export function payloadCodecOf(config: PayloadKeyConfig): AesGcmPayloadCodec | u
   return ring.length ? new AesGcmPayloadCodec(ring) : undefined;
 }
 
-/** The data converter for a Client or Worker: the default converters, then the codec. */
-export function dataConverterOf(config: PayloadKeyConfig): { payloadCodecs: PayloadCodec[] } {
+/** What `bundleWorkflowCode` and a data converter's `failureConverterPath` name: no import, a path. */
+export const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
+
+/**
+ * The data converter for a Client or Worker: the default payload converter, the failure converter
+ * that moves messages into a payload (lib/failure-converter.ts), then the codec.
+ */
+export function dataConverterOf(config: PayloadKeyConfig): DataConverter & { payloadCodecs: PayloadCodec[] } {
   const codec = payloadCodecOf(config);
-  return { payloadCodecs: codec ? [codec] : [] };
+  return { payloadCodecs: codec ? [codec] : [], failureConverterPath: FAILURE_CONVERTER_PATH };
 }
 
 /** The same, from an environment's variables alone: for a process that loads no whole config (a bench, a test's own client). */
-export function dataConverterFromEnv(env: NodeJS.ProcessEnv): { payloadCodecs: PayloadCodec[] } {
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv): DataConverter & { payloadCodecs: PayloadCodec[] } {
   return dataConverterOf(
     ConfigSchema.pick({ TEMPORAL_PAYLOAD_KEYS: true, TEMPORAL_PAYLOAD_KEYS_FILE: true }).parse(env),
   );

@@ -5,6 +5,7 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { FAILURE_CONVERTER_PATH } from '../lib/payload-codec';
 import { WORKFLOW_TRACING_MODULE } from '../lib/tracing';
 
 async function main(): Promise<void> {
@@ -18,11 +19,13 @@ async function main(): Promise<void> {
     log: () => undefined,
   };
   const workflowsPath = join(dist, 'workflows');
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quiet });
+  const failureConverterPath = FAILURE_CONVERTER_PATH;
+  const { code } = await bundleWorkflowCode({ workflowsPath, failureConverterPath, logger: quiet });
   writeFileSync(join(dist, 'workflow-bundle.js'), code);
   // The same with the OpenTelemetry workflow interceptors, for a worker with tracing on (issue 21).
   const traced = await bundleWorkflowCode({
     workflowsPath,
+    failureConverterPath,
     workflowInterceptorModules: [WORKFLOW_TRACING_MODULE],
     logger: quiet,
   });

@@ -1,4 +1,5 @@
 import { Worker as Thread } from 'node:worker_threads';
+import { FAILURE_CONVERTER_PATH } from '../lib/payload-codec';
 
 // Runs in a thread of its own: webpack's memory goes away with the thread instead of staying in
 // the worker's heap for its whole life (about 300 MiB of RSS on a 2-core machine).
@@ -6,7 +7,12 @@ const THREAD = `
   const { parentPort, workerData } = require('node:worker_threads');
   const { bundleWorkflowCode } = require(workerData.sdk);
   const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} };
-  bundleWorkflowCode({ workflowsPath: workerData.workflows, workflowInterceptorModules: workerData.interceptors, logger: quiet })
+  bundleWorkflowCode({
+    workflowsPath: workerData.workflows,
+    workflowInterceptorModules: workerData.interceptors,
+    failureConverterPath: workerData.failureConverter,
+    logger: quiet,
+  })
     .then((bundle) => parentPort.postMessage({ code: bundle.code }))
     .catch((err) => parentPort.postMessage({ error: String(err && err.stack || err) }));
 `;
@@ -20,6 +26,7 @@ export function bundleWorkflows(interceptors: readonly string[] = []): Promise<s
         sdk: require.resolve('@temporalio/worker'),
         workflows: require.resolve('../workflows'),
         interceptors,
+        failureConverter: FAILURE_CONVERTER_PATH,
       },
     });
     thread.once('message', (m: { code?: string; error?: string }) =>

@@ -56,17 +56,31 @@ describe('workflow payloads are sealed before Temporal stores them (docs/decisio
       signedAt: '2026-11-21T10:00:00Z',
     });
     expect(signed.status).toBe(200);
+    // A refusal from the workflow's update handler: its message is a failure in the history (0324).
+    const session = await world.post(s.id, 'create-setup-session', world.investor, {
+      paymentMethod: 'us_bank_account',
+      successUrl: 'https://investor.example/done',
+      cancelUrl: 'https://investor.example/cancel',
+    });
+    expect(session.status).toBe(200);
+    const early = await world.post(s.id, 'finalize-setup', world.investor);
+    expect([early.status, early.body.error.code]).toEqual([409, 'SETUP_INCOMPLETE']);
+    const refusal = 'complete it first';
+    expect(early.body.error.message).toContain(refusal);
 
     const workflowId = subscriptionWorkflowId(s.id);
     const sealed = await cliHistory(svc, workflowId);
     expect(sealed).toContain(Buffer.from(ENCRYPTED_ENCODING).toString('base64'));
+    expect(sealed).toContain('SETUP_INCOMPLETE'); // the failure is there; its type is not personal
     expect(sealed).not.toContain(signature);
     expect(sealed).not.toContain(world.investor.userId);
+    expect(sealed).not.toContain(refusal);
 
     const operator = await actor(svc, operators, ['admin']);
     const endpoint = `${svc.baseUrl}/console/codec`;
     const opened = await cliHistory(svc, workflowId, { endpoint, auth: `Bearer ${operator.token}` });
     expect(opened).toContain(signature);
+    expect(opened).toContain(refusal);
   });
 
   it('refuses the codec server to anyone but the operators, and answers the Web UI’s origin only', async () => {

@@ -2,6 +2,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FAILURE_CONVERTER_PATH } from '../../lib/payload-codec';
 
 /** Bundles the workflow code once for every test worker in the run (about a second, not one per file). */
 export default async function globalSetup(): Promise<void> {
@@ -10,7 +11,11 @@ export default async function globalSetup(): Promise<void> {
   }
   const dir = process.env.TRANCHE_TEST_DATA_DIR ?? join(tmpdir(), 'tranche-test');
   mkdirSync(dir, { recursive: true });
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    logger: quiet,
+  });
   const path = join(dir, 'workflow-bundle.js');
   writeFileSync(path, code);
   process.env.WORKFLOW_BUNDLE_PATH = path;
