@@ -38,39 +38,32 @@ const pem = (what: string) =>
  * Issue 32: how we authenticate at the transport to an integrator that demands it. Secrets (the client
  * key, the client secret) are sealed and never shown again; the view shows the rest.
  */
-export const AuthenticationInput = z
-  .discriminatedUnion('type', [
-    z
-      .strictObject({
-        type: z.literal('mtls'),
-        clientCertificate: pem('Our client certificate (then any intermediates)'),
-        clientKey: pem("The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1)"),
-        caCertificate: pem(
-          "The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots",
-        ).optional(),
-      })
-      .describe('Mutual TLS: every POST presents this client certificate'),
-    z
-      .strictObject({
-        type: z.literal('oauth2_client_credentials'),
-        tokenUrl: z.url().max(2048).describe("The authorization server's token endpoint (https)"),
-        clientId: z.string().min(1).max(256).regex(vschar),
-        clientSecret: z
-          .string()
-          .min(1)
-          .max(1024)
-          .regex(vschar)
-          .describe('Sent to the token endpoint only (HTTP Basic)'),
-        scope: z
-          .string()
-          .max(1000)
-          .regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/)
-          .optional()
-          .describe('Space-separated scopes to ask for'),
-      })
-      .describe('OAuth2 client credentials: every POST carries a bearer token from the token endpoint'),
-  ])
-  .meta({ id: 'WebhookEndpointAuthenticationInput' });
+export const AuthenticationInput = z.discriminatedUnion('type', [
+  z
+    .strictObject({
+      type: z.literal('mtls'),
+      clientCertificate: pem('Our client certificate (then any intermediates)'),
+      clientKey: pem("The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1)"),
+      caCertificate: pem(
+        "The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots",
+      ).optional(),
+    })
+    .describe('Mutual TLS: every POST presents this client certificate'),
+  z
+    .strictObject({
+      type: z.literal('oauth2_client_credentials'),
+      tokenUrl: z.url().max(2048).describe("The authorization server's token endpoint (https)"),
+      clientId: z.string().min(1).max(256).regex(vschar),
+      clientSecret: z.string().min(1).max(1024).regex(vschar).describe('Sent to the token endpoint only (HTTP Basic)'),
+      scope: z
+        .string()
+        .max(1000)
+        .regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/)
+        .optional()
+        .describe('Space-separated scopes to ask for'),
+    })
+    .describe('OAuth2 client credentials: every POST carries a bearer token from the token endpoint'),
+]);
 export type AuthenticationInput = z.infer<typeof AuthenticationInput>;
 
 /** spec §4.3 register body. */
