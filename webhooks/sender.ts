@@ -116,7 +116,7 @@ export function notSent(input: AttemptInput, error: string): Finished {
 }
 
 /** An endpoint whose client key or client secret no longer opens (issue 32): a failed attempt, never sent. */
-export const AUTHENTICATION_UNAVAILABLE =
+const AUTHENTICATION_UNAVAILABLE =
   "AUTHENTICATION_UNAVAILABLE: not sent, the endpoint's client key or client secret could not be opened";
 
 /** A delivery whose secret no longer opens: recorded as a failed attempt, never sent. */
