@@ -14,8 +14,8 @@ module.exports = {
       ? ['/node_modules/']
       : ['/node_modules/', '<rootDir>/test/cluster/'],
   transform: { '^.+\\.(ts|js|mjs)$': swc },
-  // ESM-only packages are compiled to CommonJS like our own code.
-  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
+  // ESM-only packages are compiled to CommonJS like our own code (oauth2-mock-server: a test's authorization server).
+  transformIgnorePatterns: ['/node_modules/(?!(jose|oauth2-mock-server|is-plain-obj)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 60_000,
   maxWorkers: 2,

@@ -1,6 +1,7 @@
 /**
  * `npm run -s webhook-secrets -- reseal`: after a new key was put first in WEBHOOK_SECRET_KEYS,
- * re-seals every endpoint's signing secret (and the one a rotation replaced, during its overlap)
+ * re-seals every endpoint's signing secret (and the one a rotation replaced, during its overlap, and the client key
+ * or client secret of an endpoint that authenticates at the transport)
  * still sealed under another key, so the old key can then leave the keyring (after
  * IDEMPOTENCY_KEY_TTL_HOURS, which kept answers sealed under it need). Straight to DATABASE_URL; safe to run twice and while the service runs (each
  * row is updated only if it still holds the value read). Each endpoint resealed gets an entry in
@@ -9,7 +10,7 @@
  * it seals under are yours, never the development key); against npm start's database, where the
  * development key sealed, run it with NODE_ENV=development.
  */
-import { secretBoxFrom, type SecretBox } from '../webhooks';
+import { authenticationAad, secretBoxFrom, type SecretBox } from '../webhooks';
 import { appendAuditEvent, type AuditActor } from '../db/audit-log';
 import { openOrm, type Orm } from '../db/orm';
 import { loadConfig } from '../lib/config';
@@ -28,7 +29,10 @@ export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ 
   const knex = orm.em.getConnection().getKnex();
   // The secret a rotation replaced still signs during its overlap (issue 12), so it is re-sealed too:
   // once the old key leaves the keyring, a value left under it would no longer open.
-  const columns = ['secret_ciphertext', 'previous_secret_ciphertext'] as const;
+  // So is the client key or client secret of an authenticated endpoint (issue 32), sealed to its own purpose.
+  const columns = ['secret_ciphertext', 'previous_secret_ciphertext', 'authentication_secret_ciphertext'] as const;
+  const aad = (c: (typeof columns)[number], id: string) =>
+    c === 'authentication_secret_ciphertext' ? authenticationAad(id) : id;
   const rows: ({ id: string; org_id: string } & Record<(typeof columns)[number], string | null>)[] = await knex(
     'webhook_endpoints',
   ).select('id', 'org_id', ...columns);
@@ -41,7 +45,9 @@ export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ 
     // Each endpoint's new values and its audit entry commit together; a row changed since it was
     // read (a rotation, another reseal) is left as it is, with no entry.
     resealed += await knex.transaction(async (trx) => {
-      const fresh = Object.fromEntries(stale.map((c) => [c, box.seal(row.id, box.open(row.id, row[c]!))]));
+      const fresh = Object.fromEntries(
+        stale.map((c) => [c, box.seal(aad(c, row.id), box.open(aad(c, row.id), row[c]!))]),
+      );
       const changed = await trx('webhook_endpoints')
         .where({ id: row.id, ...Object.fromEntries(stale.map((c) => [c, row[c]])) })
         .update(fresh);

@@ -2,6 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement } from '../db/prepared';
 import type { AttemptInput } from '../domain/webhook-messages';
 import { AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
+import type { EndpointAuthentication } from '../db/entities/webhook-rows';
 
 export interface Target {
   delivery_id: string;
@@ -24,6 +25,10 @@ export interface Target {
   traceparent: string | null;
   /** The endpoint asked for `traceparent` on its POSTs. */
   send_traceparent: boolean;
+  /** Transport authentication (issue 32), read with the endpoint's row; null for most endpoints. */
+  authentication: EndpointAuthentication | null;
+  /** Its client key or client secret, sealed (webhooks/authentication.ts names what it is sealed to). */
+  authentication_secret_ciphertext: string | null;
 }
 
 /** What a claim found: a fresh attempt to make, or a row this owner or another already holds. */
@@ -51,7 +56,8 @@ export interface Finished {
 /** The columns of a Target, over `webhook_deliveries d`, `webhook_endpoints e`, bodies `b` and `events ev`. */
 export const TARGET_COLUMNS = `d.id as delivery_id, d.event_id, d.event_type, d.status, d.endpoint_id, d.org_id, e.url,
   e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, e.deleted_at,
-  e.status as endpoint_status, b.body, ev.occurred_at, ev.traceparent, e.send_traceparent`;
+  e.status as endpoint_status, b.body, ev.occurred_at, ev.traceparent, e.send_traceparent,
+  e.authentication, e.authentication_secret_ciphertext`;
 
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
   if (deliveryIds.length === 0) return new Map();

@@ -18,6 +18,7 @@ export { pruneEventBatch } from './retention';
 export { disableEndpoint } from './endpoint-health';
 export { lastAttemptNumber } from './attempt-store';
 export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
+export { authenticationAad } from './authentication';
 export { renderEventBody, type EnvelopeSource } from './signing';
 export { IN_DOUBT_ERROR } from './recorder';
 export { CIRCUIT_OPEN } from './sender';

@@ -83,7 +83,7 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
  * depends on the URL alone, so it is kept (bounded) rather than re-parsed on every attempt.
  */
 const literalVerdicts = new Map<string, SsrfRefusedError | null>();
-function refuseLiteral(url: string, policy: SsrfPolicy): void {
+export function refuseLiteral(url: string, policy: SsrfPolicy): void {
   const key = `${policy.allowLoopback ? 1 : 0}${policy.allowPrivate ? 1 : 0}${url}`;
   let verdict = literalVerdicts.get(key);
   if (verdict === undefined) {
@@ -94,7 +94,10 @@ function refuseLiteral(url: string, policy: SsrfPolicy): void {
   if (verdict) throw verdict;
 }
 
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string | null> {
+export async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  limit: number,
+): Promise<string | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {

@@ -3,12 +3,15 @@ import { logger } from '../lib/logger';
 import type { SsrfPolicy } from '../lib/ssrf-guard';
 import type { HostResolver } from '../lib/dns-resolver';
 import type { Finished, Target } from './attempt-store';
-import { connectionFor, post, type Connection } from './post';
+import { connectionFor, post, type Connection, type PostResult } from './post';
 import { openingCache, type SecretBox } from './secret-box';
 import { endpointKeys, signedRequest } from './signing';
 import { parseRetryAfter } from '../domain/retry-schedule';
 import { tracingOn } from '../lib/tracing';
 import { tracedPost } from './post-span';
+import { mtlsPools } from './mtls-agents';
+import { oauth2Tokens } from './oauth2-tokens';
+import { explainMtlsFailure, postWithBearer, REDACTED_BEARER } from './authenticated-post';
 
 export interface Sender {
   /** Signs and POSTs one attempt; every outcome, a delivery that cannot be signed included, is a result. */
@@ -28,6 +31,10 @@ export function createSender(deps: {
 }): Sender {
   const box = openingCache(deps.secrets);
   let connection: Connection | undefined;
+  const shared = () => (connection ??= connectionFor(deps.ssrf, deps.resolver));
+  // Endpoints that authenticate at the transport (issue 32): their own pools (mTLS) or tokens (OAuth2).
+  const mtls = mtlsPools({ policy: deps.ssrf, resolver: deps.resolver, box });
+  const tokens = oauth2Tokens({ box, connection: shared });
   return {
     async send(t, input) {
       let request;
@@ -43,12 +50,43 @@ export function createSender(deps: {
         logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
         return notSent(input, SIGNING_FAILED);
       }
-      const via = (connection ??= connectionFor(deps.ssrf, deps.resolver));
+      const auth = t.authentication;
+      let via: Connection;
+      if (auth?.type === 'mtls') {
+        try {
+          via = mtls.connectionFor(t.endpoint_id, auth, t.authentication_secret_ciphertext!);
+        } catch (err) {
+          logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'client key could not be opened');
+          return notSent(input, AUTHENTICATION_UNAVAILABLE);
+        }
+      } else via = shared();
       // Traced, the POST is a span in the publishing request's trace (issue 21); off, a consumer that
       // asked for it still gets the publisher's traceparent. Not signed (docs/decisions).
       const traced = tracingOn();
       if (!traced && t.send_traceparent && t.traceparent) request.headers.traceparent = t.traceparent;
-      const res = traced ? await tracedPost(t, request, via) : await post(t.url, request, via);
+      const once = () => (traced ? tracedPost(t, request, via) : post(t.url, request, via));
+      let res: PostResult;
+      if (!auth) res = await once();
+      else if (auth.type === 'mtls') {
+        res = await once();
+        if (res.status === null && res.error !== null) res = { ...res, error: explainMtlsFailure(res.error) };
+      } else {
+        let answered;
+        try {
+          answered = await postWithBearer(tokens, t, request, once);
+        } catch (err) {
+          // A client secret that no longer opens: recorded like a signing secret that does not.
+          logger.error(
+            { deliveryId: input.deliveryId, err: (err as Error).message },
+            'client secret could not be opened',
+          );
+          return notSent(input, AUTHENTICATION_UNAVAILABLE);
+        }
+        if (!answered.sent) return { ...notSent(input, answered.error!), durationMs: answered.durationMs };
+        // The record keeps that a token went, never the token (it is a credential until it expires).
+        request.headers.authorization = REDACTED_BEARER;
+        res = answered;
+      }
       return {
         input,
         durationMs: res.durationMs,
@@ -76,6 +114,10 @@ export function notSent(input: AttemptInput, error: string): Finished {
     requestHeaders: null,
   };
 }
+
+/** An endpoint whose client key or client secret no longer opens (issue 32): a failed attempt, never sent. */
+const AUTHENTICATION_UNAVAILABLE =
+  "AUTHENTICATION_UNAVAILABLE: not sent, the endpoint's client key or client secret could not be opened";
 
 /** A delivery whose secret no longer opens: recorded as a failed attempt, never sent. */
 export const SIGNING_FAILED = 'SIGNING_FAILED';

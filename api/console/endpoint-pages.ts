@@ -25,6 +25,7 @@ import type { Notice } from './layout';
 import { deleteConfirm, draftOf, EMPTY_DRAFT, endpointForm, type EndpointDraft } from './pages/endpoint-forms';
 import { manageSection, pingBlock } from './pages/endpoint-manage';
 import { secretBody } from './pages/endpoint-secret';
+import { authenticationDraftOf, authenticationForm } from './pages/endpoint-authentication';
 import { endpointBody, endpointsBody, retriedRow, WINDOWS, type WindowName } from './pages/webhooks';
 
 const CHART = ['chart.umd.min.js', 'health-chart.js'];
@@ -35,6 +36,7 @@ const DONE: Record<string, string> = {
   enabled: 'Endpoint re-enabled: new events are delivered to it again.',
   disabled: 'Endpoint disabled: it gets no deliveries until you re-enable it.',
   deleted: 'Endpoint deleted.',
+  authentication: 'Authentication saved: the next deliveries use it.',
 };
 const doneNotice = (ctx: Context): Notice | null => {
   const done = ctx.query.done;
@@ -53,6 +55,28 @@ function bodyOf(d: EndpointDraft, edit: boolean) {
     rateLimitPerSecond: num(d.rateLimitPerSecond),
     sendTraceparent: d.sendTraceparent,
   };
+}
+
+/** The authentication form as the PATCH body's `authentication`: null for signature only; empty optionals left out. */
+function authenticationOf(body: unknown) {
+  const type = field(body, 'type');
+  const optional = (name: string) => (field(body, name) ? { [name]: field(body, name) } : {});
+  if (type === 'mtls')
+    return {
+      type,
+      clientCertificate: field(body, 'clientCertificate'),
+      clientKey: field(body, 'clientKey'),
+      ...optional('caCertificate'),
+    };
+  if (type === 'oauth2_client_credentials')
+    return {
+      type,
+      tokenUrl: field(body, 'tokenUrl'),
+      clientId: field(body, 'clientId'),
+      clientSecret: field(body, 'clientSecret'),
+      ...optional('scope'),
+    };
+  return null;
 }
 
 const draftFrom = (body: unknown): EndpointDraft => ({
@@ -144,6 +168,26 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
     if (answer.ok) return toEndpoint(ctx, id, 'updated');
     const body = endpointForm(draft, await eventTypes(ctx), { id, notice: refusal(answer) });
     page(ctx, answer.status, 'Edit endpoint', 'webhooks', body);
+  });
+
+  // Issue 32: how deliveries authenticate at the transport; secrets go to the API once and are never shown.
+  router.get('/webhooks/:id/authentication', session, async (ctx) => {
+    const e = await endpoint(ctx, uuid(ctx.params.id));
+    page(ctx, 200, 'Endpoint authentication', 'webhooks', authenticationForm(e, authenticationDraftOf(e), null));
+  });
+
+  router.post('/webhooks/:id/authentication', sameOrigin, session, form, async (ctx) => {
+    const id = uuid(ctx.params.id);
+    const answer = await ctx.state.api.patch<Endpoint>(one(id), { authentication: authenticationOf(ctx.request.body) });
+    if (answer.ok) return toEndpoint(ctx, id, 'authentication');
+    const draft = {
+      type: field(ctx.request.body, 'type'),
+      tokenUrl: field(ctx.request.body, 'tokenUrl'),
+      clientId: field(ctx.request.body, 'clientId'),
+      scope: field(ctx.request.body, 'scope'),
+    };
+    const body = authenticationForm(await endpoint(ctx, id), draft, refusal(answer));
+    page(ctx, answer.status, 'Endpoint authentication', 'webhooks', body);
   });
 
   router.post('/webhooks/:id/status', sameOrigin, session, form, async (ctx) => {

@@ -11,6 +11,8 @@ export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({
   url: row.url,
   status: row.status,
   event_types: row.event_types,
+  // Its type only: never the key or secret, and a certificate's text is no news to an audit reader.
+  authentication: row.authentication?.type ?? null,
 });
 
 /**

@@ -10,7 +10,7 @@ import { newId } from '../../lib/ids';
 import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
 import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
-import { AppError, conflict, notFound } from '../../lib/errors';
+import { AppError, badRequest, conflict, notFound } from '../../lib/errors';
 import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
 import { aimedPublisher, disableEndpoint } from '../../webhooks';
 import { hopLogOf } from '../../lib/hop-log';
@@ -19,6 +19,7 @@ import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
 import { createHostResolver, resolverOptionsFromConfig } from '../../lib/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
+import { prepareAuthentication } from './authentication-policy';
 import { endpointView } from './views';
 import {
   EndpointParams,
@@ -26,6 +27,7 @@ import {
   RegisterEndpointBody,
   SetEventTypesBody,
   UpdateEndpointBody,
+  type AuthenticationInput,
   EndpointList,
   EndpointView,
   EndpointWithSecret,
@@ -61,6 +63,8 @@ export function endpointRoutes(
     });
     return checked;
   };
+  const authOpts = { allowInsecureLoopback: deps.config.WEBHOOK_ALLOW_INSECURE_LOOPBACK, ssrf, resolver };
+  const authentication = (input: AuthenticationInput) => prepareAuthentication(input, authOpts);
   const one = `${base}/:id`;
 
   router.post(
@@ -76,6 +80,7 @@ export function endpointRoutes(
       async (ctx, { body }) => {
         const spec = { action: 'webhook_endpoint.create', subject: { type: 'webhook_endpoint', id: 'new' } };
         const checkedUrl = await url(body.url);
+        const auth = body.authentication && (await authentication(body.authentication));
         const { row, secret } = await auditedEndpointChange(deps, ctx, spec, async (tx, trx, seen) => {
           await refuseOverEndpointLimit(trx, ctx.state.principal.orgId, deps.config.WEBHOOK_MAX_ENDPOINTS_PER_ORG);
           const input = {
@@ -86,8 +91,10 @@ export function endpointRoutes(
             maxInFlight: body.maxInFlight,
             rateLimitPerSecond: body.rateLimitPerSecond,
             sendTraceparent: body.sendTraceparent,
+            authentication: auth,
           };
           const made = await tx.create(ctx.state.principal.orgId, input);
+          refuseMtlsOverHttp(made.row);
           seen.subject = { type: 'webhook_endpoint', id: made.row.id };
           seen.after = endpointSnapshot(made.row);
           return made;
@@ -133,14 +140,20 @@ export function endpointRoutes(
         params: EndpointParams,
         body: UpdateEndpointBody,
         response: EndpointView,
-        summary: "Change a webhook endpoint's url, description, status (re-enable), ordering or delivery limits",
+        summary:
+          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits or authentication",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
         const subject = { type: 'webhook_endpoint', id: params.id };
         // The URL is checked first, outside the transaction: where it points (a DNS lookup) is no
         // reason to hold the endpoint's row, and a URL into our network is refused whatever the id.
-        const patch = { ...body, ...(body.url !== undefined && { url: await url(body.url) }) };
+        const { authentication: given, ...rest } = body;
+        const patch = {
+          ...rest,
+          ...(body.url !== undefined && { url: await url(body.url) }),
+          ...(given !== undefined && { authentication: given && (await authentication(given)) }),
+        };
         const row = await auditedEndpointChange(
           deps,
           ctx,
@@ -148,6 +161,7 @@ export function endpointRoutes(
           async (tx, trx, seen) => {
             seen.before = endpointSnapshot(await tx.get(orgId, params.id));
             let changed = await tx.update(orgId, params.id, patch);
+            refuseMtlsOverHttp(changed);
             // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
             if (body.status === 'enabled' && changed.status === 'disabled') {
               changed = await tx.enable(orgId, params.id);
@@ -277,6 +291,12 @@ export function endpointRoutes(
   );
 
   recoveryRoutes(router, one, staff, { ...deps, store });
+}
+
+/** A client certificate is presented in a TLS handshake: an mTLS endpoint's URL must be https (rolls the change back). */
+function refuseMtlsOverHttp(row: WebhookEndpointReadRow): void {
+  if (row.authentication?.type === 'mtls' && !row.url.startsWith('https:'))
+    throw badRequest('INVALID_AUTHENTICATION', 'Invalid authentication: mutual TLS needs an https url');
 }
 
 /**

@@ -3,8 +3,9 @@ import type { Orm } from '../../db/orm';
 import type { EndpointOrdering, WebhookEndpointReadRow, WebhookEndpointRow } from '../../db/entities/webhook-rows';
 import { newId } from '../../lib/ids';
 import { notFound } from '../../lib/errors';
-import { newSigningSecret, type SecretBox } from '../../webhooks';
+import { authenticationAad, newSigningSecret, type SecretBox } from '../../webhooks';
 import { applyCursor, byCreation, page } from '../cursor';
+import type { PreparedAuthentication } from './authentication-policy';
 
 /**
  * Webhook endpoints of an organisation; every read and write is scoped by the caller's org. With
@@ -41,6 +42,12 @@ export function endpointStore(
     return row;
   }
 
+  /** The columns of an authentication: its settings in the clear, its secret sealed to this endpoint (decision 0319). */
+  const authenticationColumns = (id: string, auth: PreparedAuthentication | null) => ({
+    authentication: auth && JSON.stringify(auth.settings),
+    authentication_secret_ciphertext: auth && secrets.seal(authenticationAad(id), auth.secret),
+  });
+
   async function update(
     orgId: string,
     id: string,
@@ -72,6 +79,7 @@ export function endpointStore(
           rate_limit_per_second: input.rateLimitPerSecond ?? null,
           send_traceparent: input.sendTraceparent ?? false,
           secret_ciphertext: secrets.seal(id, secret),
+          ...(input.authentication && authenticationColumns(id, input.authentication)),
         });
         // Its rate-limit bucket and circuit breaker, which the dispatcher locks before it sends.
         await trx('webhook_endpoint_flow').insert({ endpoint_id: id });
@@ -93,7 +101,8 @@ export function endpointStore(
         ...(patch.maxInFlight !== undefined && { max_in_flight: patch.maxInFlight }),
         ...(patch.rateLimitPerSecond !== undefined && { rate_limit_per_second: patch.rateLimitPerSecond }),
         ...(patch.sendTraceparent !== undefined && { send_traceparent: patch.sendTraceparent }),
-      }),
+        ...(patch.authentication !== undefined && authenticationColumns(id, patch.authentication)),
+      } as Partial<WebhookEndpointRow>),
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
 
@@ -152,6 +161,8 @@ export interface EndpointInput {
   rateLimitPerSecond?: number | null;
   /** POSTs carry `traceparent` (issue 21); unset: no. */
   sendTraceparent?: boolean;
+  /** Transport authentication (issue 32), already checked; unset: the signature alone. */
+  authentication?: PreparedAuthentication;
 }
 
 /** What PATCH may change; null clears a limit back to the default (none, for the rate). */
@@ -162,4 +173,6 @@ export interface EndpointPatch {
   maxInFlight?: number | null;
   rateLimitPerSecond?: number | null;
   sendTraceparent?: boolean;
+  /** Replaces the authentication whole; null removes it. */
+  authentication?: PreparedAuthentication | null;
 }

@@ -26,6 +26,46 @@ const sendTraceparent = z
     "Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)",
   );
 
+/** Printable ASCII (RFC 6749 VSCHAR), as client ids and secrets are. */
+const vschar = /^[\x20-\x7E]+$/;
+const pem = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(32_768)
+    .describe(`${what}, PEM (checked: it must parse; see the decision on authenticated receivers)`);
+/**
+ * Issue 32: how we authenticate at the transport to an integrator that demands it. Secrets (the client
+ * key, the client secret) are sealed and never shown again; the view shows the rest.
+ */
+export const AuthenticationInput = z.discriminatedUnion('type', [
+  z
+    .strictObject({
+      type: z.literal('mtls'),
+      clientCertificate: pem('Our client certificate (then any intermediates)'),
+      clientKey: pem("The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1)"),
+      caCertificate: pem(
+        "The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots",
+      ).optional(),
+    })
+    .describe('Mutual TLS: every POST presents this client certificate'),
+  z
+    .strictObject({
+      type: z.literal('oauth2_client_credentials'),
+      tokenUrl: z.url().max(2048).describe("The authorization server's token endpoint (https)"),
+      clientId: z.string().min(1).max(256).regex(vschar),
+      clientSecret: z.string().min(1).max(1024).regex(vschar).describe('Sent to the token endpoint only (HTTP Basic)'),
+      scope: z
+        .string()
+        .max(1000)
+        .regex(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/)
+        .optional()
+        .describe('Space-separated scopes to ask for'),
+    })
+    .describe('OAuth2 client credentials: every POST carries a bearer token from the token endpoint'),
+]);
+export type AuthenticationInput = z.infer<typeof AuthenticationInput>;
+
 /** spec §4.3 register body. */
 export const RegisterEndpointBody = z.strictObject({
   url,
@@ -35,6 +75,7 @@ export const RegisterEndpointBody = z.strictObject({
   maxInFlight: maxInFlight.optional(),
   rateLimitPerSecond: rateLimitPerSecond.optional(),
   sendTraceparent: sendTraceparent.default(false),
+  authentication: AuthenticationInput.optional(),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
@@ -51,10 +92,13 @@ export const UpdateEndpointBody = z
     maxInFlight: maxInFlight.nullable().optional().describe('null: back to the deployment default'),
     rateLimitPerSecond: rateLimitPerSecond.nullable().optional().describe('null: no limit'),
     sendTraceparent: sendTraceparent.optional(),
+    authentication: AuthenticationInput.nullable()
+      .optional()
+      .describe('Replaces the authentication whole (secrets included); null: the signature alone'),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
-    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond and/or sendTraceparent',
+    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent and/or authentication',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
@@ -127,6 +171,35 @@ export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
 // ---- Answers (the `data` of the success envelope); built by views.ts, checked by ok() ----
 const timestamp = z.iso.datetime({ offset: true });
 
+const CertificateView = z
+  .object({
+    subject: z.string(),
+    issuer: z.string(),
+    valid_from: timestamp,
+    valid_to: timestamp,
+    fingerprint_sha256: z.string(),
+  })
+  .meta({ id: 'CertificateSummary' });
+/** What the endpoint shows of its authentication: never the client key or client secret. */
+const AuthenticationView = z
+  .discriminatedUnion('type', [
+    z.object({
+      type: z.literal('mtls'),
+      client_certificate: CertificateView.describe('The first certificate of the chain we present'),
+      ca_certificates: z
+        .array(CertificateView)
+        .nullable()
+        .describe("What the receiver's certificate must chain to; null: the public roots"),
+    }),
+    z.object({
+      type: z.literal('oauth2_client_credentials'),
+      token_url: z.string(),
+      client_id: z.string(),
+      scope: z.string().nullable(),
+    }),
+  ])
+  .meta({ id: 'WebhookEndpointAuthentication' });
+
 /** spec §2.6 plus our id and timestamps (docs/decisions/0070-endpoint-record.md). */
 export const EndpointView = z
   .object({
@@ -166,6 +239,9 @@ export const EndpointView = z
       .describe(
         "Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content)",
       ),
+    authentication: AuthenticationView.nullable().describe(
+      'How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone',
+    ),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),

@@ -5,6 +5,7 @@ import type {
   WebhookRecoveryRow,
 } from '../../db/entities/webhook-rows';
 import { SUCCESS_WINDOW_HOURS, type SuccessRate } from './endpoint-success';
+import { authenticationView } from './authentication-view';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -28,6 +29,7 @@ export const endpointView = (
   max_in_flight: r.max_in_flight ?? limits.defaultMaxInFlight,
   rate_limit_per_second: r.rate_limit_per_second,
   send_traceparent: r.send_traceparent,
+  authentication: authenticationView(r.authentication),
   circuit: {
     state: r.circuit_state,
     consecutive_failures: r.consecutive_failures,

@@ -30,6 +30,10 @@ export interface WebhookEndpointRow {
   rate_limit_per_second: number | null;
   /** POSTs carry a W3C `traceparent` header (issue 21). */
   send_traceparent: boolean;
+  /** How we authenticate at the transport (docs/decisions/0319); null: by the signature alone. */
+  authentication: EndpointAuthentication | null;
+  /** The client key (mtls) or client secret (oauth2), sealed like the signing secret; null with no authentication. */
+  authentication_secret_ciphertext: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -44,6 +48,22 @@ export interface WebhookEndpointReadRow extends WebhookEndpointRow {
 }
 
 type EndpointStatus = 'enabled' | 'disabled';
+
+/** What an endpoint's authentication keeps in the clear (its secret is sealed beside it). */
+export type EndpointAuthentication =
+  | {
+      type: 'mtls';
+      /** PEM: our client certificate (and any intermediates) presented to the receiver. */
+      client_certificate: string;
+      /** PEM: the CA(s) the receiver's certificate must chain to instead of the public roots; null: the public roots. */
+      ca_certificate: string | null;
+    }
+  | {
+      type: 'oauth2_client_credentials';
+      token_url: string;
+      client_id: string;
+      scope: string | null;
+    };
 export const ENDPOINT_ORDERINGS = ['none', 'per_subscription'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 

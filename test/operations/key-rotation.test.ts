@@ -1,6 +1,7 @@
 import { createCipheriv, createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { AccessTokens } from '../../api/identity/access-tokens';
 import { secretBoxFrom } from '../../webhooks/secret-box';
+import { authenticationAad } from '../../webhooks/authentication';
 import { loadConfig } from '../../lib/config';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { actor, newOrg } from '../support/fixtures';
@@ -188,6 +189,44 @@ describe('webhook secret-sealing keyring', () => {
         WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
       });
       expect(onlyNew.open(row!.id, row!.previous_secret_ciphertext) === replaced).toBe(true);
+    });
+
+    it('re-seals an endpoint’s OAuth2 client secret too, under its own associated data (issue 32)', async () => {
+      const staff = await actor(svc, newOrg(), ['staff', 'admin']);
+      const clientSecret = 'reseal-client-secret-0123456789';
+      const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
+        url: 'https://hooks.example.com/oauth',
+        eventTypes: ['*'],
+        authentication: {
+          type: 'oauth2_client_credentials',
+          tokenUrl: 'https://93.184.215.14/token',
+          clientId: 'reseal',
+          clientSecret,
+        },
+      });
+      expect(created.status).toBe(201);
+      const rotated = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [
+          { id: 'k2', key: Buffer.from(k2, 'base64') },
+          { id: 'k1', key: Buffer.from(k1, 'base64') },
+        ],
+      });
+      await resealWebhookSecrets(svc.orm, rotated);
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<{ id: string; s: string }[]>(
+          'select id, authentication_secret_ciphertext as s from webhook_endpoints where id = ?',
+          [created.body.data.id],
+        );
+      expect(row!.s.startsWith('v2:k2:')).toBe(true);
+      const onlyNew = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
+      });
+      expect(onlyNew.open(authenticationAad(row!.id), row!.s) === clientSecret).toBe(true);
+      // Bound to what it is for: it does not open as the endpoint's signing secret.
+      expect(() => onlyNew.open(row!.id, row!.s)).toThrow();
     });
   });
 });

@@ -45,6 +45,8 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       rate_limit_per_second: null,
       // Issue 21: no traceparent header unless asked for.
       send_traceparent: false,
+      // Issue 32: no transport authentication unless given; the signature alone.
+      authentication: null,
       circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

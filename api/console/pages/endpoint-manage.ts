@@ -2,6 +2,7 @@ import type { DeliveryDetail, Endpoint } from '../api-types';
 import { chip, when } from '../format';
 import { html, type Html } from '../html';
 import { recoveryForm } from './recovery';
+import { authenticationFacts } from './endpoint-authentication';
 import { circuit, limits, ORDERING } from './webhooks';
 
 /** How long the replaced secret keeps signing after a rotation, in words ("24 hours"). */
@@ -21,6 +22,7 @@ export function manageSection(e: Endpoint, overlapSeconds: number): Html {
   <div><dt>Circuit</dt><dd>${circuit(e)}</dd></div>
   <div><dt>Limits</dt><dd>${limits(e)}</dd></div>
   <div><dt>Ordering</dt><dd>${ORDERING[e.ordering]}</dd></div>
+  <div><dt>Authentication</dt><dd data-testid="authentication">${authenticationFacts(e)} <a href="${base}/authentication" data-testid="authentication-link">Change…</a></dd></div>
   <div><dt>Previous secret signs until</dt><dd data-testid="previous-secret">${when(e.previous_secret_expires_at)}</dd></div>
 </dl>
 <div class="actions">

@@ -517,7 +517,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint's url, description, status (re-enable), ordering or delivery limits
+         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits or authentication
          * @description Needs the role staff or admin.
          */
         patch: operations["patchNotificationsWebhookEndpointsId"];
@@ -1982,6 +1982,8 @@ export interface components {
             rate_limit_per_second: number | null;
             /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
             send_traceparent: boolean;
+            /** @description How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone */
+            authentication: components["schemas"]["WebhookEndpointAuthentication"] | null;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -1996,6 +1998,29 @@ export interface components {
             updated_at: string;
             /** @description whsec_…; HMAC-SHA256 key for the signature header */
             signing_secret: string;
+        };
+        WebhookEndpointAuthentication: {
+            /** @constant */
+            type: "mtls";
+            /** @description The first certificate of the chain we present */
+            client_certificate: components["schemas"]["CertificateSummary"];
+            /** @description What the receiver's certificate must chain to; null: the public roots */
+            ca_certificates: components["schemas"]["CertificateSummary"][] | null;
+        } | {
+            /** @constant */
+            type: "oauth2_client_credentials";
+            token_url: string;
+            client_id: string;
+            scope: string | null;
+        };
+        CertificateSummary: {
+            subject: string;
+            issuer: string;
+            /** Format: date-time */
+            valid_from: string;
+            /** Format: date-time */
+            valid_to: string;
+            fingerprint_sha256: string;
         };
         WebhookEndpointList: {
             items: components["schemas"]["WebhookEndpoint"][];
@@ -2035,6 +2060,8 @@ export interface components {
             rate_limit_per_second: number | null;
             /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
             send_traceparent: boolean;
+            /** @description How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone */
+            authentication: components["schemas"]["WebhookEndpointAuthentication"] | null;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -5560,6 +5587,29 @@ export interface operations {
                      * @default false
                      */
                     sendTraceparent?: boolean;
+                    authentication?: {
+                        /** @constant */
+                        type: "mtls";
+                        /** @description Our client certificate (then any intermediates), PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        clientCertificate: string;
+                        /** @description The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1), PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        clientKey: string;
+                        /** @description The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots, PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        caCertificate?: string;
+                    } | {
+                        /** @constant */
+                        type: "oauth2_client_credentials";
+                        /**
+                         * Format: uri
+                         * @description The authorization server's token endpoint (https)
+                         */
+                        tokenUrl: string;
+                        clientId: string;
+                        /** @description Sent to the token endpoint only (HTTP Basic) */
+                        clientSecret: string;
+                        /** @description Space-separated scopes to ask for */
+                        scope?: string;
+                    };
                 };
             };
         };
@@ -5858,6 +5908,30 @@ export interface operations {
                     rateLimitPerSecond?: number | null;
                     /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
                     sendTraceparent?: boolean;
+                    /** @description Replaces the authentication whole (secrets included); null: the signature alone */
+                    authentication?: ({
+                        /** @constant */
+                        type: "mtls";
+                        /** @description Our client certificate (then any intermediates), PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        clientCertificate: string;
+                        /** @description The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1), PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        clientKey: string;
+                        /** @description The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots, PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        caCertificate?: string;
+                    } | {
+                        /** @constant */
+                        type: "oauth2_client_credentials";
+                        /**
+                         * Format: uri
+                         * @description The authorization server's token endpoint (https)
+                         */
+                        tokenUrl: string;
+                        clientId: string;
+                        /** @description Sent to the token endpoint only (HTTP Basic) */
+                        clientSecret: string;
+                        /** @description Space-separated scopes to ask for */
+                        scope?: string;
+                    }) | null;
                 };
             };
         };

@@ -1,0 +1,206 @@
+import { createServer, type Server } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { actor, newOrg, type Actor } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { PATHS } from './support/hooks';
+import { eventually } from './support/receiver';
+import { throwawayCa } from './support/throwaway-ca';
+
+/**
+ * Issue 32, authenticated receivers: mutual TLS. A real HTTPS receiver on 127.0.0.1 that demands a
+ * client certificate issued by the integrator's CA (made here, thrown away after); the endpoint is
+ * given that certificate, its key and the CA the receiver's own certificate chains to. A certificate
+ * from another CA fails the attempt with a clear error in its record; the key is sealed, never shown.
+ */
+describe('authenticated receivers: mutual TLS (issue 32)', () => {
+  let svc: TestService;
+  let staff: Actor;
+  let api: ReturnType<typeof http>;
+  let receiver: Server;
+  let url: string;
+  const got: { path: string; clientCn: string }[] = [];
+  const integrator = throwawayCa('Integrator Test CA');
+  const stranger = throwawayCa('Stranger Test CA');
+  const client = integrator.client('tranche-sender');
+  const base = PATHS.A.endpoints;
+
+  beforeAll(async () => {
+    svc = await startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } });
+    api = http(svc.baseUrl);
+    staff = await actor(svc, newOrg(), ['staff']);
+    const server = integrator.server();
+    receiver = createServer(
+      { ...server, ca: integrator.cert, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        const peer = (req.socket as TLSSocket).getPeerCertificate();
+        got.push({ path: req.url ?? '', clientCn: String(peer.subject?.CN ?? '') });
+        req.resume();
+        req.on('end', () => res.writeHead(200).end('ok'));
+      },
+    );
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.stop();
+    receiver?.closeAllConnections();
+    await new Promise((r) => receiver?.close(r));
+    integrator.dispose();
+    stranger.dispose();
+  });
+
+  const mtls = (issued: { cert: string; key: string }, ca = integrator.cert) => ({
+    type: 'mtls',
+    clientCertificate: issued.cert,
+    clientKey: issued.key,
+    caCertificate: ca,
+  });
+  const register = (hook: string, authentication?: unknown) =>
+    api.post(base, staff.token, { url: `${url}/${hook}`, eventTypes: ['*'], authentication });
+  const firstAttempt = async (endpointId: string) => {
+    const ping = await api.post(`${base}/${endpointId}/test`, staff.token);
+    expect(ping.status).toBe(202);
+    return eventually(
+      async () => {
+        const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
+        return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
+      },
+      30_000,
+      'the first attempt recorded',
+    );
+  };
+
+  it('delivers to a receiver that demands our client certificate; the key is sealed and never shown', async () => {
+    const res = await register('good', mtls(client));
+    expect(res.status).toBe(201);
+    expect(res.body.data.authentication).toMatchObject({
+      type: 'mtls',
+      client_certificate: { subject: 'CN=tranche-sender', issuer: 'CN=Integrator Test CA' },
+      ca_certificates: [{ subject: 'CN=Integrator Test CA' }],
+    });
+    expect(res.body.data.authentication.client_certificate.fingerprint_sha256).toMatch(
+      /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/,
+    );
+    const keyBody = client.key.split('\n')[1]!;
+    expect(JSON.stringify(res.body)).not.toContain(keyBody);
+    const read = await api.get(`${base}/${res.body.data.id}`, staff.token);
+    expect(read.body.data.authentication).toEqual(res.body.data.authentication);
+    const [row] = await svc.orm.em
+      .getConnection()
+      .execute<{ authentication_secret_ciphertext: string; authentication: unknown }[]>(
+        'select authentication_secret_ciphertext, authentication from webhook_endpoints where id = ?',
+        [res.body.data.id],
+      );
+    expect(row!.authentication_secret_ciphertext).toMatch(/^v2:dev:/);
+    expect(JSON.stringify(row)).not.toContain(keyBody);
+
+    const attempt = await firstAttempt(res.body.data.id);
+    expect(attempt).toMatchObject({ response_status: 200, error: null });
+    expect(got.filter((g) => g.path === '/good')).toEqual([{ path: '/good', clientCn: 'tranche-sender' }]);
+  });
+
+  it('fails the attempt with a clear error when the receiver refuses our certificate, and PATCH changes or removes it', async () => {
+    const res = await register('wrong', mtls(client));
+    expect(res.status).toBe(201);
+    const id = res.body.data.id;
+    // A certificate of another CA: the receiver's TLS refuses it, nothing reaches its handler.
+    const patched = await api.patch(`${base}/${id}`, staff.token, {
+      authentication: mtls(stranger.client('impostor')),
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data.authentication.client_certificate.issuer).toBe('CN=Stranger Test CA');
+    const refused = await firstAttempt(id);
+    expect(refused.response_status).toBeNull();
+    expect(refused.error).toMatch(/^MTLS_REJECTED: the receiver refused the TLS connection/);
+    expect(got.some((g) => g.path === '/wrong')).toBe(false);
+
+    // Back to the right certificate: a new pool, and the next attempt goes through.
+    await api.patch(`${base}/${id}`, staff.token, { authentication: mtls(client) });
+    expect(await firstAttempt(id)).toMatchObject({ response_status: 200, error: null });
+
+    // A CA the receiver's certificate does not chain to: we refuse the receiver.
+    await api.patch(`${base}/${id}`, staff.token, { authentication: mtls(client, stranger.cert) });
+    const untrusted = await firstAttempt(id);
+    expect(untrusted.error).toMatch(/^MTLS_SERVER_UNTRUSTED: /);
+
+    const removed = await api.patch(`${base}/${id}`, staff.token, { authentication: null });
+    expect(removed.status).toBe(200);
+    expect(removed.body.data.authentication).toBeNull();
+    const [row] = await svc.orm.em
+      .getConnection()
+      .execute<{ a: unknown; s: unknown }[]>(
+        'select authentication as a, authentication_secret_ciphertext as s from webhook_endpoints where id = ?',
+        [id],
+      );
+    expect(row).toEqual({ a: null, s: null });
+  });
+
+  it('refuses what cannot authenticate with the one error envelope and a clear message', async () => {
+    const refused = async (authentication: unknown, message: RegExp, code = 'INVALID_AUTHENTICATION') => {
+      const res = await register('refused', authentication);
+      expect({ status: res.status, code: res.body.error.code }).toEqual({
+        status: code === 'INVALID_AUTHENTICATION' ? 400 : 422,
+        code,
+      });
+      expect(res.body.error.message).toMatch(message);
+    };
+    const other = integrator.client('other');
+    await refused(
+      { ...mtls(client), clientCertificate: 'not a certificate' },
+      /clientCertificate holds no PEM certificate/,
+    );
+    await refused(
+      { ...mtls(client), clientCertificate: client.cert.replace(/\n[A-Za-z0-9+/]{10}/, '\nAAAAAAAAAA') },
+      /clientCertificate: certificate 1 does not parse/,
+    );
+    await refused({ ...mtls(client), clientKey: 'nope' }, /clientKey is not a PEM private key/);
+    await refused({ ...mtls(client), clientKey: other.key }, /clientKey is not the private key of clientCertificate/);
+    await refused({ ...mtls(client), caCertificate: 'x' }, /caCertificate holds no PEM certificate/);
+    const oauth = { type: 'oauth2_client_credentials', clientId: 'c', clientSecret: 's' };
+    await refused({ ...oauth, tokenUrl: 'http://auth.example.com/token' }, /tokenUrl: the URL must use https/);
+    await refused(
+      { ...oauth, tokenUrl: 'https://10.1.2.3/token' },
+      /tokenUrl: 10\.1\.2\.3 resolves to a private address/,
+    );
+    await refused({ ...oauth, tokenUrl: 'https://169.254.169.254/token' }, /resolves to a metadata address/);
+    await refused({ ...oauth, tokenUrl: 'https://u:p@auth.example.com/token' }, /credentials in the URL/);
+    const overHttp = await api.post(base, staff.token, {
+      url: 'http://127.0.0.1:9/plain',
+      eventTypes: ['*'],
+      authentication: mtls(client),
+    });
+    expect({ status: overHttp.status, message: overHttp.body.error.message }).toEqual({
+      status: 400,
+      message: 'Invalid authentication: mutual TLS needs an https url',
+    });
+    await refused({ type: 'mtls', clientCertificate: client.cert }, /.+/, 'VALIDATION_FAILED');
+    await refused({ type: 'basic', username: 'u' }, /.+/, 'VALIDATION_FAILED');
+  });
+
+  it('documents the authentication in the OpenAPI document, for register, update and the view', async () => {
+    const doc = (await api.get('/openapi.json')).body;
+    const schemas = doc.components.schemas;
+    const body = (op: { requestBody: { content: Record<string, { schema: unknown }> } }) =>
+      JSON.stringify(op.requestBody.content['application/json']!.schema);
+    // Request bodies are inlined in the document: both carry the two kinds with every field.
+    for (const kinds of [body(doc.paths[base].post), body(doc.paths[`${base}/{id}`].patch)])
+      for (const name of [
+        '"mtls"',
+        '"oauth2_client_credentials"',
+        'clientCertificate',
+        'clientKey',
+        'caCertificate',
+        'tokenUrl',
+        'clientId',
+        'clientSecret',
+        'scope',
+      ])
+        expect(kinds).toContain(name);
+    expect(JSON.stringify(schemas.WebhookEndpoint.properties.authentication)).toContain(
+      'WebhookEndpointAuthentication',
+    );
+    expect(JSON.stringify(schemas.WebhookEndpointAuthentication)).not.toMatch(/clientKey|clientSecret|client_secret/);
+  });
+});
