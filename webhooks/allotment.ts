@@ -21,11 +21,11 @@ export interface Candidate {
   /** The endpoint's concurrency limit less the attempts in flight to it, from every worker. */
   free: number;
   /**
-   * The endpoint's rate limit, with the wait until its next free start, and its attempts not yet
-   * ended from every worker (an endpoint at `perSecond` of them starts none before one ends:
-   * webhooks/dispatcher.ts paces so); null when it sets none.
+   * The endpoint's rate limit, with the wait until its next free start, and how many of its
+   * deliveries may start within the pacing horizon as far as its open attempts go (webhooks/claim.ts);
+   * null when it sets none.
    */
-  rate: { perSecond: number; waitMs: number; inFlight?: number } | null;
+  rate: { perSecond: number; waitMs: number; startable?: number } | null;
 }
 
 /** send: POST; probe: POST one to test an open circuit; defer: straight onto the retry schedule; drop: nothing more. */
@@ -69,7 +69,7 @@ export function allot(candidates: readonly Candidate[], limits: AllotmentLimits)
       const paced =
         c.rate === null
           ? Infinity
-          : Math.min(pace(c.rate.waitMs, c.rate.perSecond).count, c.rate.perSecond - (c.rate.inFlight ?? 0));
+          : Math.min(pace(c.rate.waitMs, c.rate.perSecond).count, c.rate.startable ?? Infinity);
       const wants = Math.min(cap, c.free, paced);
       if (wants > 0) demand.set(c.endpointId, wants);
     }
@@ -96,7 +96,8 @@ export function allot(candidates: readonly Candidate[], limits: AllotmentLimits)
 /**
  * The round's free slots by organisation, max-min fair over what each holds already (its level
  * starts at what it holds: one holding more than its share gets nothing new until the others
- * catch up). The last `reserve` free slots go only to organisations holding fewer than `reserve`.
+ * catch up). The last `reserve` free slots go only to organisations holding fewer than `reserve`,
+ * and only until they hold that many.
  */
 export function sharesOverHeld(
   demands: ReadonlyMap<string, number>,
@@ -107,10 +108,13 @@ export function sharesOverHeld(
   const free = Math.max(0, Math.floor(budget));
   const open = Math.max(0, free - reserve);
   const given = fillLevels(demands, held, open);
+  // The reserve: only up to `reserve` slots held in all, so an organisation holding many never takes it.
+  const levels = new Map([...demands.keys()].map((k) => [k, (held.get(k) ?? 0) + given.get(k)!]));
   const light = new Map(
-    [...demands].filter(([k]) => (held.get(k) ?? 0) < reserve).map(([k, d]) => [k, d - given.get(k)!]),
+    [...demands]
+      .map(([k, d]): [string, number] => [k, Math.min(d - given.get(k)!, reserve - levels.get(k)!)])
+      .filter(([, more]) => more > 0),
   );
-  const levels = new Map([...light.keys()].map((k) => [k, (held.get(k) ?? 0) + given.get(k)!]));
   for (const [k, more] of fillLevels(light, levels, free - open)) given.set(k, given.get(k)! + more);
   return given;
 }

@@ -23,11 +23,12 @@ export interface RoundLimits {
   /** The last slots of the process, kept for organisations holding fewer than this many. */
   reserve?: number;
   /**
-   * How long this process's own pacing makes an endpoint's next start wait (a rate-limited
-   * endpoint's next start follows a second after the delivery `perSecond` places before ended;
-   * Infinity: that one has not ended yet). A round grants only what can start within the horizon.
+   * This process's own pacing of a rate-limited endpoint (webhooks/dispatcher.ts): a start follows
+   * a second after the delivery `perSecond` places before it ended. `waitMs`: until the next start
+   * may go (Infinity while the one it follows is still open); `ready`: how many next starts may go
+   * within the pacing horizon. A round grants only those.
    */
-  localWaitMs?: (endpointId: string, perSecond: number) => number;
+  localPace?: (endpointId: string, perSecond: number) => { waitMs: number; ready: number };
 }
 
 /** Where a round's scan of the queue starts: after this organisation, and within each after its last endpoint seen. */
@@ -123,11 +124,7 @@ export async function claimRound(
           ? null
           : {
               perSecond: r.rate_limit_per_second,
-              waitMs: Math.max(
-                Number(r.rate_wait_ms),
-                limits.localWaitMs?.(r.endpoint_id, r.rate_limit_per_second) ?? 0,
-              ),
-              inFlight: r.in_flight,
+              ...paceOf(r, r.rate_limit_per_second, limits),
             },
     }));
     const grants = allot(candidates, {
@@ -190,6 +187,20 @@ export async function claimRound(
 }
 
 /**
+ * A rate-limited endpoint's next free start, the later of its spacing across workers and this
+ * process's pacing, and how many may start within the horizon: no more than this process's pacing
+ * lets go, nor than its limit less its attempts not yet ended from every worker (the pacing never
+ * has more open at once), so nothing a round claims waits for its pace longer than the horizon.
+ */
+function paceOf(r: CandidateRow, perSecond: number, limits: RoundLimits): { waitMs: number; startable: number } {
+  const local = limits.localPace?.(r.endpoint_id, perSecond) ?? { waitMs: 0, ready: Infinity };
+  return {
+    waitMs: Math.max(Number(r.rate_wait_ms), local.waitMs),
+    startable: Math.max(0, Math.min(perSecond - r.in_flight, local.ready)),
+  };
+}
+
+/**
  * Moves the scan on past what this round saw: an organisation cut short resumes after its last
  * endpoint seen, one seen to its end starts again from its first; the organisations likewise.
  * Answers whether anything was cut short.
@@ -216,9 +227,8 @@ function advance(scan: Scan, rows: readonly CandidateRow[]): boolean {
 function nextPaceWait(candidates: readonly Candidate[]): number | null {
   let wait: number | null = null;
   for (const c of candidates) {
-    // At its limit of attempts not ended, or waiting on one of them: the end of its POST wakes the dispatcher.
+    // Waiting on an attempt still open: the end of its POST wakes the dispatcher.
     if (!c.live || c.admission === 'hold' || c.rate === null || !Number.isFinite(c.rate.waitMs)) continue;
-    if ((c.rate.inFlight ?? 0) >= c.rate.perSecond) continue;
     const paced = pace(c.rate.waitMs, c.rate.perSecond);
     if (paced.count > 0) continue;
     wait = wait === null ? paced.waitMs : Math.min(wait, paced.waitMs);

@@ -6,10 +6,10 @@ import { claimRound, freshScan, type Claimed, type RoundLimits } from './claim';
 import type { Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
-import { spacingMs } from '../domain/delivery-pacing';
+import { PACING_HORIZON_MS, spacingMs } from '../domain/delivery-pacing';
 import { hopNow, type HopLog } from '../lib/hop-log';
 
-export interface DispatcherSettings extends Omit<RoundLimits, 'budget' | 'held' | 'reserve' | 'localWaitMs'> {
+export interface DispatcherSettings extends Omit<RoundLimits, 'budget' | 'held' | 'reserve' | 'localPace'> {
   /** POSTs this process keeps in flight at most, across every endpoint. */
   maxInFlight: number;
 }
@@ -74,14 +74,22 @@ export function createDispatcher(deps: {
   const recentEnds = new Map<string, { at: number | null; done: Promise<number> }[]>();
 
   /**
-   * How long this process's pacing makes an endpoint's next start wait beyond its spacing: until
-   * a second after the delivery `perSecond` places before it ended; Infinity while that one has not.
+   * This process's pacing of an endpoint, for a round: the wait until its next start may go (a
+   * second after the delivery `perSecond` places before it ended; Infinity while that one is open),
+   * and how many next starts may go within the pacing horizon (docs/decisions/0309-slots-taken-at-the-post.md).
    */
-  function localWaitMs(endpointId: string, perSecond: number): number {
+  function localPace(endpointId: string, perSecond: number): { waitMs: number; ready: number } {
     const ends = recentEnds.get(endpointId) ?? [];
-    if (ends.length < perSecond) return 0;
-    const at = ends[ends.length - perSecond]!.at;
-    return at === null ? Infinity : Math.max(0, at + 1000 - Date.now());
+    const now = Date.now();
+    // The j-th next start follows the delivery `perSecond` places before it: one of these, or none yet.
+    const waitOf = (j: number) => {
+      const before = ends[ends.length - perSecond + j];
+      if (!before) return 0;
+      return before.at === null ? Infinity : Math.max(0, before.at + 1000 - now);
+    };
+    let ready = 0;
+    while (ready < perSecond && waitOf(ready) <= PACING_HORIZON_MS) ready++;
+    return { waitMs: waitOf(0), ready };
   }
 
   /**
@@ -156,7 +164,7 @@ export function createDispatcher(deps: {
       deps.knex(),
       deps.owner(),
       scan,
-      { ...settings, budget, held: orgHeld, reserve, localWaitMs },
+      { ...settings, budget, held: orgHeld, reserve, localPace },
       ended,
     );
     const claim = claimStart ? { cs: claimStart, ce: hopNow() } : undefined;

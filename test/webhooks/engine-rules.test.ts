@@ -154,13 +154,14 @@ describe('a dispatch round’s shares', () => {
   it('grants a rate-limited endpoint no more than may be open at once under its pacing (issue 28)', () => {
     const grants = allot(
       [
-        endpoint('busy', 'A', { rate: { perSecond: 1, waitMs: 0, inFlight: 1 } }),
-        endpoint('idle', 'A', { rate: { perSecond: 1, waitMs: 0, inFlight: 0 } }),
-        endpoint('waiting', 'B', { rate: { perSecond: 1, waitMs: Infinity, inFlight: 0 } }),
+        endpoint('busy', 'A', { rate: { perSecond: 1, waitMs: 0, startable: 0 } }),
+        endpoint('idle', 'A', { rate: { perSecond: 1, waitMs: 0, startable: 1 } }),
+        endpoint('waiting', 'B', { rate: { perSecond: 1, waitMs: Infinity, startable: 0 } }),
+        endpoint('two', 'C', { rate: { perSecond: 20, waitMs: 0, startable: 2 } }),
       ],
       { budget: 1000, perEndpoint: 256 },
     );
-    expect(takes(grants)).toEqual({ idle: ['send', 1] });
+    expect(takes(grants)).toEqual({ idle: ['send', 1], two: ['send', 2] });
   });
 
   it('holds an endpoint to its free slots and its pacing, probes an open circuit once, defers a held one, drops a dead one', () => {
