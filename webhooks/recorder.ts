@@ -248,7 +248,7 @@ export function createRecorder(deps: {
  */
 async function updateCircuits(
   trx: Knex.Transaction,
-  observed: readonly { endpointId: string; status: number | null; durationMs: number }[],
+  observed: readonly { endpointId: string; status: number | null; durationMs: number | null }[],
   rules: CircuitRules,
 ): Promise<void> {
   if (observed.length === 0) return;
