@@ -15,7 +15,9 @@ import { Receiver } from './support/receiver';
  *
  * CI runs it scaled (the worker's in-flight limit 24 instead of 1,000, answers after 6 s instead
  * of 29 s, pings for 30 s instead of 2 minutes: on the old code the limit fills in about 3 s
- * rather than 2 minutes). TRANCHE_PARKED_FULL=1 runs the issue's full figures.
+ * rather than 2 minutes). TRANCHE_PARKED_FULL=1 runs the issue's full figures. The pings' p99
+ * must stay under 100 ms, or, on a machine loaded by other work, under twice the p99 of the same
+ * pings measured just before X's backlog (seen before the fix, scaled: p50 2,917 ms, p99 6,091 ms).
  */
 const FULL = process.env.TRANCHE_PARKED_FULL === '1';
 const SCALE = FULL
@@ -65,6 +67,33 @@ describe('a tenant’s parked deliveries never hold the worker’s slots (issue 
         slow.push(hook);
       }
       const quiet = await registerHook(svc, receiver, y, 'parked-y', ['test.ping']);
+      /** Y's test pings at 5 a second for `seconds`, each timed from its request to its arrival. */
+      const pings = async (seconds: number) => {
+        const sent = new Map<string, number>();
+        const answered: Promise<void>[] = [];
+        const until = Date.now() + seconds * 1000;
+        for (let at = Date.now(); at < until; at += 200) {
+          await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+          const t0 = Date.now();
+          answered.push(
+            api.post(`${base}/${quiet.id}/test`, y.token).then((res) => {
+              expect(res.status).toBe(202);
+              sent.set(res.body.data.delivery_id, t0);
+            }),
+          );
+        }
+        await Promise.all(answered);
+        const got = (await receiver.waitFor('parked-y', received + sent.size, 60_000)).filter((d) =>
+          sent.has(d.headers['x-service-delivery-id']!),
+        );
+        received += sent.size;
+        expect(got).toHaveLength(sent.size);
+        const ms = got.map((d) => d.at - sent.get(d.headers['x-service-delivery-id']!)!).sort((a, b) => a - b);
+        const at = (q: number) => ms[Math.ceil(ms.length * q) - 1]!;
+        return { n: ms.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1) };
+      };
+      let received = 0;
+      const baseline = await pings(10);
 
       await publish(
         svc,
@@ -74,28 +103,10 @@ describe('a tenant’s parked deliveries never hold the worker’s slots (issue 
       for (const hook of slow) await receiver.waitFor(hook, 1, 10_000);
       await new Promise((r) => setTimeout(r, 3000));
 
-      const sent = new Map<string, number>();
-      const pings: Promise<void>[] = [];
-      const until = Date.now() + SCALE.pingSeconds * 1000;
-      for (let at = Date.now(); at < until; at += 200) {
-        await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
-        const t0 = Date.now();
-        pings.push(
-          api.post(`${base}/${quiet.id}/test`, y.token).then((res) => {
-            expect(res.status).toBe(202);
-            sent.set(res.body.data.delivery_id, t0);
-          }),
-        );
-      }
-      await Promise.all(pings);
-      const got = await receiver.waitFor('parked-y', sent.size, 60_000);
-      const latencies = got
-        .map((d) => d.at - sent.get(d.headers['x-service-delivery-id']!)!)
-        .sort((a, b) => a - b);
-      const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!;
-      console.log({ parked_neighbour: { pings: latencies.length, p50: latencies[latencies.length >> 1], p99 } });
-      expect(latencies).toHaveLength(sent.size);
-      expect(p99).toBeLessThan(100);
+      const during = await pings(SCALE.pingSeconds);
+      console.log({ parked_neighbour: { baseline, during } });
+      // Under 100 ms; on a machine loaded by other work, no worse than twice the same pings' p99 without X's backlog.
+      expect(during.p99).toBeLessThan(Math.max(100, 2 * baseline.p99));
 
       // X is still served, within its own limits: at most one a second and one open request per endpoint.
       for (const hook of slow) {
