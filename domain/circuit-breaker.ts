@@ -33,7 +33,7 @@ export const CLOSED: Circuit = { state: 'closed', consecutiveFailures: 0, openCo
  * timeout holds a slot as long as a timeout and would otherwise never open the circuit
  * (docs/decisions/0309-slots-taken-at-the-post.md). The delivery itself is still a success.
  */
-export const SLOW_ANSWER_MS = 20_000;
+const SLOW_ANSWER_MS = 20_000;
 
 /** Whether an answer this long in coming counts as no answer for the endpoint's health. */
 export const tooSlow = (durationMs: number | null | undefined): boolean => (durationMs ?? 0) >= SLOW_ANSWER_MS;

@@ -7,8 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration0086QueueByOrganisation extends Migration {
   override async up(): Promise<void> {
-    this.addSql(
-      'create index webhook_queue_org_idx on webhook_queue (org_id, endpoint_id) where ordered_key is null',
-    );
+    this.addSql('create index webhook_queue_org_idx on webhook_queue (org_id, endpoint_id) where ordered_key is null');
   }
 }
