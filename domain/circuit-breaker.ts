@@ -28,11 +28,23 @@ export interface CircuitRules {
 export const CLOSED: Circuit = { state: 'closed', consecutiveFailures: 0, openCount: 0, openedAt: null, probeAt: null };
 
 /**
- * Whether an answer counts against the circuit: no answer at all (timeout, refused, reset), a 5xx,
- * a 408 or a 429. Any other answer, a 4xx included, shows an endpoint that is up and answering.
+ * An answer that took this long, most of an attempt's 30 s (spec §6.5), counts against the
+ * endpoint's health as a timeout does, whatever its status: a 2xx that comes just before the
+ * timeout holds a slot as long as a timeout and would otherwise never open the circuit
+ * (docs/decisions/0309-slots-taken-at-the-post.md). The delivery itself is still a success.
  */
-export function countsAsOutage(status: number | null): boolean {
-  return status === null || status >= 500 || status === 408 || status === 429;
+const SLOW_ANSWER_MS = 20_000;
+
+/** Whether an answer this long in coming counts as no answer for the endpoint's health. */
+export const tooSlow = (durationMs: number | null | undefined): boolean => (durationMs ?? 0) >= SLOW_ANSWER_MS;
+
+/**
+ * Whether an answer counts against the circuit: no answer at all (timeout, refused, reset), a 5xx,
+ * a 408 or a 429, or any answer that took most of the 30 s (SLOW_ANSWER_MS). Any other answer, a
+ * 4xx included, shows an endpoint that is up and answering.
+ */
+export function countsAsOutage(status: number | null, durationMs?: number | null): boolean {
+  return status === null || status >= 500 || status === 408 || status === 429 || tooSlow(durationMs);
 }
 
 /** The circuit after these answers, in the order they came (true: the endpoint is up). */

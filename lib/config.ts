@@ -240,12 +240,23 @@ export const ConfigSchema = z.object({
   WEBHOOK_DEFAULT_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(256).default(32),
   /**
    * Webhook endpoints one organisation may have (not deleted); one more is refused with 409
-   * `ENDPOINT_LIMIT_REACHED`. Under a dispatch round's window of 1,000 endpoints, so no organisation
-   * fills it (docs/decisions/0294-endpoints-per-organisation.md).
+   * `ENDPOINT_LIMIT_REACHED` (docs/decisions/0294-endpoints-per-organisation.md). A dispatch
+   * round's window is shared out by organisation whatever this is (decision 0309).
    */
   WEBHOOK_MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(500),
-  /** First attempts one worker keeps in flight at most, across all endpoints, shared fairly by organisation. */
+  /**
+   * First attempts one worker keeps in flight at most, across all endpoints, shared fairly by
+   * organisation over the slots each already holds; the last 5% only to an organisation holding
+   * fewer than that many. A slot is held while a POST is under way, never while a delivery waits
+   * for its pace (docs/decisions/0309-slots-taken-at-the-post.md).
+   */
   WEBHOOK_DISPATCH_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(1000),
+  /**
+   * Endpoints with queued deliveries one dispatch round looks at, shared out by organisation: each
+   * organisation sees at most its part of the window per round, so no organisation fills it
+   * (docs/decisions/0309-slots-taken-at-the-post.md).
+   */
+  WEBHOOK_DISPATCH_ENDPOINTS_PER_ROUND: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** Answers in a row that say an endpoint is down (no answer, 5xx, 408, 429) before its circuit opens. */
   WEBHOOK_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(10),
   /** An open circuit's first cool-down before a probe; each reopening doubles it, up to 16 times as long. */

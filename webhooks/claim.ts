@@ -5,16 +5,39 @@ import { allot, type Candidate, type Grant, type Mode } from './allotment';
 import { preparedStatement } from '../db/prepared';
 import { TARGET_COLUMNS, type Target } from './attempt-store';
 
-const FIRST_ENDPOINT = '00000000-0000-0000-0000-000000000000';
+const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
 export interface RoundLimits {
   /** Slots this process may still fill. */
   budget: number;
   perEndpoint: number;
-  /** Endpoints looked at per round; more wait for the next round (the scan resumes after the last). */
+  /**
+   * Endpoints looked at per round (WEBHOOK_DISPATCH_ENDPOINTS_PER_ROUND), shared out by
+   * organisation: each organisation with queued deliveries sees at most its part of the window, and
+   * more of its endpoints wait for the next round (its scan resumes after the last it saw).
+   */
   endpointsPerRound: number;
   defaultMaxInFlight: number;
+  /** Slots each organisation holds in this process already (webhooks/allotment.ts shares over them). */
+  held?: ReadonlyMap<string, number>;
+  /** The last slots of the process, kept for organisations holding fewer than this many. */
+  reserve?: number;
+  /**
+   * This process's own pacing of a rate-limited endpoint (webhooks/dispatcher.ts): a start follows
+   * a second after the delivery `perSecond` places before it ended. `waitMs`: until the next start
+   * may go (Infinity while the one it follows is still open); `ready`: how many next starts may go
+   * within the pacing horizon. A round grants only those.
+   */
+  localPace?: (endpointId: string, perSecond: number) => { waitMs: number; ready: number };
 }
+
+/** Where a round's scan of the queue starts: after this organisation, and within each after its last endpoint seen. */
+export interface Scan {
+  orgAfter: string;
+  endpointAfter: Map<string, string>;
+}
+
+export const freshScan = (): Scan => ({ orgAfter: FIRST_ID, endpointAfter: new Map() });
 
 export interface Claimed {
   mode: Exclude<Mode, 'drop'>;
@@ -35,8 +58,8 @@ export interface RoundResult {
   dropped: string[];
   /** Endpoints that got all they were granted: more may be queued behind. */
   granted: Map<string, Grant>;
-  /** Where the next round's scan starts; the first endpoint again once the scan reached the end. */
-  nextAfter: string;
+  /** Whether the scan stopped short of some organisation's queued endpoints (the next round goes on from there). */
+  cut: boolean;
   /** Milliseconds until a rate-limited endpoint with queued deliveries may start one again, if any. */
   paceWaitMs: number | null;
 }
@@ -44,6 +67,11 @@ export interface RoundResult {
 interface CandidateRow {
   endpoint_id: string;
   org_id: string;
+  /** Its organisation has more endpoints with queued deliveries than this round's part of the window. */
+  org_more: boolean;
+  /** More organisations have queued deliveries than the window has endpoints; the last one seen. */
+  orgs_more: boolean;
+  last_org: string;
   live: boolean;
   max_in_flight: number | null;
   rate_limit_per_second: number | null;
@@ -67,15 +95,22 @@ interface CandidateRow {
 export async function claimRound(
   knex: Knex,
   owner: string,
-  after: string,
+  scan: Scan,
   limits: RoundLimits,
   /** Deliveries whose first attempt's POST has ended in this process but whose result is not yet recorded. */
   ended: ReadonlySet<string> = new Set(),
 ): Promise<RoundResult> {
   return knex.transaction(async (trx) => {
-    const rows = await CANDIDATES(trx, [after, limits.endpointsPerRound, [...ended]]);
-    const nextAfter = rows.length >= limits.endpointsPerRound ? rows[rows.length - 1]!.endpoint_id : FIRST_ENDPOINT;
-    if (rows.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, paceWaitMs: null };
+    const rows = await CANDIDATES(trx, [
+      scan.orgAfter,
+      limits.endpointsPerRound,
+      limits.endpointsPerRound,
+      JSON.stringify([...scan.endpointAfter].map(([org_id, after]) => ({ org_id, after }))),
+      [...ended],
+      limits.endpointsPerRound,
+    ]);
+    const cut = advance(scan, rows);
+    if (rows.length === 0) return { claimed: [], dropped: [], granted: new Map(), cut, paceWaitMs: null };
 
     const now = new Date(rows[0]!.now);
     const candidates: Candidate[] = rows.map((r) => ({
@@ -87,11 +122,19 @@ export async function claimRound(
       rate:
         r.rate_limit_per_second === null
           ? null
-          : { perSecond: r.rate_limit_per_second, waitMs: Number(r.rate_wait_ms) },
+          : {
+              perSecond: r.rate_limit_per_second,
+              ...paceOf(r, r.rate_limit_per_second, limits),
+            },
     }));
-    const grants = allot(candidates, { budget: limits.budget, perEndpoint: limits.perEndpoint });
+    const grants = allot(candidates, {
+      budget: limits.budget,
+      perEndpoint: limits.perEndpoint,
+      held: limits.held,
+      reserve: limits.reserve,
+    });
     const paceWaitMs = nextPaceWait(candidates);
-    if (grants.length === 0) return { claimed: [], dropped: [], granted: new Map(), nextAfter, paceWaitMs };
+    if (grants.length === 0) return { claimed: [], dropped: [], granted: new Map(), cut, paceWaitMs };
 
     // Rate-limited endpoints reserve the starts they were granted (a round that takes fewer
     // reserves more than it uses: the limit only ever errs towards sending later); a probe holds
@@ -139,15 +182,53 @@ export async function claimRound(
         });
     }
     const granted = new Map(grants.filter((g) => counts.get(g.endpointId) === g.take).map((g) => [g.endpointId, g]));
-    return { claimed, dropped, granted, nextAfter, paceWaitMs };
+    return { claimed, dropped, granted, cut, paceWaitMs };
   });
+}
+
+/**
+ * A rate-limited endpoint's next free start, the later of its spacing across workers and this
+ * process's pacing, and how many may start within the horizon: no more than this process's pacing
+ * lets go, nor than its limit less its attempts not yet ended from every worker (the pacing never
+ * has more open at once), so nothing a round claims waits for its pace longer than the horizon.
+ */
+function paceOf(r: CandidateRow, perSecond: number, limits: RoundLimits): { waitMs: number; startable: number } {
+  const local = limits.localPace?.(r.endpoint_id, perSecond) ?? { waitMs: 0, ready: Infinity };
+  return {
+    waitMs: Math.max(Number(r.rate_wait_ms), local.waitMs),
+    startable: Math.max(0, Math.min(perSecond - r.in_flight, local.ready)),
+  };
+}
+
+/**
+ * Moves the scan on past what this round saw: an organisation cut short resumes after its last
+ * endpoint seen, one seen to its end starts again from its first; the organisations likewise.
+ * Answers whether anything was cut short.
+ */
+function advance(scan: Scan, rows: readonly CandidateRow[]): boolean {
+  const last = new Map<string, { endpoint: string; more: boolean }>();
+  for (const r of rows) {
+    const seen = last.get(r.org_id);
+    if (!seen || r.endpoint_id > seen.endpoint) last.set(r.org_id, { endpoint: r.endpoint_id, more: r.org_more });
+  }
+  if (scan.endpointAfter.size > 10_000) scan.endpointAfter.clear();
+  let cut = false;
+  for (const [org, { endpoint, more }] of last) {
+    if (more) scan.endpointAfter.set(org, endpoint);
+    else scan.endpointAfter.delete(org);
+    cut ||= more;
+  }
+  const orgsMore = rows.some((r) => r.orgs_more);
+  scan.orgAfter = orgsMore ? rows[0]!.last_org : FIRST_ID;
+  return cut || orgsMore;
 }
 
 /** The soonest a rate-limited endpoint that may start nothing this round may start one. */
 function nextPaceWait(candidates: readonly Candidate[]): number | null {
   let wait: number | null = null;
   for (const c of candidates) {
-    if (!c.live || c.admission === 'hold' || c.rate === null) continue;
+    // Waiting on an attempt still open: the end of its POST wakes the dispatcher.
+    if (!c.live || c.admission === 'hold' || c.rate === null || !Number.isFinite(c.rate.waitMs)) continue;
     const paced = pace(c.rate.waitMs, c.rate.perSecond);
     if (paced.count > 0) continue;
     wait = wait === null ? paced.waitMs : Math.min(wait, paced.waitMs);
@@ -158,21 +239,46 @@ function nextPaceWait(candidates: readonly Candidate[]): number | null {
 /** The round's endpoints: queued, found by a loose index scan, their flow rows locked, their attempts in flight counted. */
 const CANDIDATES = preparedStatement<CandidateRow>(
   'webhooks-claim-candidates',
-  `with recursive eps as (
-           (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
-             order by endpoint_id limit 1)
+  `with recursive orgs as (
+           (select org_id from webhook_queue where ordered_key is null and org_id > ?::uuid order by org_id limit 1)
            union all
-           select (select q.endpoint_id from webhook_queue q
-                    where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
-             from eps where eps.endpoint_id is not null),
-         found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+           select (select q.org_id from webhook_queue q
+                    where q.ordered_key is null and q.org_id > orgs.org_id order by q.org_id limit 1)
+             from orgs where orgs.org_id is not null),
+         found_orgs as (select org_id from orgs where org_id is not null limit ?),
+         -- Each organisation's part of the window: one organisation's endpoints never fill it.
+         quota as (select greatest(1, ?::int / greatest(1, count(*)))::int as k,
+                          max(org_id::text)::uuid as last_org, count(*) as n from found_orgs),
+         cursors as (select * from jsonb_to_recordset(?::jsonb) as c(org_id uuid, after uuid)),
+         -- Each organisation's endpoints with queued deliveries, after its last seen (or from its first
+         -- again): a loose index scan, one probe per endpoint, whatever the backlog; one more than its
+         -- part tells whether it has more.
+         eps as (
+           select o.org_id, coalesce(
+                    (select q.endpoint_id from webhook_queue q
+                      where q.ordered_key is null and q.org_id = o.org_id and q.endpoint_id > c.after
+                      order by q.endpoint_id limit 1),
+                    (select q.endpoint_id from webhook_queue q
+                      where q.ordered_key is null and q.org_id = o.org_id
+                      order by q.endpoint_id limit 1)) as endpoint_id, 1 as n
+             from found_orgs o left join cursors c on c.org_id = o.org_id
+           union all
+           select e.org_id, (select q.endpoint_id from webhook_queue q
+                              where q.ordered_key is null and q.org_id = e.org_id and q.endpoint_id > e.endpoint_id
+                              order by q.endpoint_id limit 1), e.n + 1
+             from eps e where e.endpoint_id is not null and e.n <= (select k from quota)),
+         found as (select e.endpoint_id, e.org_id,
+                          exists (select 1 from eps m where m.org_id = e.org_id and m.n > (select k from quota)
+                                                        and m.endpoint_id is not null) as org_more
+                     from eps e where e.endpoint_id is not null and e.n <= (select k from quota)),
          -- An attempt holds its endpoint's slot until its POST ends, not until its result is recorded.
          open_attempts as (
            select d.endpoint_id, count(*)::int as n from webhook_deliveries d
             where d.id = any(array(select a.delivery_id from webhook_attempts a
                                     where a.duration_ms is null and a.delivery_id <> all(?::uuid[])))
             group by d.endpoint_id)
-         select f.endpoint_id, e.org_id, (e.status = 'enabled' and e.deleted_at is null) as live,
+         select f.endpoint_id, e.org_id, found.org_more, (select n >= ? from quota) as orgs_more,
+                (select last_org from quota) as last_org, (e.status = 'enabled' and e.deleted_at is null) as live,
                 e.max_in_flight, e.rate_limit_per_second, f.circuit_state, f.probe_at, now() as now,
                 coalesce(o.n, 0) as in_flight,
                 case when e.rate_limit_per_second is null then null

@@ -2,14 +2,14 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { type AttemptInput } from '../domain/webhook-messages';
 import { logger } from '../lib/logger';
 import { stopWaiting } from './attempt-store';
-import { claimRound, type Claimed, type RoundLimits } from './claim';
+import { claimRound, freshScan, type Claimed, type RoundLimits } from './claim';
 import type { Recorder } from './recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
-import { spacingMs } from '../domain/delivery-pacing';
+import { PACING_HORIZON_MS, spacingMs } from '../domain/delivery-pacing';
 import { hopNow, type HopLog } from '../lib/hop-log';
 
-export interface DispatcherSettings extends Omit<RoundLimits, 'budget'> {
+export interface DispatcherSettings extends Omit<RoundLimits, 'budget' | 'held' | 'reserve' | 'localPace'> {
   /** POSTs this process keeps in flight at most, across every endpoint. */
   maxInFlight: number;
 }
@@ -21,7 +21,10 @@ export interface Dispatcher {
   stop(): Promise<void>;
   /** Waits for the rounds running or asked for (the warm-up waits for the first, worker/warm-up.ts). */
   settled(): Promise<void>;
+  /** POSTs under way: each holds a slot. */
   readonly inFlight: number;
+  /** Claimed deliveries waiting for their pace (at most the pacing horizon, and a second after one ended): none holds a slot. */
+  readonly parked: number;
 }
 
 /**
@@ -46,8 +49,15 @@ export function createDispatcher(deps: {
   let running: Promise<void> | null = null;
   let again = false;
   let stopped = false;
+  /** POSTs under way: a slot is taken when the POST starts, never while a delivery waits for its pace. */
   let inFlight = 0;
-  let after = '00000000-0000-0000-0000-000000000000';
+  /** Claimed, waiting for their pace: they take a slot in a moment, so a round leaves room for them. */
+  let parked = 0;
+  /** Each organisation's POSTs under way and parked deliveries: a round is fair over them. */
+  const orgHeld = new Map<string, number>();
+  /** The last slots, given only to an organisation holding fewer than this many (webhooks/allotment.ts). */
+  const reserve = Math.max(1, Math.ceil(settings.maxInFlight / 20));
+  const scan = freshScan();
   let paceTimer: NodeJS.Timeout | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let failures = 0;
@@ -60,8 +70,27 @@ export function createDispatcher(deps: {
   const sends = new Set<Promise<void>>();
   /** Rate-limited endpoints: the actual start of the latest delivery to each, as a promise the next one waits on. */
   const lastStart = new Map<string, Promise<number>>();
-  /** Rate-limited endpoints: when each of the latest `perSecond` deliveries ended, in the order they started. */
-  const recentEnds = new Map<string, Promise<number>[]>();
+  /** Rate-limited endpoints: when each of the latest `perSecond` deliveries ended (null: not yet), in the order they started. */
+  const recentEnds = new Map<string, { at: number | null; done: Promise<number> }[]>();
+
+  /**
+   * This process's pacing of an endpoint, for a round: the wait until its next start may go (a
+   * second after the delivery `perSecond` places before it ended; Infinity while that one is open),
+   * and how many next starts may go within the pacing horizon (docs/decisions/0309-slots-taken-at-the-post.md).
+   */
+  function localPace(endpointId: string, perSecond: number): { waitMs: number; ready: number } {
+    const ends = recentEnds.get(endpointId) ?? [];
+    const now = Date.now();
+    // The j-th next start follows the delivery `perSecond` places before it: one of these, or none yet.
+    const waitOf = (j: number) => {
+      const before = ends[ends.length - perSecond + j];
+      if (!before) return 0;
+      return before.at === null ? Infinity : Math.max(0, before.at + 1000 - now);
+    };
+    let ready = 0;
+    while (ready < perSecond && waitOf(ready) <= PACING_HORIZON_MS) ready++;
+    return { waitMs: waitOf(0), ready };
+  }
 
   /**
    * Waits for a rate-limited delivery's turn, and answers the function to call when its POST ends.
@@ -75,9 +104,10 @@ export function createDispatcher(deps: {
       recentEnds.clear();
     }
     const ends = recentEnds.get(endpointId) ?? [];
-    const windowStart = ends.length >= perSecond ? ends[ends.length - perSecond] : undefined;
+    const windowStart = ends.length >= perSecond ? ends[ends.length - perSecond]!.done : undefined;
     let ended!: (at: number) => void;
-    ends.push(new Promise<number>((resolve) => (ended = resolve)));
+    const end = { at: null as number | null, done: new Promise<number>((resolve) => (ended = resolve)) };
+    ends.push(end);
     recentEnds.set(endpointId, ends.slice(-perSecond));
     const previous = lastStart.get(endpointId) ?? Promise.resolve(0);
     let started!: (at: number) => void;
@@ -89,7 +119,10 @@ export function createDispatcher(deps: {
     } finally {
       started(Date.now());
     }
-    return ended;
+    return (at: number) => {
+      end.at = at;
+      ended(at);
+    };
   }
 
   function wake(): void {
@@ -123,12 +156,18 @@ export function createDispatcher(deps: {
 
   /** Answers whether another round should follow at once (the round was cut short by its limits). */
   async function round(): Promise<boolean> {
-    const budget = settings.maxInFlight - inFlight;
+    // Parked deliveries hold no slot, but they start within the pacing horizon: the round leaves them room.
+    const budget = settings.maxInFlight - inFlight - parked;
     if (budget <= 0) return false;
     const claimStart = deps.hops?.on ? hopNow() : 0;
-    const result = await claimRound(deps.knex(), deps.owner(), after, { ...settings, budget }, ended);
+    const result = await claimRound(
+      deps.knex(),
+      deps.owner(),
+      scan,
+      { ...settings, budget, held: orgHeld, reserve, localPace },
+      ended,
+    );
     const claim = claimStart ? { cs: claimStart, ce: hopNow() } : undefined;
-    after = result.nextAfter;
     for (const id of result.granted.keys()) maybeMore.add(id);
     if (result.dropped.length) await stopWaiting(deps.knex(), result.dropped);
     for (const c of result.claimed) start(c, claim);
@@ -137,9 +176,8 @@ export function createDispatcher(deps: {
       paceTimer = setTimeout(wake, result.paceWaitMs);
     }
     const budgetSpent = result.claimed.filter((c) => c.mode !== 'defer').length >= budget;
-    const scanCut = result.nextAfter !== '00000000-0000-0000-0000-000000000000';
     const deferredFull = [...result.granted.values()].some((g) => g.mode === 'defer' || g.mode === 'drop');
-    return budgetSpent || scanCut || deferredFull;
+    return budgetSpent || result.cut || deferredFull;
   }
 
   function start(c: Claimed, claim?: { cs: number; ce: number }): void {
@@ -157,8 +195,10 @@ export function createDispatcher(deps: {
       void deps.recorder.record(notSent(input, CIRCUIT_OPEN), opts);
       return;
     }
-    inFlight++;
-    endpointInFlight.set(t.endpoint_id, (endpointInFlight.get(t.endpoint_id) ?? 0) + 1);
+    const orgId = t.org_id;
+    parked++;
+    orgHeld.set(orgId, (orgHeld.get(orgId) ?? 0) + 1);
+    let posting = false;
     const p = (async () => {
       let finished;
       let timing: Record<string, string | number> | undefined;
@@ -167,21 +207,34 @@ export function createDispatcher(deps: {
         // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon),
         // and for its turn in the endpoint's second (paced), however late the ones before it ran.
         if (c.perSecond !== null) postEnded = await paced(t.endpoint_id, Date.now() + c.delayMs, c.perSecond);
+        // Its slot is taken now, as its POST starts (docs/decisions/0309-slots-taken-at-the-post.md).
+        parked--;
+        inFlight++;
+        posting = true;
+        endpointInFlight.set(t.endpoint_id, (endpointInFlight.get(t.endpoint_id) ?? 0) + 1);
         const ps = claim ? hopNow() : 0;
         finished = await deps.sender.send(t, input);
         if (claim) timing = { d: t.delivery_id, ...claim, ps, pe: hopNow() };
       } finally {
         postEnded?.(Date.now());
         // The POST has ended: its slot is free now, while its result is recorded.
-        inFlight--;
-        const left = endpointInFlight.get(t.endpoint_id)! - 1;
-        if (left === 0) endpointInFlight.delete(t.endpoint_id);
-        else endpointInFlight.set(t.endpoint_id, left);
+        let left = endpointInFlight.get(t.endpoint_id) ?? 0;
+        if (posting) {
+          inFlight--;
+          left--;
+          if (left === 0) endpointInFlight.delete(t.endpoint_id);
+          else endpointInFlight.set(t.endpoint_id, left);
+        } else parked--;
+        const held = orgHeld.get(orgId)! - 1;
+        if (held === 0) orgHeld.delete(orgId);
+        else orgHeld.set(orgId, held);
         ended.add(t.delivery_id);
-        if (maybeMore.has(t.endpoint_id) && worthARound(c.maxInFlight - left, c.maxInFlight)) {
+        // A rate-limited endpoint's next start follows this end: its limit is what may be open at once.
+        const limit = c.perSecond === null ? c.maxInFlight : Math.min(c.maxInFlight, c.perSecond);
+        if ((maybeMore.has(t.endpoint_id) || c.perSecond !== null) && worthARound(limit - left, limit)) {
           maybeMore.delete(t.endpoint_id);
           wake();
-        } else if (inFlight === settings.maxInFlight - 1) wake();
+        } else if (inFlight + parked === settings.maxInFlight - 1) wake();
       }
       try {
         await deps.recorder.record(finished, opts);
@@ -199,6 +252,9 @@ export function createDispatcher(deps: {
     wake,
     get inFlight() {
       return inFlight;
+    },
+    get parked() {
+      return parked;
     },
     async settled() {
       while (running) await running;

@@ -59,6 +59,8 @@ export interface ObservedAttempt {
   endpointId: string;
   status: number | null;
   at: Date;
+  /** It took most of the 30 s (domain/circuit-breaker.ts, tooSlow): a 2xx so slow counts as a failure here. */
+  slow?: boolean;
 }
 
 /**
@@ -72,9 +74,10 @@ export async function noteAttemptOutcomes(
   failingPeriodMs: number,
   observed: readonly ObservedAttempt[],
 ): Promise<Map<string, { reason: DisableReason; at: Date }>> {
-  const succeeded = new Set(observed.filter((o) => isOk(o.status)).map((o) => o.endpointId));
+  const ok = (o: ObservedAttempt) => isOk(o.status) && !o.slow;
+  const succeeded = new Set(observed.filter(ok).map((o) => o.endpointId));
   // An endpoint with a success in the batch is not "failing every attempt", whatever else it answered.
-  const failures = observed.filter((o) => !isOk(o.status) && !succeeded.has(o.endpointId));
+  const failures = observed.filter((o) => !ok(o) && !succeeded.has(o.endpointId));
   if (succeeded.size)
     await trx('webhook_endpoints')
       .whereIn('id', [...succeeded].sort())

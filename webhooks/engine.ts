@@ -20,7 +20,6 @@ import { stopDeletedEndpoints } from './deleted-endpoints';
 
 /** Deliveries of one endpoint one round takes at most: a fan-out of many endpoints shares a round. */
 const PER_ENDPOINT_PER_ROUND = 256;
-const ENDPOINTS_PER_ROUND = 1000;
 /** Failed first attempts wait this long for their hand-over's own call before the sweep makes it. */
 const HANDOVER_GRACE_MS = 5000;
 /** Pages of a deleted endpoint's deliveries one sweep stops at most (webhooks/deleted-endpoints.ts). */
@@ -125,7 +124,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         settings: {
           maxInFlight: config.WEBHOOK_DISPATCH_MAX_IN_FLIGHT,
           perEndpoint: PER_ENDPOINT_PER_ROUND,
-          endpointsPerRound: ENDPOINTS_PER_ROUND,
+          endpointsPerRound: config.WEBHOOK_DISPATCH_ENDPOINTS_PER_ROUND,
           defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
         },
       });

@@ -1,6 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { BehaviourSet } from '../lib/behaviour-set';
-import { countsAsOutage, observe, type Circuit, type CircuitRules } from '../domain/circuit-breaker';
+import { countsAsOutage, observe, tooSlow, type Circuit, type CircuitRules } from '../domain/circuit-breaker';
 import { logger } from '../lib/logger';
 import {
   recordCircuitTransition,
@@ -158,7 +158,8 @@ export function createRecorder(deps: {
 
   async function write(batch: readonly Item[]): Promise<Map<Item, Recorded>> {
     const results = batch.map((i) => i.result);
-    if (results.every((r) => isSuccess(r.responseStatus))) {
+    // A 2xx that took most of the 30 s counts against the endpoint's health: not the hot path's.
+    if (results.every((r) => isSuccess(r.responseStatus) && !tooSlow(r.durationMs))) {
       // The hot path: one statement, no transaction around it.
       const closed = await recordSuccesses(
         deps.knex(),
@@ -176,7 +177,12 @@ export function createRecorder(deps: {
       // What the endpoint itself answered: not an attempt in doubt, one never sent, or one we could not sign.
       const observed = batch
         .filter((i) => !UNOBSERVED.has(i.result.error ?? ''))
-        .map((i) => ({ item: i, endpointId: i.opts.endpointId, status: i.result.responseStatus }));
+        .map((i) => ({
+          item: i,
+          endpointId: i.opts.endpointId,
+          status: i.result.responseStatus,
+          durationMs: i.result.durationMs,
+        }));
       await updateCircuits(trx, observed, deps.circuit);
       const disabled = await noteAttemptOutcomes(
         trx,
@@ -185,6 +191,7 @@ export function createRecorder(deps: {
           endpointId: o.endpointId,
           status: o.status,
           at: new Date(o.item.result.input.attemptedAt),
+          slow: tooSlow(o.durationMs),
         })),
       );
       for (const [endpointId, { reason, at }] of disabled) await disableEndpoint(trx, deps.set, endpointId, reason, at);
@@ -241,13 +248,13 @@ export function createRecorder(deps: {
  */
 async function updateCircuits(
   trx: Knex.Transaction,
-  observed: readonly { endpointId: string; status: number | null }[],
+  observed: readonly { endpointId: string; status: number | null; durationMs: number | null }[],
   rules: CircuitRules,
 ): Promise<void> {
   if (observed.length === 0) return;
   const answers = new Map<string, boolean[]>();
   for (const o of observed)
-    answers.set(o.endpointId, [...(answers.get(o.endpointId) ?? []), !countsAsOutage(o.status)]);
+    answers.set(o.endpointId, [...(answers.get(o.endpointId) ?? []), !countsAsOutage(o.status, o.durationMs)]);
   // Answered last by an endpoint that is up: closed, whatever came before. One conditional update,
   // which touches (and waits for) no row that is closed already: the usual case costs no lock.
   const up = [...answers].filter(([, a]) => a[a.length - 1]).map(([id]) => id);

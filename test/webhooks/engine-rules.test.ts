@@ -1,6 +1,6 @@
 import { admission, CLOSED, countsAsOutage, observe, type Circuit } from '../../domain/circuit-breaker';
 import { pace, PACING_HORIZON_MS, spacingMs } from '../../domain/delivery-pacing';
-import { allot, fairShares, type Candidate } from '../../webhooks/allotment';
+import { allot, fairShares, sharesOverHeld, type Candidate } from '../../webhooks/allotment';
 import { deliveryIdFor } from '../../webhooks';
 
 /** The delivery engine's pure rules (issue 19): the circuit breaker, the rate limit's pacing, a round's shares. */
@@ -21,6 +21,14 @@ describe('circuit breaker rules', () => {
     [410, false],
   ])('counts status %s as an outage: %s', (status, outage) => {
     expect(countsAsOutage(status)).toBe(outage);
+  });
+
+  it('counts an answer that took most of the 30 s as an outage, a 2xx included (issue 28)', () => {
+    expect([countsAsOutage(200, 19_999), countsAsOutage(200, 20_000), countsAsOutage(404, 29_000)]).toEqual([
+      false,
+      true,
+      true,
+    ]);
   });
 
   it('opens after the configured failures in a row, and a success in between starts the count again', () => {
@@ -115,6 +123,45 @@ describe('a dispatch round’s shares', () => {
     const t = takes(grants);
     expect(t.y).toEqual(['send', 20]);
     expect(many.reduce((n, e) => n + (t[e.endpointId]?.[1] as number), 0)).toBe(20);
+  });
+
+  it('is fair over the slots organisations already hold, and keeps the last few for one that holds fewer (issue 28)', () => {
+    const demands = (o: Record<string, number>) => new Map(Object.entries(o));
+    // X holds 30 already: Y, holding none, catches up first.
+    expect(Object.fromEntries(sharesOverHeld(demands({ x: 100, y: 5 }), demands({ x: 30 }), 10, 2))).toEqual({
+      x: 3,
+      y: 5,
+    });
+    expect(Object.fromEntries(sharesOverHeld(demands({ x: 100, y: 100 }), demands({ x: 30 }), 40, 0))).toEqual({
+      x: 5,
+      y: 35,
+    });
+    // The last 5 slots of 100: X, holding 95, gets none of them; Y, holding none, gets what it wants.
+    expect(Object.fromEntries(sharesOverHeld(demands({ x: 100 }), demands({ x: 95 }), 5, 5))).toEqual({ x: 0 });
+    expect(Object.fromEntries(sharesOverHeld(demands({ x: 100, y: 1 }), demands({ x: 95 }), 5, 5))).toEqual({
+      x: 0,
+      y: 1,
+    });
+    const grants = allot([endpoint('x1', 'X'), endpoint('y1', 'Y', { free: 1 })], {
+      budget: 4,
+      perEndpoint: 256,
+      held: demands({ X: 900 }),
+      reserve: 50,
+    });
+    expect(takes(grants)).toEqual({ y1: ['send', 1] });
+  });
+
+  it('grants a rate-limited endpoint no more than may be open at once under its pacing (issue 28)', () => {
+    const grants = allot(
+      [
+        endpoint('busy', 'A', { rate: { perSecond: 1, waitMs: 0, startable: 0 } }),
+        endpoint('idle', 'A', { rate: { perSecond: 1, waitMs: 0, startable: 1 } }),
+        endpoint('waiting', 'B', { rate: { perSecond: 1, waitMs: Infinity, startable: 0 } }),
+        endpoint('two', 'C', { rate: { perSecond: 20, waitMs: 0, startable: 2 } }),
+      ],
+      { budget: 1000, perEndpoint: 256 },
+    );
+    expect(takes(grants)).toEqual({ idle: ['send', 1], two: ['send', 2] });
   });
 
   it('holds an endpoint to its free slots and its pacing, probes an open circuit once, defers a held one, drops a dead one', () => {
