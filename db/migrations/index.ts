@@ -27,6 +27,7 @@ import { Migration0071OfferingCapacity } from './0071-offering-capacity';
 import { Migration0067ConsoleSessions } from './0067-console-sessions';
 import { Migration0075Refunds } from './0075-refunds';
 import { Migration0079NothingLeftPending } from './0079-nothing-left-pending';
+import { Migration0080PersonalDataKeys } from './0080-personal-data-keys';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -58,4 +59,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0075-refunds', class: Migration0075Refunds },
   { name: '0079-nothing-left-pending', class: Migration0079NothingLeftPending },
+  { name: '0080-personal-data-keys', class: Migration0080PersonalDataKeys },
 ];
