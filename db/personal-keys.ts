@@ -21,7 +21,8 @@ const lockInvestor = (trx: Knex.Transaction, orgId: string, userId: string) =>
 export function personalKeys(knex: () => Knex, ring: readonly WrappingKey[] | undefined): PersonalKeys {
   const wrapping = () => {
     const current = ring?.[0];
-    if (!current) throw new Error('PERSONAL_DATA_KEYS is not set: investors\u2019 data keys are wrapped with it (lib/config.ts)');
+    if (!current)
+      throw new Error('PERSONAL_DATA_KEYS is not set: investors\u2019 data keys are wrapped with it (lib/config.ts)');
     return ring!;
   };
   const unwrap = (row: { id: string; wrapped_key: string }): DataKey => ({
@@ -31,13 +32,17 @@ export function personalKeys(knex: () => Knex, ring: readonly WrappingKey[] | un
 
   return {
     async keyOf(orgId, userId) {
-      const found = await knex()('personal_data_keys').where({ org_id: orgId, user_id: userId }).first('id', 'wrapped_key');
+      const found = await knex()('personal_data_keys')
+        .where({ org_id: orgId, user_id: userId })
+        .first('id', 'wrapped_key');
       if (found) return unwrap(found);
       return knex().transaction(async (trx) => {
         await lockInvestor(trx, orgId, userId);
         const erased = await trx('personal_data_erasures').where({ org_id: orgId, user_id: userId }).first('org_id');
         if (erased) return null;
-        const again = await trx('personal_data_keys').where({ org_id: orgId, user_id: userId }).first('id', 'wrapped_key');
+        const again = await trx('personal_data_keys')
+          .where({ org_id: orgId, user_id: userId })
+          .first('id', 'wrapped_key');
         if (again) return unwrap(again);
         const made = { id: newId(), key: newDataKeyBytes() };
         await trx('personal_data_keys').insert({
@@ -75,13 +80,23 @@ interface Erasure {
  * Destroys the investor's data key inside the caller's transaction (its audit entry commits with
  * it), and records the erasure; refused while a legal hold stands.
  */
-export async function eraseInvestor(trx: Knex.Transaction, orgId: string, userId: string, by: string): Promise<Erasure> {
+export async function eraseInvestor(
+  trx: Knex.Transaction,
+  orgId: string,
+  userId: string,
+  by: string,
+): Promise<Erasure> {
   await lockInvestor(trx, orgId, userId);
   const earlier = await trx('personal_data_erasures')
     .where({ org_id: orgId, user_id: userId })
     .first('erased_at', 'erased_by', 'keys_destroyed');
   if (earlier)
-    return { erasedAt: earlier.erased_at, erasedBy: earlier.erased_by, keysDestroyed: earlier.keys_destroyed, now: false };
+    return {
+      erasedAt: earlier.erased_at,
+      erasedBy: earlier.erased_by,
+      keysDestroyed: earlier.keys_destroyed,
+      now: false,
+    };
   if (await trx('legal_holds').where({ org_id: orgId, user_id: userId }).first('org_id')) throw new LegalHoldStands();
   const keysDestroyed = await trx('personal_data_keys').where({ org_id: orgId, user_id: userId }).delete();
   const [row] = await trx('personal_data_erasures')
@@ -110,7 +125,9 @@ export async function placeLegalHold(
     .onConflict(['org_id', 'user_id'])
     .ignore()
     .returning(['placed_at']);
-  const row = await trx('legal_holds').where({ org_id: orgId, user_id: userId }).first('placed_at', 'placed_by', 'reason');
+  const row = await trx('legal_holds')
+    .where({ org_id: orgId, user_id: userId })
+    .first('placed_at', 'placed_by', 'reason');
   return { placedAt: row.placed_at, placedBy: row.placed_by, reason: row.reason, now: inserted.length > 0 };
 }
 

@@ -544,7 +544,7 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
   {
     variable: 'PERSONAL_DATA_KEYS',
     message:
-      'required in production, so investors\' personal data is sealed under keys the database does not hold and can be erased. ' +
+      "required in production, so investors' personal data is sealed under keys the database does not hold and can be erased. " +
       'Make one: PERSONAL_DATA_KEYS="p1:$(openssl rand -base64 32)"',
     broken: (c) => production(c) && !c.PERSONAL_DATA_KEYS,
   },

@@ -66,7 +66,8 @@ export function erasureRoutes(router: Router, deps: ApiDeps): void {
         params: UserParams,
         body: LegalHoldBody,
         response: LegalHoldView,
-        summary: "Place a legal hold on an investor's data, refusing its erasure until lifted (admin); a standing hold is kept as it is",
+        summary:
+          "Place a legal hold on an investor's data, refusing its erasure until lifted (admin); a standing hold is kept as it is",
       },
       async (ctx, input) => {
         const p = ctx.state.principal;
