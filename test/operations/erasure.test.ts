@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { INFO_PROVIDED } from '../../domain/events';
 import { subscriptionWorkflowId } from '../../domain/subscription';
+import { appendAuditEvent } from '../../db/audit-log';
 import { ERASED } from '../../lib/personal-data';
 import { actor } from '../support/fixtures';
 import { ownerUrlOf, startService, type TestService } from '../support/service';
@@ -96,6 +97,26 @@ describe('erasing an investor', () => {
       message: personal.answer,
       document_references: [personal.reference],
     });
+    // An audit entry whose before/after holds a personal field holds it sealed, as the projection does: its hash
+    // covers the sealed form, which the erasure leaves as it is (no route writes one today; decision 0313).
+    const [provided] = (await w.events(s.id)).filter((e) => e.type === INFO_PROVIDED);
+    const sealedAnswer: string = provided!.data.message;
+    expect(sealedAnswer).toMatch(/^pii:v1:/);
+    await appendAuditEvent(svc.orm.em.getConnection().getKnex(), {
+      orgId: w.org,
+      actor: {
+        userId: w.staff.userId,
+        roles: ['staff'],
+        apiKeyId: null,
+        session: null,
+        clientAddress: null,
+        requestId: null,
+      },
+      action: 'subscription.review_note',
+      subject: { type: 'subscription', id: s.id },
+      result: { outcome: 'succeeded' },
+      before: { answer: sealedAnswer },
+    });
     expect((await w.post(s.id, 'approve', w.staff)).status).toBe(200);
     const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
       referenceCode: review.body.data.reference_code,
@@ -118,6 +139,9 @@ describe('erasing an investor', () => {
     expect(completed!.body).toContain(personal.answer);
     const refused = await receiver.waitFor(infoHook, 1);
     expect(refused[0]!.status).toBe(500);
+
+    const reviewNotes = () => w.api.get('/audit/events?action=subscription.review_note', w.admin.token);
+    expect((await reviewNotes()).body.data.items[0].before).toEqual({ answer: personal.answer });
 
     // Only an admin of the investor's organisation erases, and not while a legal hold stands.
     const path = `/identity/users/${encodeURIComponent(w.investor.userId)}`;
@@ -155,6 +179,10 @@ describe('erasing an investor', () => {
       message: 'Proof of identity, please',
       answer: { message: ERASED, document_references: [ERASED] },
     });
+
+    expect((await reviewNotes()).body.data.items.map((e: { before: unknown }) => e.before)).toEqual([
+      { answer: ERASED },
+    ]);
 
     // A delivery still pending at the erasure goes out with the marker.
     const deliveries = await w.api.get(`${PATHS.A.deliveries}?endpoint_id=${info.id}`, w.staff.token);
