@@ -25,6 +25,7 @@ import { consoleRouter } from './console/router';
 import { devIdpAuthorizeRouter } from './identity/dev-idp-authorize';
 import { auditRouter } from './audit/router';
 import { codecRouter } from './codec/router';
+import { openPersonalData } from './personal/open-personal';
 
 const DESCRIPTION =
   'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
@@ -64,6 +65,8 @@ export function createApp(deps: ApiDeps): Koa {
     app.use(router.routes()).use(router.allowedMethods());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
   app.use(bodyDepthLimit());
+  // Outside the Idempotency-Key store: kept answers stay sealed (docs/decisions/0313-erasure-by-crypto-shredding.md).
+  app.use(openPersonalData(deps));
   app.use(
     idempotency({
       orm: deps.orm,

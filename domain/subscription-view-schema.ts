@@ -48,8 +48,10 @@ export const SubscriptionViewSchema = z
           requested_at: timestamp,
           answer: z
             .object({
-              message: z.string(),
-              document_references: z.array(z.string()),
+              message: z.string().describe('The investor\'s answer; "[erased]" once the investor was erased'),
+              document_references: z
+                .array(z.string())
+                .describe('Each "[erased]" once the investor was erased (docs/decisions/0313)'),
               answered_at: timestamp,
             })
             .nullable()

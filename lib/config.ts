@@ -432,6 +432,19 @@ export const ConfigSchema = z.object({
       .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
   ),
   /**
+   * The keys investors' own data keys are wrapped under (AES-256-GCM), kept out of the database: `<key id>:<base64
+   * of 32 bytes>`, comma-separated, the current key first; every key listed opens the data keys that name it
+   * (rotation: put a new key first, keep the old ones). Personal fields are sealed under the investor's data key,
+   * and erasing an investor deletes that key (docs/decisions/0313-erasure-by-crypto-shredding.md). Required in
+   * production; `npm start` and the tests use a public development key (scripts/lib/embedded-defaults.ts).
+   */
+  PERSONAL_DATA_KEYS: blankAsUnset(
+    z
+      .string()
+      .optional()
+      .transform((v, ctx) => (v === undefined ? undefined : parseKeyring(v, ctx))),
+  ),
+  /**
    * How often the worker checkpoints each organisation's audit head (seq, hash) into the history
    * of a Temporal workflow, outside this database (docs/decisions/0267-audit-checkpoints-in-temporal.md).
    */
@@ -538,6 +551,13 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     message:
       'required in production (or TEMPORAL_PAYLOAD_KEYS_FILE), so workflow histories are encrypted: `k1:$(openssl rand -base64 32)`',
     broken: (c) => production(c) && !c.TEMPORAL_PAYLOAD_KEYS && !c.TEMPORAL_PAYLOAD_KEYS_FILE,
+  },
+  {
+    variable: 'PERSONAL_DATA_KEYS',
+    message:
+      "required in production, so investors' personal data is sealed under keys the database does not hold and can be erased. " +
+      'Make one: PERSONAL_DATA_KEYS="p1:$(openssl rand -base64 32)"',
+    broken: (c) => production(c) && !c.PERSONAL_DATA_KEYS,
   },
   {
     variable: 'ACCESS_TOKEN_PRIVATE_KEY',

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePortRange } from './lib/free-port';
 import { startStack } from './lib/stack';
-import { DEV_AUDIT_HMAC_KEYS } from './lib/embedded-defaults';
+import { DEV_AUDIT_HMAC_KEYS, DEV_PERSONAL_DATA_KEYS } from './lib/embedded-defaults';
 import { newPayloadKey } from './lib/payload-key-file';
 
 async function main(): Promise<number> {
@@ -37,6 +37,7 @@ async function main(): Promise<number> {
     TEMPORAL_ADDRESS: stack.temporalAddress,
     TRANCHE_TEST_DATA_DIR: dataDir,
     AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
+    PERSONAL_DATA_KEYS: process.env.PERSONAL_DATA_KEYS ?? DEV_PERSONAL_DATA_KEYS,
     // Every client and worker of the run seals payloads, as deployed (lib/payload-codec.ts).
     TEMPORAL_PAYLOAD_KEYS: process.env.TEMPORAL_PAYLOAD_KEYS ?? newPayloadKey(),
   };

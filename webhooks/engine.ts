@@ -14,6 +14,7 @@ import { startListener } from './listener';
 import { createRecorder } from './recorder';
 import { secretBoxFrom } from './secret-box';
 import { createSender } from './sender';
+import { personalKeys } from '../db/personal-keys';
 import { sweep } from './sweep';
 import { startQueuedDeliveries } from './workflow-shape';
 import { stopDeletedEndpoints } from './deleted-endpoints';
@@ -62,6 +63,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
     // The process's one resolver: c-ares, its own timeout, never the libuv pool (decision 0274).
     resolver: createHostResolver(resolverOptionsFromConfig(config)),
     retryAfterCapMs: config.WEBHOOK_RETRY_AFTER_CAP_SECONDS * 1000,
+    personal: personalKeys(knex, config.PERSONAL_DATA_KEYS),
   });
   const recorder = createRecorder({
     knex,

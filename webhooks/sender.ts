@@ -12,6 +12,8 @@ import { tracedPost } from './post-span';
 import { mtlsPools } from './mtls-agents';
 import { oauth2Tokens } from './oauth2-tokens';
 import { explainMtlsFailure, postWithBearer, REDACTED_BEARER } from './authenticated-post';
+import type { PersonalKeys } from '../db/personal-keys';
+import { holdsSealed, openJsonText, sealedKeyIds, sealWith, type DataKey } from '../lib/personal-data';
 
 export interface Sender {
   /** Signs and POSTs one attempt; every outcome, a delivery that cannot be signed included, is a result. */
@@ -28,6 +30,8 @@ export function createSender(deps: {
   ssrf: SsrfPolicy;
   resolver: HostResolver;
   retryAfterCapMs: number;
+  /** Investors' data keys: a body's sealed personal fields are opened as it goes out (decision 0313). */
+  personal?: Pick<PersonalKeys, 'open'>;
 }): Sender {
   const box = openingCache(deps.secrets);
   let connection: Connection | undefined;
@@ -37,9 +41,16 @@ export function createSender(deps: {
   const tokens = oauth2Tokens({ box, connection: shared });
   return {
     async send(t, input) {
+      let opened: { body: string; excerptKey: DataKey | null };
+      try {
+        opened = await openBody(t.body, deps.personal);
+      } catch (err) {
+        logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'personal data keys unavailable');
+        return notSent(input, PERSONAL_DATA_UNAVAILABLE);
+      }
       let request;
       try {
-        request = signedRequest(endpointKeys(box, t), t.body, {
+        request = signedRequest(endpointKeys(box, t), opened.body, {
           eventId: t.event_id,
           eventType: t.event_type,
           deliveryId: input.deliveryId,
@@ -91,7 +102,8 @@ export function createSender(deps: {
         input,
         durationMs: res.durationMs,
         responseStatus: res.status,
-        responseBody: res.body,
+        // A receiver may echo what it got: kept under the same investor's key as the body's personal fields.
+        responseBody: res.body !== null && opened.excerptKey ? sealWith(opened.excerptKey, res.body) : res.body,
         error: res.error,
         // Exactly as sent: a traced POST adds its traceparent to these before sending (issue 22).
         requestHeaders: request.headers,
@@ -100,6 +112,22 @@ export function createSender(deps: {
       };
     },
   };
+}
+
+/**
+ * The body as it goes out (docs/decisions/0313-erasure-by-crypto-shredding.md): personal fields in
+ * clear, or the erased marker once their investor's key is gone (a delivery still pending at an
+ * erasure sends the marker), and the key the attempt's response excerpt is kept under.
+ */
+async function openBody(
+  stored: string,
+  personal: Pick<PersonalKeys, 'open'> | undefined,
+): Promise<{ body: string; excerptKey: DataKey | null }> {
+  if (!personal || !holdsSealed(stored)) return { body: stored, excerptKey: null };
+  const ids = sealedKeyIds(stored);
+  const keys = await personal.open(ids);
+  const live = ids.find((id) => keys.has(id));
+  return { body: openJsonText(stored, keys), excerptKey: live ? { id: live, key: keys.get(live)! } : null };
 }
 
 /** An attempt recorded without a request: it counts as a failed attempt of the schedule. */
@@ -118,6 +146,8 @@ export function notSent(input: AttemptInput, error: string): Finished {
 /** An endpoint whose client key or client secret no longer opens (issue 32): a failed attempt, never sent. */
 const AUTHENTICATION_UNAVAILABLE =
   "AUTHENTICATION_UNAVAILABLE: not sent, the endpoint's client key or client secret could not be opened";
+/** The investors' keys could not be read (the database): a failed attempt, retried on schedule. */
+const PERSONAL_DATA_UNAVAILABLE = 'PERSONAL_DATA_UNAVAILABLE: not sent, the personal data keys could not be read';
 
 /** A delivery whose secret no longer opens: recorded as a failed attempt, never sent. */
 export const SIGNING_FAILED = 'SIGNING_FAILED';

@@ -9,6 +9,7 @@ import { validate } from '../middleware/validate';
 import type { accreditations } from './accreditations';
 import { commitIdentityChange } from './identity-change';
 import { ok } from '../respond';
+import { personalSealer } from '../personal/personal-data';
 import {
   AccreditationDecisionBody,
   AccreditationDocumentBody,
@@ -24,6 +25,7 @@ const owner = (p: Principal) => ({ orgId: p.orgId, userId: p.userId });
 /** Investors create, document and submit their accreditation; staff read and decide within their organisation. */
 export function accreditationRoutes(router: Router, deps: ApiDeps, records: ReturnType<typeof accreditations>): void {
   const investor = auth(deps.tokens, 'investor');
+  const seal = personalSealer(deps);
   const staff = auth(deps.tokens, ...organisationRoles('decide_accreditation'));
   const anyone = auth(deps.tokens);
 
@@ -88,10 +90,12 @@ export function accreditationRoutes(router: Router, deps: ApiDeps, records: Retu
       },
       async (ctx, input) => {
         const p = ctx.state.principal;
+        // A file name often names its person: kept sealed under the investor's key (decision 0313).
+        const [fileName] = await seal(owner(p), [input.body.file_name] as const);
         ok(
           ctx,
           await commitIdentityChange(deps, null, (em) =>
-            records.addDocument(em, input.params.id, owner(p), input.body),
+            records.addDocument(em, input.params.id, owner(p), { ...input.body, file_name: fileName }),
           ),
         );
       },

@@ -9,6 +9,7 @@ import { consoleSessionRoutes } from './console-session-routes';
 import { devIdpOf } from './dev-idp';
 import { devIdpRoutes } from './dev-idp-routes';
 import { configuredIssuers, IdTokenVerifier } from './id-token-verifier';
+import { erasureRoutes } from './erasure-routes';
 import { exchangeRoutes } from './exchange-routes';
 import { kycModel } from './kyc-model-of-set';
 import { kycRoutes } from './kyc-routes';
@@ -43,6 +44,7 @@ export function identityRouter(deps: ApiDeps): Router {
   kycRoutes(router, deps, kyc);
   accreditationRoutes(router, deps, accreditation);
   providerRoutes(router, deps, { kyc, accreditation });
+  erasureRoutes(router, deps);
   if (devIdp) devIdpRoutes(router, deps, devIdp);
   return router;
 }

@@ -148,3 +148,26 @@ const ConsoleSessionView = z
   })
   .meta({ id: 'ConsoleSession' });
 export const ConsoleSessionList = z.array(ConsoleSessionView);
+
+// ---- Erasure and legal holds (docs/decisions/0313-erasure-by-crypto-shredding.md) ----
+export const UserParams = z.object({ user_id: z.string().min(1).max(255) });
+export const LegalHoldBody = z.strictObject({
+  /** Why the investor's data must be kept (a litigation, a regulator's request); shown to admins and audited. */
+  reason: z.string().trim().min(1).max(1000),
+});
+
+export const ErasureView = z
+  .object({
+    user_id: z.string(),
+    erased_at: timestamp,
+    erased_by: z.string(),
+    keys_destroyed: z
+      .number()
+      .int()
+      .describe('Data keys destroyed by this erasure (0 when the investor had none, or on a repeat)'),
+  })
+  .meta({ id: 'Erasure' });
+
+export const LegalHoldView = z
+  .object({ user_id: z.string(), placed_at: timestamp, placed_by: z.string(), reason: z.string() })
+  .meta({ id: 'LegalHold' });

@@ -11,6 +11,7 @@ import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
 import { newSubscription } from './create-subscription';
+import { personalSealer } from '../personal/personal-data';
 import { reserveCapacity } from './offering-capacity';
 import { releaseCommitment } from '../../db/offering-capacity';
 import { kycGate } from './kyc-gate';
@@ -44,6 +45,8 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
 
   const staffDecision = staffDecisions(deps.orm);
+  /** The investor's own words and traces, sealed under their key before the workflow sees them (decision 0313). */
+  const seal = personalSealer(deps);
 
   /** Runs a command on a subscription the policy allows, and answers with the updated view. */
   function command<A extends unknown[]>(
@@ -190,11 +193,11 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
       async (ctx, input) => {
         const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'sign');
         await gate(ctx.state.principal, record.investorId, record.orgId);
-        const { signature, signedAt, ipAddress } = input.body;
-        ok(
-          ctx,
-          await workflows.command(record.id, m.signAgreement, { signature, signedAt, ipAddress: ipAddress ?? null }),
-        );
+        const { signedAt, ipAddress } = input.body;
+        const owner = { orgId: record.orgId, userId: record.investorId };
+        const [signature] = await seal(owner, [input.body.signature] as const);
+        const [sealedIp] = ipAddress === undefined ? [null] : await seal(owner, [ipAddress] as const);
+        ok(ctx, await workflows.command(record.id, m.signAgreement, { signature, signedAt, ipAddress: sealedIp }));
       },
     ),
   );
@@ -255,9 +258,22 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         response: View,
         summary: "Answer staff's open information request (the investor who owns it)",
       },
-      command('provide_info', m.provideInfo, (ctx, body: { message: string; documentReferences: string[] }) => [
-        { message: body.message, documentReferences: body.documentReferences, actorId: ctx.state.principal.userId },
-      ]),
+      async (ctx, input) => {
+        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'provide_info');
+        const owner = { orgId: record.orgId, userId: record.investorId };
+        const [message, ...documentReferences] = await seal(owner, [
+          input.body.message,
+          ...input.body.documentReferences,
+        ]);
+        ok(
+          ctx,
+          await workflows.command(record.id, m.provideInfo, {
+            message: message!,
+            documentReferences,
+            actorId: ctx.state.principal.userId,
+          }),
+        );
+      },
     ),
   );
   router.post(

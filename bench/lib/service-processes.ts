@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { newPayloadKey } from '../../scripts/lib/payload-key-file';
 import { WORKER_ENV, WORKER_NODE_ARGS } from '../../scripts/lib/worker-runtime';
-import { DEV_AUDIT_HMAC_KEYS } from '../../scripts/lib/embedded-defaults';
+import { DEV_AUDIT_HMAC_KEYS, DEV_PERSONAL_DATA_KEYS } from '../../scripts/lib/embedded-defaults';
 
 const root = join(__dirname, '..', '..');
 
@@ -23,6 +23,7 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
     WRITE_RATE_LIMIT: '1000000',
     // The bench's stack is a development one: npm start's public audit key (docs/decisions/0266).
     AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
+    PERSONAL_DATA_KEYS: process.env.PERSONAL_DATA_KEYS ?? DEV_PERSONAL_DATA_KEYS,
     ...env,
     LOG_LEVEL: 'warn',
     ACCESS_TOKEN_PRIVATE_KEY: pem,

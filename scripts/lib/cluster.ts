@@ -312,6 +312,11 @@ function clusterSecrets(dataDir: string): Record<string, string> {
     secrets.AUDIT_HMAC_KEYS = `a${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
   }
+  // Added later still: investors' data keys are wrapped under it (docs/decisions/0313).
+  if (!secrets.PERSONAL_DATA_KEYS) {
+    secrets.PERSONAL_DATA_KEYS = `p${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
   // A folder made before payloads were sealed gets its key now; its older histories stay readable (clear).
   if (!secrets.TEMPORAL_PAYLOAD_KEYS) {
     secrets.TEMPORAL_PAYLOAD_KEYS = newPayloadKey();

@@ -21,6 +21,13 @@ export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-producti
 export const DEV_AUDIT_HMAC_KEYS = 'dev:Bm4oZF0dhQ48S5xRxjZmDtnvZ3p3UPKOzNEWsn+5LDQ=';
 
 /**
+ * The key investors' data keys are wrapped under on the embedded stack and in the tests
+ * (docs/decisions/0313-erasure-by-crypto-shredding.md): public on purpose, like the audit key above; it protects
+ * nothing on a development machine. Production sets PERSONAL_DATA_KEYS (lib/config.ts refuses to start without).
+ */
+export const DEV_PERSONAL_DATA_KEYS = 'dev:gX6Y+cygeL8hj/yblvOOHvkx9FBHqTDp+qDozzuo8Dg=';
+
+/**
  * A command run beside `npm start` (audit:verify) with no AUDIT_HMAC_KEYS of its own and outside
  * production: npm start's development key, with a note on stderr saying so.
  */
@@ -55,6 +62,7 @@ export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string>
     IDENTITY_PROVIDER_WEBHOOK_SECRET: env.IDENTITY_PROVIDER_WEBHOOK_SECRET ?? DEV_PROVIDER_SECRET,
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
     AUDIT_HMAC_KEYS: env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
+    PERSONAL_DATA_KEYS: env.PERSONAL_DATA_KEYS ?? DEV_PERSONAL_DATA_KEYS,
     // The README's organisation's admins read sealed histories in the Web UI through the codec server.
     CODEC_SERVER_ORG_IDS: env.CODEC_SERVER_ORG_IDS ?? DEV_ORG_ID,
     // Prometheus text on loopback (METRICS_HOST), so a newcomer sees metrics with nothing set.

@@ -16,6 +16,7 @@ describe('deployment shape', () => {
     TRANCHE_DB_PASSWORD: 'p',
     TRANCHE_APP_DB_PASSWORD: 'a',
     AUDIT_HMAC_KEYS: 'h',
+    PERSONAL_DATA_KEYS: 'pd',
     TEMPORAL_DB_PASSWORD: 'p',
     ACCESS_TOKEN_PRIVATE_KEY: 'k',
     WEBHOOK_SECRET_KEYS: 'w',
@@ -114,6 +115,7 @@ describe('deployment shape', () => {
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 2).toString('base64')}`,
+      PERSONAL_DATA_KEYS: `p1:${Buffer.alloc(32, 4).toString('base64')}`,
       TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
       STRIPE_SECRET_KEY: 'sk_live_x',
       STRIPE_WEBHOOK_SECRET: 'whsec_x',
@@ -136,6 +138,7 @@ describe('deployment shape', () => {
       ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
       WEBHOOK_SECRET_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
       AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 2).toString('base64')}`,
+      PERSONAL_DATA_KEYS: `p1:${Buffer.alloc(32, 4).toString('base64')}`,
       TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     };
     const sandbox = { ...(await parsed({ PAYMENT_PROCESSOR: 'sandbox' })), ...keys };

@@ -11,6 +11,7 @@ describe('identity configuration', () => {
     SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
     TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 3).toString('base64')}`,
+    PERSONAL_DATA_KEYS: `p1:${Buffer.alloc(32, 4).toString('base64')}`,
   };
 
   it('leaves the development identity provider off unless a variable turns it on, and never in production', () => {
@@ -58,6 +59,7 @@ describe('production by default', () => {
     SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
     TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
     AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 3).toString('base64')}`,
+    PERSONAL_DATA_KEYS: `p1:${Buffer.alloc(32, 4).toString('base64')}`,
   };
   const message = (env: NodeJS.ProcessEnv): string => {
     try {

@@ -81,6 +81,7 @@ describe('webhook secret-sealing keyring', () => {
       SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
       TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
       AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 3).toString('base64')}`,
+      PERSONAL_DATA_KEYS: `p1:${Buffer.alloc(32, 4).toString('base64')}`,
       PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
       ...env,
     });

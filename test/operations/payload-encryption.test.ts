@@ -1,14 +1,12 @@
-import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { subscriptionWorkflowId } from '../../domain/subscription';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../../lib/payload-codec';
 import { actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld } from '../support/subscriptions';
+import { cliHistory } from './support/temporal-history';
 
-const run = promisify(execFile);
 const newKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 
 /** The ids of the keys the payloads anywhere in a history were sealed under. */
@@ -24,17 +22,6 @@ function sealedUnder(history: unknown): Set<string> {
   return ids;
 }
 
-/** The Temporal CLI's view of a workflow's history, optionally through the codec server. */
-async function cliHistory(svc: TestService, workflowId: string, codec?: { endpoint: string; auth: string }) {
-  const args = ['workflow', 'show', '-w', workflowId, '--address', svc.config.TEMPORAL_ADDRESS];
-  args.push('--namespace', svc.config.TEMPORAL_NAMESPACE, '-o', 'json', '--command-timeout', '60s');
-  if (codec) args.push('--codec-endpoint', codec.endpoint, '--codec-auth', codec.auth);
-  const { stdout } = await run(process.env.TEMPORAL_CLI!, args, { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 });
-  // `-o json` shows each payload's data as base64: what a reader of the output could decode is searched too.
-  const decoded = [...stdout.matchAll(/"data":\s*"([A-Za-z0-9+/=]*)"/g)].map((m) => Buffer.from(m[1]!, 'base64'));
-  return `${stdout}\n${decoded.map((d) => d.toString('latin1')).join('\n')}`;
-}
-
 describe('workflow payloads are sealed before Temporal stores them (docs/decisions/0306)', () => {
   const operators = randomUUID();
   const k1 = newKey('k1');
@@ -45,7 +32,7 @@ describe('workflow payloads are sealed before Temporal stores them (docs/decisio
     svc = undefined;
   });
 
-  it('keeps a signature out of the history in clear, and the codec server opens it for an operator', async () => {
+  it('keeps a signature and a refusal out of the history in clear; the codec server opens the payloads for an operator', async () => {
     svc = await startService({ set: 'A', env: { TEMPORAL_PAYLOAD_KEYS: k1, CODEC_SERVER_ORG_IDS: operators } });
     const world = await lifecycleWorld(svc);
     const signature = `Zephyrine Quillfeather ${randomBytes(4).toString('hex')}`;
@@ -79,7 +66,11 @@ describe('workflow payloads are sealed before Temporal stores them (docs/decisio
     const operator = await actor(svc, operators, ['admin']);
     const endpoint = `${svc.baseUrl}/console/codec`;
     const opened = await cliHistory(svc, workflowId, { endpoint, auth: `Bearer ${operator.token}` });
-    expect(opened).toContain(signature);
+    expect(opened).toContain(world.investor.userId);
+    // The signature itself is sealed under the investor's own key before the workflow sees it, so
+    // not even the payload keys open it (docs/decisions/0313-erasure-by-crypto-shredding.md).
+    expect(opened).toMatch(/pii:v1:/);
+    expect(opened).not.toContain(signature);
     expect(opened).toContain(refusal);
   });
 

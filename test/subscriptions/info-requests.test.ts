@@ -82,11 +82,14 @@ describe.each(['A', 'B'] as const)('Set %s: answering an information request', (
       'subscription.info_requested',
       INFO_PROVIDED,
     ]);
+    // Stored sealed under the investor's key (docs/decisions/0313-erasure-by-crypto-shredding.md); the
+    // receiver gets them in clear (the last test).
     expect(events[1]!.data).toMatchObject({
       id: s.id,
-      message: 'Utility bill attached',
-      document_references: ['doc-123'],
+      message: expect.stringMatching(/^pii:v1:/),
+      document_references: [expect.stringMatching(/^pii:v1:/)],
     });
+    expect(JSON.stringify(events[1]!.data)).not.toContain('Utility bill attached');
   });
 
   it('lets only the investor who owns it answer, with a valid body', async () => {

@@ -1,0 +1,23 @@
+import type { Middleware } from 'koa';
+import type { Orm } from '../../db/orm';
+import type { Config } from '../../lib/config';
+import { holdsSealed, openValue, sealedKeyIds } from '../../lib/personal-data';
+import { personalKeysOf } from './personal-data';
+
+/**
+ * Every JSON answer shows personal fields in clear, or the erased marker once their investor's key
+ * was destroyed (docs/decisions/0313-erasure-by-crypto-shredding.md). Stored data keeps them sealed;
+ * they are opened here, on the way out, and nowhere else in the API. Mounted outside the
+ * Idempotency-Key store, so a kept answer is kept sealed and a replay after an erasure shows the marker.
+ */
+export function openPersonalData(deps: { orm: Orm; config: Pick<Config, 'PERSONAL_DATA_KEYS'> }): Middleware {
+  const keys = personalKeysOf(deps);
+  return async (ctx, next) => {
+    await next();
+    const body: unknown = ctx.body;
+    if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || 'pipe' in body) return;
+    const text = JSON.stringify(body);
+    if (!holdsSealed(text)) return;
+    ctx.body = openValue(body, await keys.open(sealedKeyIds(text)));
+  };
+}
