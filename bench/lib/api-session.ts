@@ -68,6 +68,10 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
           }
           return ids;
         },
+        /** Disables the endpoint: what is still queued for it ends `failed`, with the reason (docs/decisions/0290). */
+        async disable(endpointId: string): Promise<void> {
+          await call(token, 'PATCH', `/notifications/webhook-endpoints/${endpointId}`, { status: 'disabled' });
+        },
         /** One test.ping to the endpoint: answers its event id once the API has answered (202). */
         async ping(endpointId: string, idempotencyKey?: string): Promise<string> {
           const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};

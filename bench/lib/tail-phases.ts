@@ -135,10 +135,17 @@ async function parkedNeighbour(ctx: PhaseContext) {
   const yRun = await paced({ ratePerS: 5, seconds: ctx.seconds(120), send: () => y.ping(yEndpoint!) });
   if (yRun.failures) ctx.fail(`parked neighbour: ${yRun.failures} pings refused`);
   await sleep(2000);
+  // X's backlog is hours long by design: each endpoint starts one POST a second after the one before
+  // it ended, and each answer takes 29 s. Disabling X's endpoints ends what is still queued (`failed`,
+  // recoverable) and lets the run go on; the POSTs already started end within the 29 s.
+  await Promise.all(slow.map((id) => x.disable(id)));
+  await sleep((ctx.seconds(29) + 3) * 1000);
   const neighbour = firstAttemptLatency(yRun, await ctx.sink.arrivals(), 1);
-  const xArrivedDuringY = (await ctx.sink.stats()).received - before.received - neighbour.n;
-  await exactly(ctx, 'parked neighbour', before, yRun.published.size + events * slow.length);
-  await ctx.sink.arrivals();
+  const after = await ctx.sink.stats();
+  const xArrivedDuringY = after.received - before.received - neighbour.n;
+  if (neighbour.missing) ctx.fail(`parked neighbour: ${neighbour.missing} of Y's pings never arrived`);
+  if (after.duplicates !== before.duplicates)
+    ctx.fail(`parked neighbour: ${after.duplicates - before.duplicates} duplicates`);
   const detail = { neighbour, parked_deliveries: events * slow.length, x_arrived_while_measured: xArrivedDuringY };
   console.log({ parked_neighbour: detail });
   return { parked_neighbour_p99_ms: neighbour.p99, detail };

@@ -27,9 +27,9 @@ import { Migration0071OfferingCapacity } from './0071-offering-capacity';
 import { Migration0067ConsoleSessions } from './0067-console-sessions';
 import { Migration0075Refunds } from './0075-refunds';
 import { Migration0079NothingLeftPending } from './0079-nothing-left-pending';
+import { Migration0080PersonalDataKeys } from './0080-personal-data-keys';
 import { Migration0083EndpointAuthentication } from './0083-endpoint-authentication';
 import { Migration0086QueueByOrganisation } from './0086-queue-by-organisation';
-import { Migration0080PersonalDataKeys } from './0080-personal-data-keys';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -61,7 +61,7 @@ export const migrationsList: MigrationObject[] = [
   { name: '0071-offering-capacity', class: Migration0071OfferingCapacity },
   { name: '0075-refunds', class: Migration0075Refunds },
   { name: '0079-nothing-left-pending', class: Migration0079NothingLeftPending },
+  { name: '0080-personal-data-keys', class: Migration0080PersonalDataKeys },
   { name: '0083-endpoint-authentication', class: Migration0083EndpointAuthentication },
   { name: '0086-queue-by-organisation', class: Migration0086QueueByOrganisation },
-  { name: '0080-personal-data-keys', class: Migration0080PersonalDataKeys },
 ];

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
@@ -46,6 +47,8 @@ describe('authenticated receivers: OAuth2 client credentials (issue 32)', () => 
     auth.service.on('beforeTokenSigning', (token: { payload: Record<string, unknown> }) => {
       token.payload.aud = AUDIENCE;
       token.payload.sub = CLIENT_ID;
+      // As a real server's: two tokens issued in the same second differ (the library's would not).
+      token.payload.jti = randomUUID();
     });
     auth.service.on(
       'beforeResponse',
