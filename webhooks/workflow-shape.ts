@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import type { Knex } from '@mikro-orm/postgresql';
 import {
   DELIVERY_WORKFLOW,
+  deliveryPriority,
   deliveryWorkflowId,
   type ChildDelivery,
   type DeliveryInput,
@@ -41,21 +42,28 @@ export async function startQueuedDeliveries(deps: {
   taskQueue: string;
 }): Promise<number> {
   return deps.knex().transaction(async (trx) => {
-    const rows: { delivery_id: string; endpoint_id: string; event_type: string }[] = await trx('webhook_queue as q')
+    const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = await trx(
+      'webhook_queue as q',
+    )
       .join('webhook_deliveries as d', 'd.id', 'q.delivery_id')
       .whereNull('q.ordered_key')
       .orderBy('q.seq')
       .limit(MAX_ROWS)
       .forUpdate('q')
       .skipLocked()
-      .select('q.delivery_id', 'q.endpoint_id', 'd.event_type');
+      .select('q.delivery_id', 'q.endpoint_id', 'd.event_type', 'd.org_id');
     if (rows.length === 0) return 0;
     const started: string[] = [];
     for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
       await Promise.all(
         rows.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
           if (
-            await startTopLevel(deps, { deliveryId: r.delivery_id, endpointId: r.endpoint_id, eventType: r.event_type })
+            await startTopLevel(deps, {
+              deliveryId: r.delivery_id,
+              endpointId: r.endpoint_id,
+              eventType: r.event_type,
+              orgId: r.org_id,
+            })
           )
             started.push(r.delivery_id);
         }),
@@ -67,7 +75,10 @@ export async function startQueuedDeliveries(deps: {
 }
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
-async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: ChildDelivery): Promise<boolean> {
+async function startTopLevel(
+  deps: { temporal: Client; taskQueue: string },
+  d: ChildDelivery & { orgId: string },
+): Promise<boolean> {
   try {
     await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
@@ -76,6 +87,8 @@ async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: C
       // A closed run (a manual retry's, ended) is not a reason to send attempt 1 again.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: deliverySearchAttributes(d, 'pending'),
+      // One organisation's burst does not queue another's (docs/decisions/0325-workflow-shape-fairness-keys.md).
+      priority: deliveryPriority(d.orgId),
     });
     return true;
   } catch (err) {
@@ -95,19 +108,19 @@ async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: C
  */
 export async function takeForParent(trx: Knex.Transaction, eventIds: readonly string[]): Promise<ChildDelivery[]> {
   if (eventIds.length === 0) return [];
-  const rows: { id: string; endpoint_id: string; event_type: string }[] = (
+  const rows: { id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
     await trx.raw(
-      `with mine as (select d.id, d.endpoint_id, d.event_type, d.event_id from webhook_deliveries d
+      `with mine as (select d.id, d.endpoint_id, d.event_type, d.event_id, d.org_id from webhook_deliveries d
                       where d.event_id = any(?::uuid[])
                         and not exists (select 1 from webhook_queue q where q.delivery_id = d.id and q.ordered_key is not null)
                         and not exists (select 1 from webhook_endpoints e
                                          where e.id = d.endpoint_id and e.ordering = 'per_subscription')),
             taken as (delete from webhook_queue q using mine where q.delivery_id = mine.id)
-       select m.id, m.endpoint_id, m.event_type from mine m
+       select m.id, m.endpoint_id, m.event_type, m.org_id from mine m
          join events ev on ev.id = m.event_id
         order by ev.seq, m.endpoint_id`,
       [[...eventIds]],
     )
   ).rows;
-  return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type }));
+  return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type, orgId: r.org_id }));
 }
