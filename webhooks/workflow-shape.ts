@@ -11,8 +11,15 @@ import {
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { logger } from '../lib/logger';
 
-/** Queue rows one call takes at most; the next call (a wake, the sweep) takes the rest. */
-const MAX_ROWS = 1000;
+/**
+ * One call takes the oldest queued deliveries of up to this many endpoints, and up to this many of
+ * each: a burst to one endpoint waits its turn behind one call, never behind its whole backlog, so
+ * another endpoint's delivery starts within a call (docs/decisions/0325-workflow-shape-fairness-keys.md).
+ */
+const ENDPOINTS_PER_CALL = 64;
+const PER_ENDPOINT = 32;
+/** Where the endpoint walk starts when no call has left off anywhere. */
+const FIRST_ENDPOINT = '00000000-0000-0000-0000-000000000000';
 /** Workflow starts in flight at once: each is one round trip to the Temporal frontend. */
 const STARTS_AT_ONCE = 64;
 
@@ -34,24 +41,53 @@ const deliverySearchAttributes = (d: Pick<ChildDelivery, 'endpointId' | 'eventTy
  * only once its workflow is started (or found started: a subscription workflow's child, a manual
  * retry), in the transaction that locked it, so a crash or a Temporal outage delays a delivery
  * and never loses it; the workflow id is the delivery's, so it never runs twice at once.
- * Answers how many rows were handled.
+ * Endpoints are taken in turn, as the dispatcher's round takes them (docs/decisions/0175-dispatch-round.md),
+ * from where the call before left off (`walk`, the engine's). Answers how many rows were handled.
  */
-export async function startQueuedDeliveries(deps: {
-  knex: () => Knex;
-  temporal: Client;
-  taskQueue: string;
-}): Promise<number> {
+export async function startQueuedDeliveries(
+  deps: {
+    knex: () => Knex;
+    temporal: Client;
+    taskQueue: string;
+  },
+  walk: { after: string } = { after: FIRST_ENDPOINT },
+): Promise<number> {
+  const from = walk.after;
+  const handled = await startSome(deps, walk);
+  // Nothing past where the last call left off: the endpoints before it may have some.
+  return handled === 0 && from !== FIRST_ENDPOINT ? startSome(deps, walk) : handled;
+}
+
+async function startSome(
+  deps: { knex: () => Knex; temporal: Client; taskQueue: string },
+  walk: { after: string },
+): Promise<number> {
   return deps.knex().transaction(async (trx) => {
-    const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = await trx(
-      'webhook_queue as q',
-    )
-      .join('webhook_deliveries as d', 'd.id', 'q.delivery_id')
-      .whereNull('q.ordered_key')
-      .orderBy('q.seq')
-      .limit(MAX_ROWS)
-      .forUpdate('q')
-      .skipLocked()
-      .select('q.delivery_id', 'q.endpoint_id', 'd.event_type', 'd.org_id');
+    const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
+      await trx.raw(
+        `with recursive eps as (
+                 (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
+                   order by endpoint_id limit 1)
+                 union all
+                 select (select q.endpoint_id from webhook_queue q
+                          where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
+                   from eps where eps.endpoint_id is not null),
+               found as (select endpoint_id from eps where endpoint_id is not null limit ?)
+         select t.delivery_id, t.endpoint_id, t.event_type, t.org_id
+           from found
+          cross join lateral (
+                select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
+                  from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
+                 where q.endpoint_id = found.endpoint_id and q.ordered_key is null
+                 order by q.seq limit ? for update of q skip locked) t
+          order by row_number() over (partition by t.endpoint_id order by t.seq), t.seq`,
+        [walk.after, ENDPOINTS_PER_CALL, PER_ENDPOINT],
+      )
+    ).rows;
+    // A full call goes on after its last endpoint next time; a short one has seen them all, so the
+    // next starts from the first again.
+    const endpoints = [...new Set(rows.map((r) => r.endpoint_id))].sort();
+    walk.after = endpoints.length >= ENDPOINTS_PER_CALL ? endpoints[endpoints.length - 1]! : FIRST_ENDPOINT;
     if (rows.length === 0) return 0;
     const started: string[] = [];
     for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
