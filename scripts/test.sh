@@ -14,8 +14,9 @@ npm run -s lint:architecture   # each folder imports only what .dependency-cruis
 npm run -s lint:unused         # no unused file, export or dependency (knip.json)
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (test/webhooks/delivery-shape.test.ts sets its own shape, so it runs once). isolation.test.ts runs
-# in the default shape only for now: in `workflow` shape one organisation's burst still delays
-# another's deliveries and a rate limit's arrivals bunch (docs/decisions/0299-workflow-shape-limits.md).
+# in the default shape only for now: in `workflow` shape, fairness keys on, one organisation's burst
+# still delays another's by 1.5-3 s under load, a rate limit's arrivals bunch, and a throttled
+# endpoint drains slowly (docs/decisions/0325-workflow-shape-fairness-keys.md).
 WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
