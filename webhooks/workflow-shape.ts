@@ -17,7 +17,7 @@ import { logger } from '../lib/logger';
  * another endpoint's delivery starts within a call (docs/decisions/0325-workflow-shape-fairness-keys.md).
  */
 const ENDPOINTS_PER_CALL = 64;
-const PER_ENDPOINT = 32;
+const PER_ENDPOINT = 8;
 /** Where the endpoint walk starts when no call has left off anywhere. */
 const FIRST_ENDPOINT = '00000000-0000-0000-0000-000000000000';
 /** Workflow starts in flight at once: each is one round trip to the Temporal frontend. */
