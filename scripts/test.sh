@@ -15,8 +15,8 @@ npm run -s lint:unused         # no unused file, export or dependency (knip.json
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (test/webhooks/delivery-shape.test.ts sets its own shape, so it runs once). isolation.test.ts runs
 # in the default shape only for now: in `workflow` shape, fairness keys on, one organisation's burst
-# still delays another's by 1.5-3 s under load, a rate limit's arrivals bunch, and a throttled
-# endpoint drains slowly (docs/decisions/0325-workflow-shape-fairness-keys.md).
+# still delays another's by up to 1.4 s under load (the bound is 1 s), a throttled endpoint drains
+# slowly and a rate limit's arrivals can bunch (docs/decisions/0325-workflow-shape-fairness-keys.md).
 WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
