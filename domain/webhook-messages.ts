@@ -2,6 +2,7 @@
  * Messages, ids and shapes of the delivery engine (spec §6.5), shared by the API, the dispatcher,
  * the activities and the workflows. Imports nothing of the service's own: types flow down.
  */
+import type { Priority } from '@temporalio/common';
 import { defineSignal } from '@temporalio/workflow';
 
 /** The workflow types the engine starts by name (it never imports workflow code). */
@@ -39,7 +40,20 @@ export interface ChildDelivery {
   deliveryId: string;
   endpointId: string;
   eventType: string;
+  /**
+   * The delivery's organisation: its workflow's task queue fairness key, so one organisation's
+   * burst does not queue another's (docs/decisions/0325-workflow-shape-fairness-keys.md). Absent in
+   * answers recorded before it existed: those children start without a key, as they did.
+   */
+  orgId?: string;
 }
+
+/**
+ * A delivery workflow's task queue priority: its organisation is its fairness key, so the task
+ * queue hands out each organisation's workflow tasks in turn rather than first come first served,
+ * and its attempt activities inherit the key (docs/decisions/0325-workflow-shape-fairness-keys.md).
+ */
+export const deliveryPriority = (orgId: string): Priority => ({ fairnessKey: orgId });
 
 /** Manual retry of a `failed` delivery: attempt now, then the schedule goes on (spec §4.3). */
 export const retryNow = defineSignal('retryNow');

@@ -14,10 +14,10 @@ npm run -s lint:architecture   # each folder imports only what .dependency-cruis
 npm run -s lint:unused         # no unused file, export or dependency (knip.json)
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (test/webhooks/delivery-shape.test.ts sets its own shape, so it runs once). isolation.test.ts runs
-# in the default shape only for now: in `workflow` shape one organisation's burst still delays
-# another's deliveries and a rate limit's arrivals bunch (docs/decisions/0299-workflow-shape-limits.md);
-# parked-slots.test.ts likewise (the dispatcher's slots it tests are the engine shape's; in `workflow`
-# shape the same burst of 2,100 delays another organisation's pings by over a minute, as 0299 records).
+# in the default shape only for now: in `workflow` shape, fairness keys on, one organisation's burst
+# still delays another's by up to 1.4 s under load (the bound is 1 s), a throttled endpoint drains
+# slowly and a rate limit's arrivals can bunch (docs/decisions/0325-workflow-shape-fairness-keys.md);
+# parked-slots.test.ts likewise (the dispatcher's slots it tests are the engine shape's).
 WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation parked-slots"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"

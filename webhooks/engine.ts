@@ -103,8 +103,10 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       // `workflow` shape: queued deliveries become delivery workflows instead of dispatcher POSTs
       // (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md).
       const asWorkflows = config.WEBHOOK_DELIVERY_SHAPE === 'workflow';
+      // Where the start path's walk over endpoints left off: each call goes on from there.
+      const walk = { after: '00000000-0000-0000-0000-000000000000' };
       const starting = singleFlight('delivery workflow start', async () => {
-        while ((await startQueuedDeliveries(handOverDeps)) > 0);
+        while ((await startQueuedDeliveries(handOverDeps, walk)) > 0);
       });
       let dispatcher: ReturnType<typeof createDispatcher> | undefined;
       const hops = hopLogOf(config.WEBHOOK_HOP_LOG_DIR, 'worker');
@@ -172,7 +174,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
           );
           // In `workflow` shape the dispatcher sends nothing: its start path is what runs first.
           await timed('first_claim_round', async () => {
-            if (asWorkflows) return startQueuedDeliveries(handOverDeps).then(() => undefined);
+            if (asWorkflows) return startQueuedDeliveries(handOverDeps, walk).then(() => undefined);
             dispatcher!.wake();
             await dispatcher!.settled();
           });

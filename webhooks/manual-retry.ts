@@ -2,7 +2,13 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { WebhookDeliveryRow } from '../db/entities/webhook-rows';
 import { conflict } from '../lib/errors';
-import { deliveryWorkflowId, DELIVERY_WORKFLOW, retryNow, type DeliveryInput } from '../domain/webhook-messages';
+import {
+  deliveryPriority,
+  deliveryWorkflowId,
+  DELIVERY_WORKFLOW,
+  retryNow,
+  type DeliveryInput,
+} from '../domain/webhook-messages';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 
 /** What a retry reads: the delivery again (its schedule may have ended meanwhile) and its endpoint. */
@@ -60,6 +66,7 @@ export async function retryDelivery(
         { key: WebhookEventTypeKey, value: delivery.event_type },
         { key: WebhookDeliveryStatusKey, value: delivery.status },
       ],
+      priority: deliveryPriority(delivery.org_id),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import type { Knex } from '@mikro-orm/postgresql';
 import {
   DELIVERY_WORKFLOW,
+  deliveryPriority,
   deliveryWorkflowId,
   type ChildDelivery,
   type DeliveryInput,
@@ -10,8 +11,15 @@ import {
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { logger } from '../lib/logger';
 
-/** Queue rows one call takes at most; the next call (a wake, the sweep) takes the rest. */
-const MAX_ROWS = 1000;
+/**
+ * One call takes the oldest queued deliveries of up to this many endpoints, and up to this many of
+ * each: a burst to one endpoint waits its turn behind one call, never behind its whole backlog, so
+ * another endpoint's delivery starts within a call (docs/decisions/0325-workflow-shape-fairness-keys.md).
+ */
+const ENDPOINTS_PER_CALL = 64;
+const PER_ENDPOINT = 8;
+/** Where the endpoint walk starts when no call has left off anywhere. */
+const FIRST_ENDPOINT = '00000000-0000-0000-0000-000000000000';
 /** Workflow starts in flight at once: each is one round trip to the Temporal frontend. */
 const STARTS_AT_ONCE = 64;
 
@@ -33,29 +41,65 @@ const deliverySearchAttributes = (d: Pick<ChildDelivery, 'endpointId' | 'eventTy
  * only once its workflow is started (or found started: a subscription workflow's child, a manual
  * retry), in the transaction that locked it, so a crash or a Temporal outage delays a delivery
  * and never loses it; the workflow id is the delivery's, so it never runs twice at once.
- * Answers how many rows were handled.
+ * Endpoints are taken in turn, as the dispatcher's round takes them (docs/decisions/0175-dispatch-round.md),
+ * from where the call before left off (`walk`, the engine's). Answers how many rows were handled.
  */
-export async function startQueuedDeliveries(deps: {
-  knex: () => Knex;
-  temporal: Client;
-  taskQueue: string;
-}): Promise<number> {
+export async function startQueuedDeliveries(
+  deps: {
+    knex: () => Knex;
+    temporal: Client;
+    taskQueue: string;
+  },
+  walk: { after: string } = { after: FIRST_ENDPOINT },
+): Promise<number> {
+  const from = walk.after;
+  const handled = await startSome(deps, walk);
+  // Nothing past where the last call left off: the endpoints before it may have some.
+  return handled === 0 && from !== FIRST_ENDPOINT ? startSome(deps, walk) : handled;
+}
+
+async function startSome(
+  deps: { knex: () => Knex; temporal: Client; taskQueue: string },
+  walk: { after: string },
+): Promise<number> {
   return deps.knex().transaction(async (trx) => {
-    const rows: { delivery_id: string; endpoint_id: string; event_type: string }[] = await trx('webhook_queue as q')
-      .join('webhook_deliveries as d', 'd.id', 'q.delivery_id')
-      .whereNull('q.ordered_key')
-      .orderBy('q.seq')
-      .limit(MAX_ROWS)
-      .forUpdate('q')
-      .skipLocked()
-      .select('q.delivery_id', 'q.endpoint_id', 'd.event_type');
+    const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
+      await trx.raw(
+        `with recursive eps as (
+                 (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
+                   order by endpoint_id limit 1)
+                 union all
+                 select (select q.endpoint_id from webhook_queue q
+                          where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
+                   from eps where eps.endpoint_id is not null),
+               found as (select endpoint_id from eps where endpoint_id is not null limit ?)
+         select t.delivery_id, t.endpoint_id, t.event_type, t.org_id
+           from found
+          cross join lateral (
+                select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
+                  from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
+                 where q.endpoint_id = found.endpoint_id and q.ordered_key is null
+                 order by q.seq limit ? for update of q skip locked) t
+          order by row_number() over (partition by t.endpoint_id order by t.seq), t.seq`,
+        [walk.after, ENDPOINTS_PER_CALL, PER_ENDPOINT],
+      )
+    ).rows;
+    // A full call goes on after its last endpoint next time; a short one has seen them all, so the
+    // next starts from the first again.
+    const endpoints = [...new Set(rows.map((r) => r.endpoint_id))].sort();
+    walk.after = endpoints.length >= ENDPOINTS_PER_CALL ? endpoints[endpoints.length - 1]! : FIRST_ENDPOINT;
     if (rows.length === 0) return 0;
     const started: string[] = [];
     for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
       await Promise.all(
         rows.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
           if (
-            await startTopLevel(deps, { deliveryId: r.delivery_id, endpointId: r.endpoint_id, eventType: r.event_type })
+            await startTopLevel(deps, {
+              deliveryId: r.delivery_id,
+              endpointId: r.endpoint_id,
+              eventType: r.event_type,
+              orgId: r.org_id,
+            })
           )
             started.push(r.delivery_id);
         }),
@@ -67,7 +111,10 @@ export async function startQueuedDeliveries(deps: {
 }
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
-async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: ChildDelivery): Promise<boolean> {
+async function startTopLevel(
+  deps: { temporal: Client; taskQueue: string },
+  d: ChildDelivery & { orgId: string },
+): Promise<boolean> {
   try {
     await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
@@ -76,6 +123,8 @@ async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: C
       // A closed run (a manual retry's, ended) is not a reason to send attempt 1 again.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: deliverySearchAttributes(d, 'pending'),
+      // One organisation's burst does not queue another's (docs/decisions/0325-workflow-shape-fairness-keys.md).
+      priority: deliveryPriority(d.orgId),
     });
     return true;
   } catch (err) {
@@ -95,19 +144,19 @@ async function startTopLevel(deps: { temporal: Client; taskQueue: string }, d: C
  */
 export async function takeForParent(trx: Knex.Transaction, eventIds: readonly string[]): Promise<ChildDelivery[]> {
   if (eventIds.length === 0) return [];
-  const rows: { id: string; endpoint_id: string; event_type: string }[] = (
+  const rows: { id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
     await trx.raw(
-      `with mine as (select d.id, d.endpoint_id, d.event_type, d.event_id from webhook_deliveries d
+      `with mine as (select d.id, d.endpoint_id, d.event_type, d.event_id, d.org_id from webhook_deliveries d
                       where d.event_id = any(?::uuid[])
                         and not exists (select 1 from webhook_queue q where q.delivery_id = d.id and q.ordered_key is not null)
                         and not exists (select 1 from webhook_endpoints e
                                          where e.id = d.endpoint_id and e.ordering = 'per_subscription')),
             taken as (delete from webhook_queue q using mine where q.delivery_id = mine.id)
-       select m.id, m.endpoint_id, m.event_type from mine m
+       select m.id, m.endpoint_id, m.event_type, m.org_id from mine m
          join events ev on ev.id = m.event_id
         order by ev.seq, m.endpoint_id`,
       [[...eventIds]],
     )
   ).rows;
-  return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type }));
+  return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type, orgId: r.org_id }));
 }

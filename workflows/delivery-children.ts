@@ -7,7 +7,7 @@
 import { ParentClosePolicy, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
-import { deliveryWorkflowId, type ChildDelivery } from '../domain/webhook-messages';
+import { deliveryPriority, deliveryWorkflowId, type ChildDelivery } from '../domain/webhook-messages';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
 /** Starts each delivery's workflow side by side, in one workflow task's commands; answers once all have started. */
@@ -28,6 +28,10 @@ async function startOne(d: ChildDelivery): Promise<void> {
         { key: WebhookEventTypeKey, value: d.eventType },
         { key: WebhookDeliveryStatusKey, value: 'pending' },
       ],
+      // From the recorded answer, so a replay starts the child as it ran: answers recorded before
+      // the key existed carry no organisation, and their children start without one
+      // (docs/decisions/0325-workflow-shape-fairness-keys.md).
+      ...(d.orgId !== undefined && { priority: deliveryPriority(d.orgId) }),
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;

@@ -60,6 +60,9 @@ export async function startTemporalDevServer(opts: {
     'history.timerProcessorMaxPollRPS=1000',
     // A batch's activity goes straight back to the worker that scheduled it, skipping matching.
     'system.enableActivityEagerExecution=true',
+    // Each fairness key (a delivery's organisation) is handed out in turn, not first come first
+    // served (docs/decisions/0325-workflow-shape-fairness-keys.md); it implies the priority matcher.
+    'matching.enableFairness=true',
   ]) {
     args.push('--dynamic-config-value', kv);
   }

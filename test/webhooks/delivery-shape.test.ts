@@ -12,6 +12,7 @@ import { ensureSearchAttributes } from '../../lib/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld } from '../support/subscriptions';
+import { testDataConverter } from '../support/data-converter';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
@@ -77,6 +78,8 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
       WebhookEventType: ['test.ping'],
       WebhookDeliveryStatus: ['success'],
     });
+    // Its organisation is its task queue fairness key, which its attempts inherit (decision 0325).
+    expect(described.priority).toMatchObject({ fairnessKey: staff.orgId });
     // One attempt, sent once: the dispatcher made none of its own.
     const attempts = await svc.orm.em
       .getConnection()
@@ -96,6 +99,14 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
     expect(await handle.result()).toBe('success');
     const described = await handle.describe();
     expect(described.parentExecution?.workflowId).toBe(subscriptionWorkflowId(sub.id as string));
+    expect(described.priority).toMatchObject({ fairnessKey: world.staff.orgId });
+    // The parent's history, its child's start with the key included, replays on today's code.
+    const parent = await svc.temporal.workflow.getHandle(subscriptionWorkflowId(sub.id as string)).fetchHistory();
+    expect(parent.events?.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(true);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
+      parent,
+    );
     const [listed] = await listedFor(svc.temporal, endpoint.id, 1);
     expect(listed!.workflowId).toBe(deliveryWorkflowId(deliveryId));
     // Taken off the queue in the publishing transaction: no engine started it as well.

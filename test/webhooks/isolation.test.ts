@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { orderedWorkflowId, retrySchedulerWorkflowId } from '../../domain/webhook-messages';
+import { deliveryWorkflowId, orderedWorkflowId, retrySchedulerWorkflowId } from '../../domain/webhook-messages';
 import { registry } from '../../lib/metrics';
 import { CIRCUIT_OPEN, deliveryIdFor } from '../../webhooks';
 import { actor, newOrg, type Actor } from '../support/fixtures';
@@ -200,6 +200,19 @@ describe('the delivery engine keeps endpoints and organisations apart (issue 19)
       next_probe_at: null,
     });
 
+    if (svc.config.WEBHOOK_DELIVERY_SHAPE === 'workflow') {
+      // Each delivery is its own workflow from attempt 1 (decision 0297): the held one waits on its
+      // schedule's durable timer in its own run, and that history replays.
+      const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(held));
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      const own = await handle.fetchHistory();
+      expect(own.events?.some((e) => e.timerStartedEventAttributes)).toBe(true);
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
+        own,
+      );
+      return;
+    }
     // The failed first attempts went to a retry scheduler, which started their delivery workflows.
     const histories = await Promise.all(
       Array.from({ length: svc.config.WEBHOOK_SCHEDULER_SHARDS }, (_, shard) =>
