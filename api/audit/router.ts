@@ -6,6 +6,9 @@ import { validate } from '../middleware/validate';
 import { ok } from '../respond';
 import { auditReads } from './audit-reads';
 import { csvHeader, csvLine } from './csv';
+import type { AuditRow } from '../../db/audit-log';
+import { holdsSealed, openValue, sealedKeyIds } from '../../lib/personal-data';
+import { personalKeysOf } from '../personal/personal-data';
 import { AuditEventList, AuditEventsQuery, AuditFilterQuery } from './schema';
 
 /** Issue 21: the organisation's audit trail, for its administrators (docs/decisions/README.md, Operating for years). */
@@ -13,6 +16,18 @@ export function auditRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/audit' });
   const admin = auth(deps.tokens, 'admin');
   const reads = auditReads(deps.orm);
+  const keys = personalKeysOf(deps);
+  /** A row's personal fields in clear, or the erased marker: the CSV is a read like the JSON list (decision 0313). */
+  const opened = async (row: AuditRow): Promise<AuditRow> => {
+    const text = JSON.stringify([row.before, row.after]);
+    if (!holdsSealed(text)) return row;
+    const open = await keys.open(sealedKeyIds(text));
+    return {
+      ...row,
+      before: openValue(row.before, open) as AuditRow['before'],
+      after: openValue(row.after, open) as AuditRow['after'],
+    };
+  };
 
   router.get(
     '/events',
@@ -45,7 +60,7 @@ export function auditRouter(deps: ApiDeps): Router {
         ctx.body = Readable.from(
           (async function* () {
             yield csvHeader();
-            for await (const row of rows) yield csvLine(row);
+            for await (const row of rows) yield csvLine(await opened(row));
           })(),
         );
       },

@@ -142,6 +142,17 @@ describe('erasing an investor', () => {
 
     const reviewNotes = () => w.api.get('/audit/events?action=subscription.review_note', w.admin.token);
     expect((await reviewNotes()).body.data.items[0].before).toEqual({ answer: personal.answer });
+    // The CSV export is a read like the JSON one: opened, never the sealed form.
+    const reviewNotesCsv = async () => {
+      const res = await fetch(`${svc.baseUrl}/audit/events.csv?action=subscription.review_note`, {
+        headers: { authorization: `Bearer ${w.admin.token}` },
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const csvBefore = await reviewNotesCsv();
+    expect(csvBefore).toContain(personal.answer);
+    expect(csvBefore).not.toContain('pii:v1:');
 
     // Only an admin of the investor's organisation erases, and not while a legal hold stands.
     const path = `/identity/users/${encodeURIComponent(w.investor.userId)}`;
@@ -183,6 +194,10 @@ describe('erasing an investor', () => {
     expect((await reviewNotes()).body.data.items.map((e: { before: unknown }) => e.before)).toEqual([
       { answer: ERASED },
     ]);
+    const csvAfter = await reviewNotesCsv();
+    expect(csvAfter).toContain(ERASED);
+    expect(csvAfter).not.toContain(personal.answer);
+    expect(csvAfter).not.toContain('pii:v1:');
 
     // A delivery still pending at the erasure goes out with the marker.
     const deliveries = await w.api.get(`${PATHS.A.deliveries}?endpoint_id=${info.id}`, w.staff.token);
