@@ -7,8 +7,7 @@ import { ok } from '../respond';
 import { auditReads } from './audit-reads';
 import { csvHeader, csvLine } from './csv';
 import type { AuditRow } from '../../db/audit-log';
-import { holdsSealed, openValue, sealedKeyIds } from '../../lib/personal-data';
-import { personalKeysOf } from '../personal/personal-data';
+import { openSealed, personalKeysOf } from '../personal/personal-data';
 import { AuditEventList, AuditEventsQuery, AuditFilterQuery } from './schema';
 
 /** Issue 21: the organisation's audit trail, for its administrators (docs/decisions/README.md, Operating for years). */
@@ -19,14 +18,8 @@ export function auditRouter(deps: ApiDeps): Router {
   const keys = personalKeysOf(deps);
   /** A row's personal fields in clear, or the erased marker: the CSV is a read like the JSON list (decision 0313). */
   const opened = async (row: AuditRow): Promise<AuditRow> => {
-    const text = JSON.stringify([row.before, row.after]);
-    if (!holdsSealed(text)) return row;
-    const open = await keys.open(sealedKeyIds(text));
-    return {
-      ...row,
-      before: openValue(row.before, open) as AuditRow['before'],
-      after: openValue(row.after, open) as AuditRow['after'],
-    };
+    const [before, after] = await openSealed(keys, [row.before, row.after] as const);
+    return before === row.before && after === row.after ? row : { ...row, before, after };
   };
 
   router.get(

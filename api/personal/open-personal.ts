@@ -1,8 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Orm } from '../../db/orm';
 import type { Config } from '../../lib/config';
-import { holdsSealed, openValue, sealedKeyIds } from '../../lib/personal-data';
-import { personalKeysOf } from './personal-data';
+import { openSealed, personalKeysOf } from './personal-data';
 
 /**
  * Every JSON answer shows personal fields in clear, or the erased marker once their investor's key
@@ -16,8 +15,7 @@ export function openPersonalData(deps: { orm: Orm; config: Pick<Config, 'PERSONA
     await next();
     const body: unknown = ctx.body;
     if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || 'pipe' in body) return;
-    const text = JSON.stringify(body);
-    if (!holdsSealed(text)) return;
-    ctx.body = openValue(body, await keys.open(sealedKeyIds(text)));
+    const opened = await openSealed(keys, body);
+    if (opened !== body) ctx.body = opened;
   };
 }

@@ -1,7 +1,7 @@
 import type { Orm } from '../../db/orm';
 import { personalKeys, type PersonalKeys } from '../../db/personal-keys';
 import type { Config } from '../../lib/config';
-import { ERASED, sealWith } from '../../lib/personal-data';
+import { ERASED, holdsSealed, openValue, sealedKeyIds, sealWith } from '../../lib/personal-data';
 
 /** One set of keys per pool: every router of a process shares it (no cache of opened keys: an erasure takes effect at once). */
 const byOrm = new WeakMap<Orm, PersonalKeys>();
@@ -27,4 +27,14 @@ export function personalSealer(deps: { orm: Orm; config: Pick<Config, 'PERSONAL_
     const key = await keys.keyOf(owner.orgId, owner.userId);
     return values.map((v) => (key ? sealWith(key, v) : ERASED)) as unknown as T;
   };
+}
+
+/**
+ * `value` with its sealed personal fields opened, or shown as the erased marker once their investor's
+ * key is gone; `value` itself when it holds none (the common case: one search, no query).
+ */
+export async function openSealed<T>(keys: Pick<PersonalKeys, 'open'>, value: T): Promise<T> {
+  const text = JSON.stringify(value);
+  if (!holdsSealed(text)) return value;
+  return openValue(value, await keys.open(sealedKeyIds(text))) as T;
 }
