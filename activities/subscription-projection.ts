@@ -20,7 +20,7 @@ import type { ChildDelivery } from '../domain/webhook-messages';
  * audit entry is written only beside its event's first storing.
  * The same version is written again on purpose: when a workflow task is lost after this ran (a
  * worker or server died), its retry runs at a new workflow time, so the same version carries a
- * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart).
+ * new updatedAt, and only the retry's is in the workflow's state (test/faults/temporal-restart.test.ts).
  */
 export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; shape?: 'engine' | 'workflow' }) {
   return {

@@ -1,14 +1,14 @@
 /**
- * Retention soak (issue 21). Brings up its own stack, the real worker and API as processes, and the
- * verifying sink, with a short retention through configuration (events, deliveries and attempts
- * and payment notifications kept 2 min, Idempotency-Keys 2 min, the prune's Temporal Schedule
- * every 30 s). For 10 minutes it publishes events in-process (50/s, two endpoints each), sends test
- * pings through the API with an Idempotency-Key (5/s) and signed sandbox payment notifications
- * (5/s). Every 15 s it samples the rows and sizes of the pruned tables. At the end it reads the prune
- * runs from Temporal and splits the first-attempt latency (publish → arrival at the sink) by
- * whether a prune ran during the delivery's flight. The engine ceiling is measured in the same run.
- * Writes bench/results/retention.{json,md}; exits 1 when a table did not stay flat after the first
- * window, or a delivery was lost or duplicated.
+ * Retention soak (docs/decisions/0237-bench-the-retention-soak-npm-run-bench-retention.md). Brings up its own
+ * stack, the real worker and API as processes, and the verifying sink, with a short retention through
+ * configuration (events, deliveries and attempts and payment notifications kept 2 min, Idempotency-Keys 2
+ * min, the prune's Temporal Schedule every 30 s). For 10 minutes it publishes events in-process (50/s, two
+ * endpoints each), sends test pings through the API with an Idempotency-Key (5/s) and signed sandbox payment
+ * notifications (5/s). Every 15 s it samples the rows and sizes of the pruned tables. At the end it reads the
+ * prune runs from Temporal and splits the first-attempt latency (publish → arrival at the sink) by whether a
+ * prune ran during the delivery's flight. The engine ceiling is measured in the same run. Writes
+ * bench/results/retention.{json,md}; exits 1 when a table did not stay flat after the first window, or a
+ * delivery was lost or duplicated.
  *   npm run bench -- retention          (BENCH_SCALE=0.2 for a 2-minute smoke run with every window
  *                                        scaled; BENCH_RETENTION_SOAK_SECONDS=… shortens only the
  *                                        soak; neither writes bench/results)

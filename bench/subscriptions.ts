@@ -1,5 +1,5 @@
 /**
- * Subscription benchmark (issue 3): full Set A wire lifecycles through the HTTP API on the embedded
+ * Subscription benchmark: full Set A wire lifecycles through the HTTP API on the embedded
  * stack (Temporal dev server with SQLite in WAL mode, embedded PostgreSQL), worker and API as
  * separate processes. Writes bench/results/subscriptions.{json,md}; exits 1 when the projection
  * does not hold exactly the subscriptions it made, in the state it drove them to.

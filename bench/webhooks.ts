@@ -1,5 +1,5 @@
 /**
- * Delivery engine benchmark (issue 19). Brings up its own stack (embedded PostgreSQL, Temporal on
+ * Delivery engine benchmark. Brings up its own stack (embedded PostgreSQL, Temporal on
  * the chosen server), the real worker and API as processes, and a verifying sink process that
  * counts every delivery and its duplicates. In one run, on the same server, it measures the engine
  * ceiling (trivial workflows/s) and the signed-POST ceiling, and reports every figure beside them:
@@ -7,7 +7,8 @@
  *   publish → first attempt p99 at 50 events/s through the API and at 100 events/s × 10 endpoints,
  *   a healthy organisation's p99 beside one whose endpoint hangs and beside one's 20,000-delivery
  *   burst, messages/s through the API at one endpoint (32 in flight), duplicates, worker memory with
- *   10,000 deliveries waiting on their timers, and lifecycles/s; and the tail (issue 28): test pings
+ * 10,000 deliveries waiting on their timers, and lifecycles/s; and the tail
+ * (docs/decisions/0303-tail-benchmark-keys-and-hop-timing.md): test pings
  *   in the first 30 s after /ready on the fresh stack (run first), p99 at 200 pings/s, a 5,000-ping
  *   burst at 32 in flight, a neighbour beside another tenant's parked deliveries, and the hops of one
  *   delivery at 200/s (bench/lib/tail-phases.ts).
@@ -48,8 +49,9 @@ const SHAPES = (process.env.BENCH_SHAPES ?? 'engine').split(',') as Shape[];
 type Shape = 'engine' | 'workflow';
 
 /**
- * Whether this code knows WEBHOOK_DELIVERY_SHAPE (issue 28): a config without it drops the
- * variable, and a `workflow` run would only measure the engine shape again, so it is not run.
+ * Whether this code knows WEBHOOK_DELIVERY_SHAPE
+ * (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md): a config without it drops the variable, and a
+ * `workflow` run would only measure the engine shape again, so it is not run.
  */
 const shapeIsASetting = () => 'WEBHOOK_DELIVERY_SHAPE' in ConfigSchema.shape;
 

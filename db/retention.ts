@@ -1,11 +1,11 @@
 import type { Knex } from '@mikro-orm/postgresql';
 
 /**
- * Retention (issue 21) of the tables that are pruned by age alone, oldest first, at most `limit`
- * rows per statement and skipping rows a writer holds: processor notifications received more than
- * `seconds` ago (their event ids only deduplicate the processor's retries, which stop within
- * days), and Idempotency-Keys past their `expires_at` (IDEMPOTENCY_KEY_TTL_HOURS; an expired key
- * is already claimed afresh by its next request). Each answers the rows deleted.
+ * Retention (docs/decisions/0202-retention-what-is-kept.md) of the tables that are pruned by age alone,
+ * oldest first, at most `limit` rows per statement and skipping rows a writer holds: processor notifications
+ * received more than `seconds` ago (their event ids only deduplicate the processor's retries, which stop
+ * within days), and Idempotency-Keys past their `expires_at` (IDEMPOTENCY_KEY_TTL_HOURS; an expired key is
+ * already claimed afresh by its next request). Each answers the rows deleted.
  */
 export async function prunePaymentNotifications(knex: Knex, seconds: number, limit: number): Promise<number> {
   return deleted(

@@ -1,7 +1,7 @@
 /**
- * An endpoint's circuit breaker (issue 19): after `failures` answers in a row that say the endpoint
- * cannot take deliveries, it opens; while open, nothing is sent to it but one probe per cool-down;
- * the probe's success closes it, its failure opens it again for twice as long. Pure rules, so the
+ * An endpoint's circuit breaker (docs/decisions/0179-circuit-breaker.md): after `failures` answers in a row
+ * that say the endpoint cannot take deliveries, it opens; while open, nothing is sent to it but one probe per
+ * cool-down; the probe's success closes it, its failure opens it again for twice as long. Pure rules, so the
  * engine applies them and tests state them without a clock or a database.
  */
 

@@ -1,7 +1,7 @@
 /**
- * An endpoint's rate limit (issue 19): at most `perSecond` deliveries in any one second, none
- * dropped. Deliveries start evenly spaced, each reserving its start time, so no burst ever exceeds
- * the limit. Pure rules; the engine keeps the next free start per endpoint in PostgreSQL.
+ * An endpoint's rate limit (docs/decisions/0178-endpoint-rate-limit.md): at most `perSecond` deliveries in
+ * any one second, none dropped. Deliveries start evenly spaced, each reserving its start time, so no burst
+ * ever exceeds the limit. Pure rules; the engine keeps the next free start per endpoint in PostgreSQL.
  */
 
 /**

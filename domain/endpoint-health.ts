@@ -1,6 +1,7 @@
 /**
- * When a webhook endpoint's answers change its status (issue 12). Pure rules, so
- * the delivery engine applies them and tests state them without a clock or a database.
+ * When a webhook endpoint's answers change its status
+ * (docs/decisions/0165-auto-disable-retry-after-rules.md). Pure rules, so the delivery engine applies them
+ * and tests state them without a clock or a database.
  */
 
 /** Why an endpoint was disabled: a 410 Gone, every attempt failing too long, or a person. */

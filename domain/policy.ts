@@ -114,8 +114,9 @@ export function decide(
 }
 
 /**
- * Actions on an organisation's records other than subscriptions (issue 20): deciding a person's KYC
- * or accreditation, and the sandbox operator's organisation-wide tools.
+ * Actions on an organisation's records other than subscriptions
+ * (docs/decisions/0192-identity-decisions-go-through-the-policy.md): deciding a person's KYC or
+ * accreditation, and the sandbox operator's organisation-wide tools.
  */
 export const ORGANISATION_ACTIONS = ['decide_kyc', 'decide_accreditation', 'redeliver_payment_notifications'] as const;
 export type OrganisationAction = (typeof ORGANISATION_ACTIONS)[number];

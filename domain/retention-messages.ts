@@ -1,6 +1,7 @@
 /**
- * The retention prune (issue 21): its workflow's name and shape, the schedule that starts it, and
- * what each activity call answers. The worker imports this module, not the workflow code.
+ * The retention prune (docs/decisions/0203-retention-prune-schedule.md): its workflow's name and shape, the
+ * schedule that starts it, and what each activity call answers. The worker imports this module, not the
+ * workflow code.
  */
 export const RETENTION_WORKFLOW = 'retentionPruneWorkflow';
 

@@ -70,7 +70,7 @@ export interface DeliveryInput {
   attemptNow?: boolean;
   /**
    * The wait before the first attempt this run makes, when the attempt before it (the dispatcher's
-   * attempt 1) was answered with a Retry-After longer than the schedule's (issue 12).
+   * attempt 1) was answered with a Retry-After longer than the schedule's.
    */
   firstDelayMs?: number;
   /**
@@ -126,7 +126,7 @@ export interface AttemptResult {
   /**
    * The wait a Retry-After on this answer asks for, parsed and capped by the activity (it holds the
    * configured cap and the clock an HTTP-date is read against); absent in results recorded before
-   * issue 12. The workflow decides the next delay from it (domain/endpoint-health.ts).
+   * the endpoint's health. The workflow decides the next delay from it (domain/endpoint-health.ts).
    */
   retryAfterMs?: number | null;
   /** For the delivery workflow's search attributes (Web UI). */
@@ -143,8 +143,8 @@ export interface AttemptResult {
 }
 
 /**
- * Ordered delivery (issue 12): one workflow per (endpoint, subscription) takes that subscription's
- * deliveries in outbox order, each through the whole schedule before the next.
+ * Ordered delivery (docs/decisions/0172-ordered-delivery.md): one workflow per (endpoint, subscription) takes
+ * that subscription's deliveries in outbox order, each through the whole schedule before the next.
  */
 export const orderedWorkflowId = (endpointId: string, subscriptionId: string) =>
   `webhook-ordered-${endpointId}-${subscriptionId}`;

@@ -117,7 +117,7 @@ export const ConfigSchema = z.object({
   CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
   CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   /**
-   * A console session is renewed while its person works (issue 22), but never past this long after
+   * A console session is renewed while its person works, but never past this long after
    * the sign-in: then the identity provider is asked again (and roles it removed take effect).
    */
   CONSOLE_SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(604_800).default(43_200),
@@ -368,7 +368,7 @@ export const ConfigSchema = z.object({
   STRIPE_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
 
   /**
-   * Traces (issue 21), the OpenTelemetry SDK's standard variables. Tracing is on only when
+   * Traces, the OpenTelemetry SDK's standard variables. Tracing is on only when
    * OTEL_TRACES_EXPORTER names an exporter (`otlp`, `zipkin`, `console`) or an OTLP endpoint is
    * named (then OTLP); unset, no SDK starts and nothing is instrumented. OTEL_TRACES_EXPORTER=none
    * or OTEL_SDK_DISABLED=true turn it off whatever else is set. `zipkin` posts to
@@ -395,9 +395,10 @@ export const ConfigSchema = z.object({
   TRACE_TRUSTED_CALLERS: blankAsUnset(z.string().default('').transform(parseAddressRanges)),
 
   /**
-   * Retention (issue 21), in days; 0 keeps forever. Events with their webhook deliveries and
-   * attempts: only deliveries that ended (never a pending one or one waiting for a retry), and an
-   * event once none of its deliveries is left. Pruned rows are gone from every list and the events API.
+   * Retention (docs/decisions/0202-retention-what-is-kept.md), in days; 0 keeps forever. Events with their
+   * webhook deliveries and attempts: only deliveries that ended (never a pending one or one waiting for a
+   * retry), and an event once none of its deliveries is left. Pruned rows are gone from every list and the
+   * events API.
    */
   RETENTION_EVENTS_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   /** Processor payment notifications (their event ids deduplicate the processor's retries). */

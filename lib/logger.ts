@@ -10,7 +10,7 @@ const UNTRACED = Object.freeze({});
 export const logger = pino({
   level: process.env.LOG_LEVEL ?? 'info',
   base: { service: 'tranche' },
-  // A line written inside a span carries its ids (issue 21); with tracing off there is never one.
+  // A line written inside a span carries its ids; with tracing off there is never one.
   mixin() {
     const span = trace.getActiveSpan();
     if (!span) return UNTRACED;

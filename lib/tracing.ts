@@ -15,11 +15,11 @@ import { loadTracingConfig, type TracingConfig } from './config';
 import type { TracesExporter, TracingSdk } from './tracing-sdk';
 
 /**
- * Traces (issue 21). Off unless the OTEL_* variables ask for them: then nothing below starts an
- * SDK, patches a module or allocates per call, every helper is one check of `sdk`. On, the SDK
- * (lib/tracing-sdk.ts, loaded only then) traces HTTP in and out, PostgreSQL, Temporal's client,
- * workflows and activities; the helpers here add the spans no instrumentation makes (processor
- * calls, webhook POSTs) and carry a publishing span's context to the deliveries it causes.
+ * Traces (docs/decisions/0246-tracing-is-on-only-when-the-otel-variables-name-an.md). Off unless the OTEL_*
+ * variables ask for them: then nothing below starts an SDK, patches a module or allocates per call, every
+ * helper is one check of `sdk`. On, the SDK (lib/tracing-sdk.ts, loaded only then) traces HTTP in and out,
+ * PostgreSQL, Temporal's client, workflows and activities; the helpers here add the spans no instrumentation
+ * makes (processor calls, webhook POSTs) and carry a publishing span's context to the deliveries it causes.
  */
 let sdk: TracingSdk | undefined;
 

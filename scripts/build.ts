@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const failureConverterPath = FAILURE_CONVERTER_PATH;
   const { code } = await bundleWorkflowCode({ workflowsPath, failureConverterPath, logger: quiet });
   writeFileSync(join(dist, 'workflow-bundle.js'), code);
-  // The same with the OpenTelemetry workflow interceptors, for a worker with tracing on (issue 21).
+  // The same with the OpenTelemetry workflow interceptors, for a worker with tracing on.
   const traced = await bundleWorkflowCode({
     workflowsPath,
     failureConverterPath,

@@ -25,6 +25,8 @@ const MODULE_SUFFIXES = ['', '.ts', '.js', '.mjs', '.cjs', '.json', '/index.ts',
 interface Text {
   line: number;
   text: string;
+  /** A string literal (a test's title, an OpenAPI description): read for "issue N" only. */
+  literal?: boolean;
 }
 interface Finding {
   file: string;
@@ -50,18 +52,22 @@ function writtenByTools(): string[] {
     .filter((l) => l.endsWith('/') && !l.startsWith('#'));
 }
 
-/** Every comment of a TypeScript/JavaScript file, each line with its line number. */
+/** Every comment and string literal of a TypeScript/JavaScript file, each line with its line number. */
 function codeComments(source: string, fileName: string): Text[] {
   const sourceFile = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false);
   const ranges = new Map<number, ts.CommentRange>();
   const collect = (found: ts.CommentRange[] | undefined) => found?.forEach((r) => ranges.set(r.pos, r));
+  const texts: Text[] = [];
   const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      const line = sourceFile.getLineAndCharacterOfPosition(node.getStart(sourceFile)).line + 1;
+      texts.push({ line, text: node.text, literal: true });
+    }
     collect(ts.getLeadingCommentRanges(source, node.getFullStart()));
     collect(ts.getTrailingCommentRanges(source, node.getEnd()));
     node.getChildren(sourceFile).forEach(visit);
   };
   visit(sourceFile);
-  const texts: Text[] = [];
   for (const r of ranges.values()) {
     const start = sourceFile.getLineAndCharacterOfPosition(r.pos).line + 1;
     source
@@ -122,7 +128,7 @@ function main(): void {
     const here = dirname(join(root, file));
     const report = (line: number, message: string) => findings.push({ file, line, message });
 
-    for (const { line, text } of texts) {
+    for (const { line, text, literal } of texts) {
       if (/pointers:\s*ignore-line/.test(text)) continue;
       const withoutUrls = text.replace(URL, ' ');
 
@@ -130,6 +136,7 @@ function main(): void {
         report(line, `"${ISSUE.exec(withoutUrls)?.[0]}": cite the decision record or the spec section`);
       }
 
+      if (literal) continue;
       const seen = new Set<string>();
       const check = (raw: string, base: string, always: boolean) => {
         const path = raw
@@ -143,8 +150,9 @@ function main(): void {
         if (!last.includes('.') && !path.endsWith('/') && (last.length < 2 || /^[A-Z]+$/.test(last))) return;
         const isRelative = path.startsWith('./') || path.startsWith('../');
         if (!always && !isRelative && !topLevel.has(path.split('/')[0] ?? '')) return;
-        // From the file's folder; prose in docs often writes a relative path from the root instead.
-        const bases = isRelative || always ? [base, root] : [root];
+        // A link's target from the file's folder, as a renderer follows it; a relative path in prose from
+        // there or from the root (prose often writes one from the root); any other path from the root.
+        const bases = always ? [base] : isRelative ? [base, root] : [root];
         const outside = (p: string) => p.startsWith('..') || p.split(sep)[0] === 'node_modules';
         const candidates = bases.map((b) => normalize(join(b, path)));
         if (candidates.some((c) => outside(relative(root, c)))) return; // not ours: outside the tree
@@ -167,6 +175,7 @@ function main(): void {
     }
   }
 
+  findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
   for (const f of findings) process.stderr.write(`${f.file}:${f.line}: ${f.message}\n`);
   if (findings.length > 0) {
     process.stderr.write(`[pointers] ${findings.length} pointer(s) lead nowhere\n`);

@@ -13,7 +13,7 @@ TEMPORAL_SERVER_DIR="$(bash scripts/tools.sh temporal-server)" \
   || fail 'building the Temporal server (bash scripts/tools.sh temporal-server)' 'read the go error above; it needs Go and the Go module proxy'
 export TEMPORAL_SERVER_DIR
 export TEMPORAL_UI="$(bash scripts/tools.sh temporal-ui || true)"
-# Traces (issue 21): Zipkin on ZIPKIN_PORT (9411): spans in, its API and UI (/zipkin/); the workers and APIs export to it.
+# Traces: Zipkin on ZIPKIN_PORT (9411): spans in, its API and UI (/zipkin/); the workers and APIs export to it.
 export ZIPKIN_JAR="$(bash scripts/tools.sh zipkin || true)"
 if [ "${CLUSTER_TLS:-}" = 1 ]; then
   CADDY="$(bash scripts/tools.sh caddy)" \

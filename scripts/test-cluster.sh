@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The production-shape tests (issue 14): test/cluster (npm run cluster's shape under faults) and the
-# subscription lifecycle in both sets, all on the full Temporal server on PostgreSQL instead of the
-# dev server. scripts/test.sh runs this after the main suite; arguments replace the default files.
+# The production-shape tests (docs/decisions/0139-production-shape-tests.md): test/cluster (npm run cluster's
+# shape under faults) and the subscription lifecycle in both sets, all on the full Temporal server on
+# PostgreSQL instead of the dev server. scripts/test.sh runs this after the main suite; arguments replace the
+# default files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TEMPORAL_SERVER_DIR="$(bash scripts/tools.sh temporal-server)"

@@ -27,9 +27,9 @@ const RESEAL_ACTOR: AuditActor = {
 
 export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ resealed: number; current: number }> {
   const knex = orm.em.getConnection().getKnex();
-  // The secret a rotation replaced still signs during its overlap (issue 12), so it is re-sealed too:
+  // The secret a rotation replaced still signs during its overlap, so it is re-sealed too:
   // once the old key leaves the keyring, a value left under it would no longer open.
-  // So is the client key or client secret of an authenticated endpoint (issue 32), sealed to its own purpose.
+  // So is the client key or client secret of an authenticated endpoint, sealed to its own purpose.
   const columns = ['secret_ciphertext', 'previous_secret_ciphertext', 'authentication_secret_ciphertext'] as const;
   const aad = (c: (typeof columns)[number], id: string) =>
     c === 'authentication_secret_ciphertext' ? authenticationAad(id) : id;

@@ -1,14 +1,13 @@
 import { pace, spacingMs } from '../domain/delivery-pacing';
 
 /**
- * How one dispatch round shares out what may be sent (issue 19): each endpoint at most its free
- * concurrency slots and what its rate limit lets it start within the pacing horizon, and the
- * process's free slots fairly across organisations first, then across each organisation's
- * endpoints (max-min fair: nobody gets more while someone who wants more gets less). A burst from
- * one organisation takes only its share. Fair over the slots each organisation already holds, not
- * only the round's free ones, and the last few slots (the reserve) go only to an organisation
- * holding fewer than that many: one tenant's slow POSTs never take the last slot another needs
- * (docs/decisions/0309-slots-taken-at-the-post.md).
+ * How one dispatch round shares out what may be sent (docs/decisions/0175-dispatch-round.md): each endpoint
+ * at most its free concurrency slots and what its rate limit lets it start within the pacing horizon, and the
+ * process's free slots fairly across organisations first, then across each organisation's endpoints (max-min
+ * fair: nobody gets more while someone who wants more gets less). A burst from one organisation takes only
+ * its share. Fair over the slots each organisation already holds, not only the round's free ones, and the
+ * last few slots (the reserve) go only to an organisation holding fewer than that many: one tenant's slow
+ * POSTs never take the last slot another needs (docs/decisions/0309-slots-taken-at-the-post.md).
  */
 
 export interface Candidate {

@@ -13,19 +13,19 @@ export interface Target {
   org_id: string;
   url: string;
   secret_ciphertext: string;
-  /** The secret before the last rotation, still signing webhook-signature until it expires (issue 12). */
+  /** The secret before the last rotation, still signing webhook-signature until it expires. */
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: Date | null;
   deleted_at: Date | null;
-  /** The endpoint's `enabled` | `disabled` (issue 12): a disabled endpoint gets no further attempt. */
+  /** The endpoint's `enabled` | `disabled`: a disabled endpoint gets no further attempt. */
   endpoint_status: string;
   body: string;
   occurred_at: Date;
-  /** The W3C traceparent of the span that published the event (issue 21), null when tracing was off. */
+  /** The W3C traceparent of the span that published the event, null when tracing was off. */
   traceparent: string | null;
   /** The endpoint asked for `traceparent` on its POSTs. */
   send_traceparent: boolean;
-  /** Transport authentication (issue 32), read with the endpoint's row; null for most endpoints. */
+  /** Transport authentication, read with the endpoint's row; null for most endpoints. */
   authentication: EndpointAuthentication | null;
   /** Its client key or client secret, sealed (webhooks/authentication.ts names what it is sealed to). */
   authentication_secret_ciphertext: string | null;
@@ -66,10 +66,11 @@ export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): P
 }
 
 /**
- * Records every attempt's start before its POST, in one transaction (issue 11): whatever happens
- * to the worker afterwards, the attempt exists. An attempt number already held is not taken again.
- * The delivery row is left alone until the result (recordResults): every change to it rewrites
- * all six of its index entries, and this keeps that to once per attempt.
+ * Records every attempt's start before its POST, in one transaction
+ * (docs/decisions/0151-attempt-recorded-before-post.md): whatever happens to the worker afterwards, the
+ * attempt exists. An attempt number already held is not taken again. The delivery row is left alone until the
+ * result (recordResults): every change to it rewrites all six of its index entries, and this keeps that to
+ * once per attempt.
  */
 export async function claimAttempts(knex: Knex, inputs: readonly AttemptInput[]): Promise<Map<string, Claim>> {
   const claims = new Map<string, Claim>();

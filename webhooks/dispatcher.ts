@@ -28,13 +28,13 @@ export interface Dispatcher {
 }
 
 /**
- * First attempts (issue 19): rounds of claims from the queue (webhooks/claim.ts), each granted
- * delivery POSTed on its own the moment it is claimed and recorded the moment it ends
- * (webhooks/recorder.ts), so a slow endpoint holds up nothing but its own slots. A round runs when
- * a publishing transaction commits (the listener's notification), when a POST to an endpoint that
- * had more queued ends, and when a rate-limited endpoint's next start comes within reach; one round runs at a
- * time and a wake during it runs another right after. No round waits on a poll interval; the
- * sweep's timer is only the safety net for a lost notification.
+ * First attempts (docs/decisions/0173-dispatcher-engine-shape.md): rounds of claims from the queue
+ * (webhooks/claim.ts), each granted delivery POSTed on its own the moment it is claimed and recorded the
+ * moment it ends (webhooks/recorder.ts), so a slow endpoint holds up nothing but its own slots. A round runs
+ * when a publishing transaction commits (the listener's notification), when a POST to an endpoint that had
+ * more queued ends, and when a rate-limited endpoint's next start comes within reach; one round runs at a
+ * time and a wake during it runs another right after. No round waits on a poll interval; the sweep's timer is
+ * only the safety net for a lost notification.
  */
 export function createDispatcher(deps: {
   knex: () => Knex;

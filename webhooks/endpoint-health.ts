@@ -64,9 +64,9 @@ export interface ObservedAttempt {
 }
 
 /**
- * Keeps each endpoint's "failing since" (issue 12) from a batch of answers, inside the caller's
- * transaction, and answers the endpoints these answers disable: a 410 Gone at once, or nothing but
- * failures for `failingPeriodMs`. Cheap on the hot path: successes write only rows that were
+ * Keeps each endpoint's "failing since" (docs/decisions/0163-endpoint-status.md) from a batch of answers,
+ * inside the caller's transaction, and answers the endpoints these answers disable: a 410 Gone at once, or
+ * nothing but failures for `failingPeriodMs`. Cheap on the hot path: successes write only rows that were
  * failing, and a batch's failures cost one statement whatever the number of endpoints.
  */
 export async function noteAttemptOutcomes(

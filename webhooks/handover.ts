@@ -65,9 +65,9 @@ export async function handOverRetries(deps: HandOverDeps, olderThanMs = 0): Prom
 }
 
 /**
- * Hands queued deliveries of endpoints that keep per-subscription order (issue 12) to each
- * subscription's ordered workflow, which sends them one at a time in outbox order. A group whose
- * signal fails stays queued for the next call.
+ * Hands queued deliveries of endpoints that keep per-subscription order
+ * (docs/decisions/0181-ordered-endpoints-queue.md) to each subscription's ordered workflow, which sends them
+ * one at a time in outbox order. A group whose signal fails stays queued for the next call.
  */
 export async function handOverOrdered(deps: Omit<HandOverDeps, 'shards'>): Promise<number> {
   return deps.knex().transaction(async (trx) => {

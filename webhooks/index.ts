@@ -6,7 +6,7 @@
  *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery
  *             workflow's attempts)
  *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
- *   retain:   pruneEventBatch (issue 21: old events with their finished deliveries and attempts)
+ *   retain:   pruneEventBatch (old events with their finished deliveries and attempts)
  */
 export { publishEvents, type Published } from './publish';
 export { aimedPublisher, warmAimedPublish } from './aimed-publish';

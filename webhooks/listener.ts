@@ -20,7 +20,7 @@ export interface Listener {
 }
 
 /**
- * The dispatcher's own PostgreSQL session (issue 19): LISTENs on the queue's channel, so a
+ * The dispatcher's own PostgreSQL session: LISTENs on the queue's channel, so a
  * publishing transaction wakes every dispatcher at commit with no poll in between, and holds the
  * process's liveness lock, so the sweep can tell a dead dispatcher's attempts from a live one's.
  * The connection is re-made after any failure (1 s to 10 s apart); the same key is taken again and

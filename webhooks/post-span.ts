@@ -5,7 +5,7 @@ import { post, type Connection, type PostResult } from './post';
 import type { SignedRequest } from './signing';
 
 /**
- * One attempt's POST as a span (issue 21; only when tracing is on): a child of the span that
+ * One attempt's POST as a span (only when tracing is on): a child of the span that
  * published the event, so one trace runs from the API request through the workflow and activity
  * to the POST, whether the dispatcher or a retry's activity sends it. An endpoint that asked for
  * it gets this span's `traceparent`; it is not part of the signed content (docs/decisions).

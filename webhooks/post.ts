@@ -7,7 +7,7 @@ import type { SignedRequest } from './signing';
 const ATTEMPT_TIMEOUT_MS = 30_000;
 /** What an attempt record keeps of the response body. */
 const RESPONSE_BODY_LIMIT = 4096;
-/** Response headers the schedule may act on (issue 12: Retry-After on 429/503). */
+/** Response headers the schedule may act on (Retry-After on 429/503). */
 const KEPT_HEADERS = ['retry-after'];
 
 export interface PostResult {

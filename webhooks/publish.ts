@@ -30,7 +30,7 @@ export interface PublishOptions {
  * delivery per matching enabled endpoint and the delivery's place in the queue, then notify the
  * dispatchers. Inside the caller's transaction when given one, so an event exists exactly when the
  * change that caused it does; the dispatchers hear of it at commit and not before. Nothing waits
- * for the delivery engine: the publisher is done once this commits (issue 19).
+ * for the delivery engine: the publisher is done once this commits.
  */
 export async function publishEvents(
   db: Knex | Knex.Transaction,
@@ -38,7 +38,7 @@ export async function publishEvents(
   opts: PublishOptions,
 ): Promise<Published> {
   if (events.length === 0) return { eventIds: [], deliveries: [] };
-  // Traced, each event keeps the publishing span's context for its deliveries' POSTs (issue 21);
+  // Traced, each event keeps the publishing span's context for its deliveries' POSTs;
   // off, this is undefined and the JSON below carries nothing more.
   const traceparent = activeTraceparent();
   const input = events.map((e, ord) => eventInput(e, ord, traceparent));
@@ -104,7 +104,7 @@ export function collect(rows: readonly Row[]): Published {
 }
 
 /**
- * The subscription an event belongs to, for endpoints that keep per-subscription order (issue 12):
+ * The subscription an event belongs to, for endpoints that keep per-subscription order:
  * `subscription_id` in its data, or its own id for a subscription event. Events of no subscription
  * are not ordered.
  */

@@ -51,15 +51,15 @@ const MAX_PER_COMMIT = 500;
 const UNOBSERVED = new Set([IN_DOUBT_ERROR, CIRCUIT_OPEN, SIGNING_FAILED]);
 
 /**
- * Every attempt's result is recorded here, by group commit (issue 19): a result is written as soon
- * as the commit before it has ended, with whatever other results ended meanwhile, in one
- * transaction: the attempt rows, the deliveries' status, the endpoints' circuit breakers and
- * "failing since", the endpoints a 410 or a long failure disables, and the failed first attempts'
- * hand-over to their retry schedule. No result waits for another POST. A failed commit while the
- * database is down keeps the results in memory and tries again, 1 s to 30 s apart, so nothing is
- * lost while the process lives; a process that dies leaves its attempts in flight for the sweep to
- * close. A commit the database refuses while it answers is halved until the result it cannot take
- * stands alone, which is set aside and retried on its own (docs/decisions/0292-a-bad-result-is-set-aside.md).
+ * Every attempt's result is recorded here, by group commit (docs/decisions/0231-group-commit-in-the-api.md):
+ * a result is written as soon as the commit before it has ended, with whatever other results ended meanwhile,
+ * in one transaction: the attempt rows, the deliveries' status, the endpoints' circuit breakers and "failing
+ * since", the endpoints a 410 or a long failure disables, and the failed first attempts' hand-over to their
+ * retry schedule. No result waits for another POST. A failed commit while the database is down keeps the
+ * results in memory and tries again, 1 s to 30 s apart, so nothing is lost while the process lives; a process
+ * that dies leaves its attempts in flight for the sweep to close. A commit the database refuses while it
+ * answers is halved until the result it cannot take stands alone, which is set aside and retried on its own
+ * (docs/decisions/0292-a-bad-result-is-set-aside.md).
  */
 export function createRecorder(deps: {
   knex: () => Knex;

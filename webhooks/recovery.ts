@@ -25,11 +25,11 @@ export interface RecoveryRun {
 }
 
 /**
- * Bulk recovery (issue 12): one page of the endpoint's failed and exhausted deliveries per call,
- * oldest first, each retried through the manual retry's own function. Progress and the cursor
- * live in the recovery's row, written after every chunk, so a retried call (a worker that died, a
- * timeout) resumes where the last one stopped: at most one chunk is retried twice, which consumers
- * absorb by deduplicating (spec §6.1).
+ * Bulk recovery (docs/decisions/0167-bulk-recovery.md): one page of the endpoint's failed and exhausted
+ * deliveries per call, oldest first, each retried through the manual retry's own function. Progress and the
+ * cursor live in the recovery's row, written after every chunk, so a retried call (a worker that died, a
+ * timeout) resumes where the last one stopped: at most one chunk is retried twice, which consumers absorb by
+ * deduplicating (spec §6.1).
  */
 export async function recoverPage(run: RecoveryRun, recoveryId: string): Promise<RecoveryStep> {
   const { knex } = run;

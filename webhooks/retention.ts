@@ -12,14 +12,13 @@ export interface EventPruneBatch {
 }
 
 /**
- * One statement of the events' retention (issue 21), oldest first by `seq`: of the next `limit`
- * events, those stored more than `seconds` ago and already planned lose their finished
- * deliveries (success, exhausted, failed with no attempt to come, or pending for an endpoint that
- * is disabled or deleted) untouched for as long, with their attempts; an event goes, with its §6.3
- * body and ping target, once no delivery of it is left. A delivery that waits for its turn or a
- * retry, has an attempt in flight, sits in the queue or a hand-over, or is locked by a writer
- * stays, and so does its event. Rows are locked only for
- * this statement, at most `limit` deliveries (each with its few attempts) and `limit` events.
+ * One statement of the events' retention (docs/decisions/0202-retention-what-is-kept.md), oldest first by
+ * `seq`: of the next `limit` events, those stored more than `seconds` ago and already planned lose their
+ * finished deliveries (success, exhausted, failed with no attempt to come, or pending for an endpoint that is
+ * disabled or deleted) untouched for as long, with their attempts; an event goes, with its §6.3 body and ping
+ * target, once no delivery of it is left. A delivery that waits for its turn or a retry, has an attempt in
+ * flight, sits in the queue or a hand-over, or is locked by a writer stays, and so does its event. Rows are
+ * locked only for this statement, at most `limit` deliveries (each with its few attempts) and `limit` events.
  */
 export async function pruneEventBatch(
   knex: Knex,

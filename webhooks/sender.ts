@@ -36,7 +36,7 @@ export function createSender(deps: {
   const box = openingCache(deps.secrets);
   let connection: Connection | undefined;
   const shared = () => (connection ??= connectionFor(deps.ssrf, deps.resolver));
-  // Endpoints that authenticate at the transport (issue 32): their own pools (mTLS) or tokens (OAuth2).
+  // Endpoints that authenticate at the transport: their own pools (mTLS) or tokens (OAuth2).
   const mtls = mtlsPools({ policy: deps.ssrf, resolver: deps.resolver, box });
   const tokens = oauth2Tokens({ box, connection: shared });
   return {
@@ -71,7 +71,7 @@ export function createSender(deps: {
           return notSent(input, AUTHENTICATION_UNAVAILABLE);
         }
       } else via = shared();
-      // Traced, the POST is a span in the publishing request's trace (issue 21); off, a consumer that
+      // Traced, the POST is a span in the publishing request's trace; off, a consumer that
       // asked for it still gets the publisher's traceparent. Not signed (docs/decisions).
       const traced = tracingOn();
       if (!traced && t.send_traceparent && t.traceparent) request.headers.traceparent = t.traceparent;
@@ -105,7 +105,7 @@ export function createSender(deps: {
         // A receiver may echo what it got: kept under the same investor's key as the body's personal fields.
         responseBody: res.body !== null && opened.excerptKey ? sealWith(opened.excerptKey, res.body) : res.body,
         error: res.error,
-        // Exactly as sent: a traced POST adds its traceparent to these before sending (issue 22).
+        // Exactly as sent: a traced POST adds its traceparent to these before sending.
         requestHeaders: request.headers,
         retryAfterMs:
           res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
@@ -143,7 +143,7 @@ export function notSent(input: AttemptInput, error: string): Finished {
   };
 }
 
-/** An endpoint whose client key or client secret no longer opens (issue 32): a failed attempt, never sent. */
+/** An endpoint whose client key or client secret no longer opens: a failed attempt, never sent. */
 const AUTHENTICATION_UNAVAILABLE =
   "AUTHENTICATION_UNAVAILABLE: not sent, the endpoint's client key or client secret could not be opened";
 /** The investors' keys could not be read (the database): a failed attempt, retried on schedule. */
@@ -152,5 +152,5 @@ const PERSONAL_DATA_UNAVAILABLE = 'PERSONAL_DATA_UNAVAILABLE: not sent, the pers
 /** A delivery whose secret no longer opens: recorded as a failed attempt, never sent. */
 export const SIGNING_FAILED = 'SIGNING_FAILED';
 
-/** Why an attempt went nowhere while the endpoint's circuit was open (issue 19). */
+/** Why an attempt went nowhere while the endpoint's circuit was open. */
 export const CIRCUIT_OPEN = 'CIRCUIT_OPEN: not sent, the endpoint failed repeatedly and its circuit is open';

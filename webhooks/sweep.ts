@@ -21,7 +21,7 @@ export interface SweepDeps {
 }
 
 /**
- * The safety net under the delivery engine (issue 19), run by every worker on a timer; nothing on
+ * The safety net under the delivery engine (docs/decisions/0182-sweep.md), run by every worker on a timer; nothing on
  * the hot path waits for it. Each step takes rows that leave its set once handled, so a page is
  * never the same rows twice and nothing is starved behind rows that must wait:
  * - events in the outbox that were never planned (stored by hand, or before this engine);

@@ -22,7 +22,7 @@ export interface WorkerSetup {
 /** A worker for every workflow and activity of the service. Run as many as the load needs. */
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
   const connection = setup.connection ?? (await NativeConnection.connect(temporalConnectionOptions(setup.config)));
-  // Traced, the workflows are bundled with the OpenTelemetry workflow interceptors (issue 21).
+  // Traced, the workflows are bundled with the OpenTelemetry workflow interceptors.
   const traced = tracingOn();
   return Worker.create({
     ...temporalWorkerTracing(),

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   });
   // First attempts straight from the queue, the sweep, the hand-overs to the retry schedulers.
   const delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
-  // Retention (issue 21): a worker that cannot ensure the schedule still delivers; the error says why.
+  // Retention: a worker that cannot ensure the schedule still delivers; the error says why.
   await ensureRetentionSchedule(temporal, config).catch((err: unknown) =>
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
   );

@@ -1,10 +1,10 @@
 /**
- * Ordered delivery per subscription (issue 12): one workflow per (endpoint, subscription) that asks
- * for it. Deliveries arrive by signal (signalWithStart from the dispatcher, again from the stuck
- * sweep); each runs as a child delivery workflow through the whole §6.5 schedule, and the next
- * starts only when it ended. A failing event holds back its own subscription's later events and
- * no other's: every subscription has its own workflow. Idle for a while, the workflow ends; the
- * next event starts a new one.
+ * Ordered delivery per subscription (docs/decisions/0172-ordered-delivery.md): one workflow per (endpoint,
+ * subscription) that asks for it. Deliveries arrive by signal (signalWithStart from the dispatcher, again
+ * from the stuck sweep); each runs as a child delivery workflow through the whole §6.5 schedule, and the next
+ * starts only when it ended. A failing event holds back its own subscription's later events and no other's:
+ * every subscription has its own workflow. Idle for a while, the workflow ends; the next event starts a new
+ * one.
  */
 import {
   condition,

@@ -1,10 +1,10 @@
 /**
- * The retention prune (issue 21), started by its Temporal Schedule (worker/retention-schedule.ts):
- * each group (events with their deliveries and attempts, payment notifications, expired
- * Idempotency-Keys) is pruned oldest first, a few batch statements per activity call, until
- * nothing past its window is left. Progress shows in the Web UI as the memo `retention` after
- * every call; the result holds the rows deleted per table. A long run starts afresh every
- * CALLS_PER_RUN calls, carrying its state, to keep its history short.
+ * The retention prune (docs/decisions/0203-retention-prune-schedule.md), started by its Temporal Schedule
+ * (worker/retention-schedule.ts): each group (events with their deliveries and attempts, payment
+ * notifications, expired Idempotency-Keys) is pruned oldest first, a few batch statements per activity call,
+ * until nothing past its window is left. Progress shows in the Web UI as the memo `retention` after every
+ * call; the result holds the rows deleted per table. A long run starts afresh every CALLS_PER_RUN calls,
+ * carrying its state, to keep its history short.
  */
 import { allHandlersFinished, condition, continueAsNew, proxyActivities, upsertMemo } from '@temporalio/workflow';
 import type { Activities } from '../activities';

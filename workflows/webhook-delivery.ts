@@ -1,10 +1,10 @@
 /**
  * One delivery of one event to one endpoint, waiting on its retry schedule (spec §6.5): attempts
  * on durable timers, ending at the first 2xx, after the 8th failure (`exhausted`), or when the
- * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait (issue 12). The retry
- * scheduler starts one per failed first attempt (attemptsMade: 1); the API
- * starts one for a manual retry. Each attempt is a local activity: about 3 history writes. An
- * endpoint's rate limit may make an attempt wait for its turn, reserved for it, on one durable
+ * endpoint is deleted or disabled. A 429/503's Retry-After may lengthen a wait
+ * (docs/decisions/0170-retry-after-wired.md). The retry scheduler starts one per failed first attempt
+ * (attemptsMade: 1); the API starts one for a manual retry. Each attempt is a local activity: about 3 history
+ * writes. An endpoint's rate limit may make an attempt wait for its turn, reserved for it, on one durable
  * timer; it never costs one of the 8.
  */
 import {

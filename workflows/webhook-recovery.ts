@@ -1,5 +1,5 @@
 /**
- * Bulk recovery of one endpoint (issue 12): retry every failed or exhausted delivery in the
+ * Bulk recovery of one endpoint (docs/decisions/0167-bulk-recovery.md): retry every failed or exhausted delivery in the
  * window, a page per activity call, until none is left or the API asks it to stop. The cursor
  * and progress live in the recovery's row (activities/webhook-recovery.ts), so the workflow holds
  * nothing but the id, survives any worker restart, and starts afresh every 100 pages to keep its

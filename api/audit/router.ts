@@ -10,7 +10,7 @@ import type { AuditRow } from '../../db/audit-log';
 import { openSealed, personalKeysOf } from '../personal/personal-data';
 import { AuditEventList, AuditEventsQuery, AuditFilterQuery } from './schema';
 
-/** Issue 21: the organisation's audit trail, for its administrators (docs/decisions/README.md, Operating for years). */
+/** The organisation's audit trail, for its administrators (docs/decisions/README.md, Operating for years). */
 export function auditRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/audit' });
   const admin = auth(deps.tokens, 'admin');

@@ -34,8 +34,9 @@ const DONE: Record<string, Notice> = {
 };
 
 /**
- * The delivery explorer and a delivery's page (issue 22): filters by endpoint, status, event type
- * and creation time, cursor-paged; every attempt, the signed body, the workflow; manual retry.
+ * The delivery explorer and a delivery's page
+ * (docs/decisions/0221-portal-two-additions-to-the-json-api-for-the-explore.md): filters by endpoint, status,
+ * event type and creation time, cursor-paged; every attempt, the signed body, the workflow; manual retry.
  */
 export function deliveryPages(router: ConsoleRouter, kit: ConsoleKit): void {
   const { page, session, sameOrigin, form, api, links } = kit;

@@ -90,9 +90,10 @@ const draftFrom = (body: unknown): EndpointDraft => ({
 });
 
 /**
- * Webhook endpoints, self-served (issue 22): list, register (secret shown once), edit, disable and
- * re-enable, delete, rotate the secret, send a test ping and watch it arrive; the health page and
- * manual retry (issue 15). Every change is the JSON API's own route, called with the user's token.
+ * Webhook endpoints, self-served (docs/decisions/0214-portal-where-the-endpoint-pages-live.md): list,
+ * register (secret shown once), edit, disable and re-enable, delete, rotate the secret, send a test ping and
+ * watch it arrive; the health page and manual retry. Every change is the JSON API's own route, called with
+ * the user's token.
  */
 export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
   const { page, session, sameOrigin, form, api, links } = kit;
@@ -170,7 +171,7 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
     page(ctx, answer.status, 'Edit endpoint', 'webhooks', body);
   });
 
-  // Issue 32: how deliveries authenticate at the transport; secrets go to the API once and are never shown.
+  // How deliveries authenticate at the transport; secrets go to the API once and are never shown.
   router.get('/webhooks/:id/authentication', session, async (ctx) => {
     const e = await endpoint(ctx, uuid(ctx.params.id));
     page(ctx, 200, 'Endpoint authentication', 'webhooks', authenticationForm(e, authenticationDraftOf(e), null));

@@ -3,7 +3,10 @@ import { field, need, type ConsoleKit, type ConsoleRouter } from './console-kit'
 import { refusal } from './format';
 import { eventsBody } from './pages/events';
 
-/** The events view (issue 22): the events API, filtered by type, paged forward with its `after` cursor. */
+/**
+ * The events view (docs/decisions/0227-portal-the-events-view.md): the events API, filtered by type, paged
+ * forward with its `after` cursor.
+ */
 export function eventPages(router: ConsoleRouter, kit: ConsoleKit): void {
   const { page, session } = kit;
 

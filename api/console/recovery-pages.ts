@@ -21,7 +21,10 @@ const DONE: Record<string, Notice> = {
   cancelling: { kind: 'ok', text: 'Cancelling: the recovery stops after the retries in flight.' },
 };
 
-/** Bulk recovery of an endpoint (issue 22 over issue 12's API): start, watch live, cancel. */
+/**
+ * Bulk recovery of an endpoint over the JSON API's (docs/decisions/0226-portal-a-recovery-has-its-own-page.md):
+ * start, watch live, cancel.
+ */
 export function recoveryPages(router: ConsoleRouter, kit: ConsoleKit): void {
   const { page, session, sameOrigin, form, api } = kit;
   const path = (endpointId: string) => `${api.endpoints}/${endpointId}/recoveries`;

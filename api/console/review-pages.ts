@@ -10,7 +10,7 @@ import { doneCard, queueBody, queueCard } from './pages/queue';
 import { subscriptionBody } from './pages/subscription';
 
 /**
- * Staff's pages (issue 15): the review queue and its decisions, a subscription's detail, and funds
+ * Staff's pages: the review queue and its decisions, a subscription's detail, and funds
  * (Set A reconciles wires and checks by reference code, Set B issues shares).
  */
 export function reviewPages(router: ConsoleRouter, kit: ConsoleKit): void {

@@ -19,8 +19,8 @@ const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /**
- * The operator console at /console/ (issue 15): server-rendered pages, htmx for in-place actions.
- * Every read and command goes through the JSON API with the staff member's own access token
+ * The operator console at /console/ (docs/decisions/0099-console-stack.md): server-rendered pages, htmx for
+ * in-place actions. Every read and command goes through the JSON API with the staff member's own access token
  * (api-client.ts); this router holds no data access of its own.
  */
 export function consoleRouter(deps: ApiDeps): Router {

@@ -11,8 +11,9 @@ import { signInBody } from './pages/sign-in';
 import { consoleSignIn } from './sign-in';
 
 /**
- * Signing in and out (issue 15): the only console routes without a session. Sign-in runs OpenID
- * Connect with PKCE against the configured identity provider (sign-in.ts); each is an audit entry.
+ * Signing in and out (docs/decisions/0101-console-sign-in.md): the only console routes without a session.
+ * Sign-in runs OpenID Connect with PKCE against the configured identity provider (sign-in.ts); each is an
+ * audit entry.
  */
 export function signInPages(router: ConsoleRouter, kit: ConsoleKit, deps: ApiDeps): void {
   const { config, page, sameOrigin, publicOrigin } = kit;

@@ -26,7 +26,7 @@ interface QueueRow {
 }
 
 /**
- * Staff reads behind the operator console (issue 15; docs/decisions/0104-console-read-routes.md): the
+ * Staff reads behind the operator console (docs/decisions/0104-console-read-routes.md): the
  * review queue with what a reviewer weighs, and a subscription's events and deliveries. Same token, roles and organisation scoping as the routes they sit beside.
  */
 export function reviewRouter(deps: ApiDeps): Router {

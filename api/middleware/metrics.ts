@@ -20,7 +20,7 @@ export function httpMetrics(): Middleware {
         status: String(ctx.status),
       };
       httpRequests.inc(labels);
-      // Traced (issue 21), the request's span is named by its route, as its metrics are labelled.
+      // Traced, the request's span is named by its route, as its metrics are labelled.
       trace.getActiveSpan()?.updateName(`${labels.method} ${labels.route}`).setAttribute('http.route', labels.route);
       httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
     }

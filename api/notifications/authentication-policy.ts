@@ -16,11 +16,11 @@ export interface PreparedAuthentication {
 const invalid = (why: string) => badRequest('INVALID_AUTHENTICATION', `Invalid authentication: ${why}`);
 
 /**
- * Checks what an endpoint is given to authenticate with (issue 32) and answers what to store, or a
- * 400 INVALID_AUTHENTICATION that says what is wrong: a PEM that does not parse, a key that is not
- * the certificate's, an expired certificate, a token URL that is not https or points into our
- * network (the SSRF guard, as for the webhook URL; checked again at every token fetch's connect).
- * Called before any transaction opens: the token URL's DNS lookup must not hold a connection.
+ * Checks what an endpoint is given to authenticate with (docs/decisions/0319-authenticated-receivers.md) and
+ * answers what to store, or a 400 INVALID_AUTHENTICATION that says what is wrong: a PEM that does not parse,
+ * a key that is not the certificate's, an expired certificate, a token URL that is not https or points into
+ * our network (the SSRF guard, as for the webhook URL; checked again at every token fetch's connect). Called
+ * before any transaction opens: the token URL's DNS lookup must not hold a connection.
  */
 export async function prepareAuthentication(
   input: AuthenticationInput,

@@ -16,7 +16,7 @@ function summary(c: X509Certificate) {
 
 const summaries = (pem: string) => (pem.match(PEM_CERTIFICATE) ?? []).map((b) => summary(new X509Certificate(b)));
 
-/** What the endpoint shows of its authentication (issue 32): never the client key or client secret. */
+/** What the endpoint shows of its authentication: never the client key or client secret. */
 export function authenticationView(a: EndpointAuthentication | null) {
   if (a === null) return null;
   if (a.type === 'oauth2_client_credentials')

@@ -162,7 +162,7 @@ export function endpointRoutes(
             seen.before = endpointSnapshot(await tx.get(orgId, params.id));
             let changed = await tx.update(orgId, params.id, patch);
             refuseMtlsOverHttp(changed);
-            // issue 12: re-enabling clears the failure record; disabling by hand tells the other endpoints.
+            // Re-enabling clears the failure record; disabling by hand tells the other endpoints.
             if (body.status === 'enabled' && changed.status === 'disabled') {
               changed = await tx.enable(orgId, params.id);
               seen.action = 'webhook_endpoint.enable';

@@ -22,7 +22,7 @@ export function endpointStore(
   const live = (orgId: string) =>
     knex()<WebhookEndpointRow>('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at');
 
-  /** Endpoints as read: each with its circuit breaker (issue 19). */
+  /** Endpoints as read: each with its circuit breaker. */
   const reading = (orgId: string) =>
     knex()('webhook_endpoints')
       .leftJoin('webhook_endpoint_flow as f', 'f.endpoint_id', 'webhook_endpoints.id')
@@ -159,9 +159,9 @@ export interface EndpointInput {
   maxInFlight?: number | null;
   /** Deliveries per second at most; unset: no limit. */
   rateLimitPerSecond?: number | null;
-  /** POSTs carry `traceparent` (issue 21); unset: no. */
+  /** POSTs carry `traceparent`; unset: no. */
   sendTraceparent?: boolean;
-  /** Transport authentication (issue 32), already checked; unset: the signature alone. */
+  /** Transport authentication, already checked; unset: the signature alone. */
   authentication?: PreparedAuthentication;
 }
 

@@ -12,7 +12,7 @@ import { ok } from '../respond';
 type EventRow = EnvelopeSource & { seq: string; body: string | null };
 
 /**
- * The events API (issue 12): what a webhook missed, pulled. Every deliverable event of the
+ * The events API (docs/decisions/0168-events-api.md): what a webhook missed, pulled. Every deliverable event of the
  * caller's organisation, oldest first, each as the §6.3 envelope that was (or would have been)
  * delivered: the stored bytes when some endpoint got it, rendered the same way otherwise.
  */

@@ -25,9 +25,10 @@ const RECENT_FAILURES = 20;
 const WAITING = 50;
 
 /**
- * An endpoint's delivery health for the operator console (issue 15): attempts and 2xx answers per
- * time bucket, the latest failed attempts with their response codes, and the deliveries waiting on
- * a scheduled retry. Staff and admins of the endpoint's organisation, like the rest of §4.3.
+ * An endpoint's delivery health for the operator console (docs/decisions/0106-console-success-rate.md):
+ * attempts and 2xx answers per time bucket, the latest failed attempts with their response codes, and the
+ * deliveries waiting on a scheduled retry. Staff and admins of the endpoint's organisation, like the rest of
+ * §4.3.
  */
 export function endpointHealthRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/notifications' });

@@ -22,9 +22,10 @@ import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/rec
 import { applyCursor, byCreation, page } from '../cursor';
 
 /**
- * Bulk recovery under an endpoint (issue 12): POST starts one (one running per endpoint) over a
- * window that ends now or at a given time (issue 22), GET lists them or watches one's progress,
- * DELETE asks one to stop after the chunk in flight.
+ * Bulk recovery under an endpoint (docs/decisions/0167-bulk-recovery.md): POST starts one (one running per
+ * endpoint) over a window that ends now or at a given time
+ * (docs/decisions/0241-a-recovery-s-explicit-end-until-and-its-validation.md), GET lists them or watches
+ * one's progress, DELETE asks one to stop after the chunk in flight.
  */
 export function recoveryRoutes(
   router: Router,

@@ -9,17 +9,17 @@ const url = z.url().max(2048);
 const description = z.string().trim().max(1000);
 /** Subscribed types, checked against the set's list in event-type-policy.ts; "*" means all. */
 const eventTypes = z.array(z.string().min(1).max(100)).min(1).max(100);
-/** Issue 12: `per_subscription` delivers one subscription's events in order. */
+/** `per_subscription` delivers one subscription's events in order. */
 const ordering = z.enum(ENDPOINT_ORDERINGS);
-/** Issue 19: attempts in flight to the endpoint at most, from every worker. */
+/** Attempts in flight to the endpoint at most, from every worker. */
 const maxInFlight = z.int().min(1).max(256).describe('Attempts in flight to the endpoint at most (1-256)');
-/** Issue 19: deliveries per second at most; those above it wait their turn, none is dropped. */
+/** Deliveries per second at most; those above it wait their turn, none is dropped. */
 const rateLimitPerSecond = z
   .int()
   .min(1)
   .max(10_000)
   .describe('Deliveries per second at most (1-10000); deliveries above it wait, none is dropped');
-/** Issue 21: POSTs carry the W3C `traceparent` of the delivery's trace (not signed). */
+/** POSTs carry the W3C `traceparent` of the delivery's trace (not signed). */
 const sendTraceparent = z
   .boolean()
   .describe(
@@ -35,7 +35,7 @@ const pem = (what: string) =>
     .max(32_768)
     .describe(`${what}, PEM (checked: it must parse; see the decision on authenticated receivers)`);
 /**
- * Issue 32: how we authenticate at the transport to an integrator that demands it. Secrets (the client
+ * How we authenticate at the transport to an integrator that demands it. Secrets (the client
  * key, the client secret) are sealed and never shown again; the view shows the rest.
  */
 export const AuthenticationInput = z.discriminatedUnion('type', [
@@ -80,8 +80,8 @@ export const RegisterEndpointBody = z.strictObject({
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
 /**
- * spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint
- * (issue 12); the delivery limits (issue 19).
+ * spec §4.3 update body: url and/or description; `status` re-enables (or disables) the endpoint;
+ * the delivery limits.
  */
 export const UpdateEndpointBody = z
   .strictObject({
@@ -117,9 +117,9 @@ export const ListDeliveriesQuery = z.strictObject({
   endpoint_id: z.uuid().optional(),
   status: z.enum(DELIVERY_STATUSES as [string, ...string[]]).optional(),
   event_type: z.string().min(1).max(100).optional(),
-  /** One event's deliveries: where it went (issue 22: the console's events view). */
+  /** One event's deliveries: where it went (the console's events view). */
   event_id: z.uuid().optional(),
-  /** Created at or after this time (issue 22: the console's time range). */
+  /** Created at or after this time (the console's time range). */
   created_after: z.iso.datetime({ offset: true }).optional(),
   /** Created before this time. */
   created_before: z.iso.datetime({ offset: true }).optional(),
@@ -132,7 +132,7 @@ export const RecoveryParams = z.object({ id: z.uuid(), recovery_id: z.uuid() });
 
 /**
  * Bulk recovery: retry the endpoint's failed and exhausted deliveries created from `since` to
- * `until` (issue 22: an explicit end; without one the range ends when the recovery starts).
+ * `until` (an explicit end; without one the range ends when the recovery starts).
  */
 export const StartRecoveryBody = z
   .strictObject({
@@ -320,7 +320,7 @@ export const DeliveryList = z
   .object({ items: z.array(DeliveryView), next_cursor: z.string().nullable() })
   .meta({ id: 'WebhookDeliveryList' });
 
-/** A bulk recovery (issue 12): its window, its progress, and `cancelling` once a stop was asked for. */
+/** A bulk recovery: its window, its progress, and `cancelling` once a stop was asked for. */
 export const RecoveryView = z
   .object({
     id: z.uuid(),
@@ -363,7 +363,7 @@ export const EventList = z
   .meta({ id: 'EventList' });
 
 const rate = z.number().min(0).max(1).nullable().describe('succeeded / attempts; null with no attempts');
-/** An endpoint's delivery health (issue 15): a success-rate series, the latest failures, what waits on a retry. */
+/** An endpoint's delivery health: a success-rate series, the latest failures, what waits on a retry. */
 export const EndpointHealthView = z
   .object({
     endpoint_id: z.uuid(),

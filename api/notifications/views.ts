@@ -10,7 +10,7 @@ import { authenticationView } from './authentication-view';
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /**
- * spec §2.6 plus our id, timestamps and health (issue 12); the signing secret is added only on
+ * spec §2.6 plus our id, timestamps and health; the signing secret is added only on
  * create and rotate. `previous_secret_expires_at`: until then the replaced secret still signs.
  */
 export const endpointView = (

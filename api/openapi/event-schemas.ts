@@ -77,7 +77,7 @@ const AccreditationData: Record<BehaviourSet, z.ZodType> = {
 
 const TestPingData = z.object({ endpoint_id: z.uuid(), message: z.string() }).meta({ id: 'TestPingData' });
 
-/** Sent when an endpoint is disabled after failing for too long (issue 12). */
+/** Sent when an endpoint is disabled after failing for too long. */
 const EndpointDisabledData = z
   .object({ endpoint_id: z.uuid(), reason: z.string(), disabled_at: timestamp })
   .meta({ id: 'WebhookEndpointDisabledData' });

@@ -10,7 +10,7 @@ const header = (
   required = true,
 ): JsonSchema => ({ name, in: 'header', required, description, schema });
 
-/** spec §6.3 headers, and the Standard Webhooks headers sent beside them (issue 12). */
+/** spec §6.3 headers, and the Standard Webhooks headers sent beside them. */
 const DELIVERY_HEADERS: JsonSchema[] = [
   header(
     'X-Service-Signature',
@@ -39,7 +39,7 @@ const DELIVERY_HEADERS: JsonSchema[] = [
   ),
   header(
     'traceparent',
-    'W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21)',
+    'W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed',
     { type: 'string', pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
     false,
   ),

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 
 /**
- * The engine's own ceiling on this server (issue 11): trivial workflows (one local activity)
+ * The engine's own ceiling on this server: trivial workflows (one local activity)
  * started and awaited by a client, `inFlight` at a time, for `seconds`. Every delivery design is
  * judged against this number, measured in the same run.
  */

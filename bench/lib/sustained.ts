@@ -4,7 +4,7 @@ const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Deliveries per second sustained (issue 19): publishers keep the queue from ever running dry
+ * Deliveries per second sustained: publishers keep the queue from ever running dry
  * (up to `maxBacklog` deliveries published and not yet received), so the engine, not the
  * offered load, sets the rate; it is counted over `seconds` after a warm-up, as deliveries
  * recorded a success in PostgreSQL (durable, not merely received). Then publishing stops, the

@@ -1,6 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 
-/** The operational tables retention prunes (issue 21), as the soak samples them. */
+/** The operational tables retention prunes, as the soak samples them. */
 const RETAINED_TABLES = [
   'events',
   'webhook_deliveries',

@@ -7,10 +7,10 @@ import { pool, summary } from './stats';
 import type { PhaseContext } from './phase-context';
 
 /**
- * The tail's phases (issue 28): publish → receipt at 200 events/s through the API, a 5,000-message
- * burst at 32 in flight, a neighbour beside another tenant's parked deliveries, the first 30 s
- * after /ready, and the hops of one delivery at 200/s. Each checks that every delivery it owed
- * arrived exactly once.
+ * The tail's phases (docs/decisions/0303-tail-benchmark-keys-and-hop-timing.md): publish → receipt at 200
+ * events/s through the API, a 5,000-message burst at 32 in flight, a neighbour beside another tenant's parked
+ * deliveries, the first 30 s after /ready, and the hops of one delivery at 200/s. Each checks that every
+ * delivery it owed arrived exactly once.
  */
 
 const round = (n: number) => Math.round(n * 10) / 10;

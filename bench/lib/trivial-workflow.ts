@@ -1,4 +1,4 @@
-// The engine's ceiling (issue 11): a workflow with one local activity, nothing else. Bundled by bench/webhooks.ts only.
+// The engine's ceiling: a workflow with one local activity, nothing else. Bundled by bench/webhooks.ts only.
 import { proxyLocalActivities } from '@temporalio/workflow';
 
 const { noop } = proxyLocalActivities<{ noop(): Promise<number> }>({ startToCloseTimeout: '10s' });

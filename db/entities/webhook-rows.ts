@@ -22,13 +22,13 @@ export interface WebhookEndpointRow {
   disabled_at: Date | null;
   /** First failed attempt since the last success; null while the endpoint succeeds. */
   failing_since: Date | null;
-  /** `per_subscription`: one subscription's events arrive in order (issue 12). */
+  /** `per_subscription`: one subscription's events arrive in order. */
   ordering: EndpointOrdering;
-  /** Attempts in flight to it at most, from every worker; null: WEBHOOK_DEFAULT_MAX_IN_FLIGHT (issue 19). */
+  /** Attempts in flight to it at most, from every worker; null: WEBHOOK_DEFAULT_MAX_IN_FLIGHT. */
   max_in_flight: number | null;
-  /** Deliveries per second at most; null: no limit (issue 19). */
+  /** Deliveries per second at most; null: no limit. */
   rate_limit_per_second: number | null;
-  /** POSTs carry a W3C `traceparent` header (issue 21). */
+  /** POSTs carry a W3C `traceparent` header. */
   send_traceparent: boolean;
   /** How we authenticate at the transport (docs/decisions/0319); null: by the signature alone. */
   authentication: EndpointAuthentication | null;

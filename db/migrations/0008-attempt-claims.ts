@@ -1,9 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * An attempt is recorded before its POST (issue 11): the row exists from the start with no
- * duration, and names its owner (the batch or delivery workflow run making it), so a replay after a
- * crash finds its own attempt instead of making, or overwriting, another.
+ * An attempt is recorded before its POST (docs/decisions/0151-attempt-recorded-before-post.md): the row
+ * exists from the start with no duration, and names its owner (the batch or delivery workflow run making it),
+ * so a replay after a crash finds its own attempt instead of making, or overwriting, another.
  */
 export class Migration0008AttemptClaims extends Migration {
   override async up(): Promise<void> {

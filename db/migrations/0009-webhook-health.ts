@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 12: the previous signing secret kept for the rotation overlap, endpoint status (disabled
+ * The previous signing secret kept for the rotation overlap, endpoint status (disabled
  * with reason and time, and since when it has failed every attempt), bulk recoveries with their
  * progress, and each event's writing transaction so the events API never pages past one that is
  * still uncommitted.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Reads the operator console needs (issue 15): when each subscription entered pending_review (the
+ * Reads the operator console needs: when each subscription entered pending_review (the
  * review queue's order and waiting time), and a subscription's events found by its id.
  */
 export class Migration0012Console extends Migration {

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 12: an endpoint may ask for its deliveries in order per subscription; the engine then
+ * An endpoint may ask for its deliveries in order per subscription; the engine then
  * routes them through one ordered-delivery workflow per (endpoint, subscription).
  */
 export class Migration0013EndpointOrdering extends Migration {

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 19, the dispatcher (docs/decisions/0173-dispatcher-engine-shape.md): a delivery waiting for
+ * The dispatcher (docs/decisions/0173-dispatcher-engine-shape.md): a delivery waiting for
  * its first attempt is a row of `webhook_queue`, written by the publishing transaction and taken by
  * a worker's dispatcher; `webhook_endpoint_flow` holds each endpoint's rate-limit bucket and circuit
  * breaker; a failed first attempt waits in `webhook_schedule_handovers` until its retry schedule

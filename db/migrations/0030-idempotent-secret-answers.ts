@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 20 (docs/decisions/README.md, Trust, second pass): an idempotent answer that holds a secret (an API key, a
+ * An idempotent answer that holds a secret (an API key, a
  * signing secret) is replayed only to the caller holding the roles it was given to; `replay_roles`
  * keeps those roles (sorted, space-separated), and is null for every other answer.
  */

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 21: the audit trail (docs/decisions/README.md, Operating for years). One row per security- or money-relevant
+ * The audit trail (docs/decisions/README.md, Operating for years). One row per security- or money-relevant
  * action, written in the transaction of the change it records (db/audit-log.ts). Each
  * organisation's rows form a hash chain by `seq`; a trigger refuses every UPDATE, DELETE and
  * TRUNCATE, since the app's database user owns its tables and a REVOKE would not bind it.

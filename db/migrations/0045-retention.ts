@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 21, retention: the prune deletes processor notifications oldest first, a batch at a time;
+ * Retention: the prune deletes processor notifications oldest first, a batch at a time;
  * without this index each batch would read the whole table to find the oldest. The other pruned
  * tables are walked by indexes they already have (events by `seq`, deliveries by event, attempts
  * by delivery, idempotency keys by `expires_at`).

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 22: each attempt keeps the request headers it was sent with (the signature headers are
+ * Each attempt keeps the request headers it was sent with (the signature headers are
  * made at each send, from the secret and the time of that send). `json`, not `jsonb`: the map is
  * kept as sent, in its order, and is only ever read back whole. Null: nothing was sent (circuit
  * open, signing failed, in doubt) or the attempt predates this column. The body is not repeated

@@ -1,6 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Issue 22: an endpoint's recoveries, newest first, a cursor page at a time. */
+/** An endpoint's recoveries, newest first, a cursor page at a time. */
 export class Migration0056RecoveryList extends Migration {
   override async up(): Promise<void> {
     this.addSql(

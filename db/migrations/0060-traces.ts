@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Issue 21, traces: an event keeps the W3C `traceparent` of the span that published it (null when
+ * Traces: an event keeps the W3C `traceparent` of the span that published it (null when
  * tracing was off), so its deliveries' POSTs join the publishing request's trace; an endpoint may
  * ask for that header on its POSTs (`send_traceparent`, off by default). Both are metadata-only
  * changes in PostgreSQL 11+ (a nullable column, a constant default): no table rewrite.

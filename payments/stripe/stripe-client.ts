@@ -28,7 +28,7 @@ export function stripeClient(
 const RESOURCES = ['customers', 'checkout', 'paymentIntents', 'refunds', 'setupIntents', 'paymentMethods'];
 
 /**
- * Traced (issue 21), each processor call is a span of its own (`stripe customers.create`), over
+ * Traced, each processor call is a span of its own (`stripe customers.create`), over
  * the HTTP spans of its tries: the resources the adapter uses are wrapped, nothing else changes.
  */
 function traced(stripe: Stripe): Stripe {

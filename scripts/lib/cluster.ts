@@ -35,7 +35,7 @@ export interface ClusterOptions {
   temporalServerDir: string;
   temporalUi?: string;
   /**
-   * Traces (issue 21): Zipkin's jar (scripts/tools.sh zipkin) and its one port (spans in, API and
+   * Traces: Zipkin's jar (scripts/tools.sh zipkin) and its one port (spans in, API and
    * UI out); the workers and API instances export to it, unless the environment already names an
    * OTEL_* exporter or endpoint of its own. Unset: no traces.
    */

@@ -3,7 +3,7 @@ import { actor, consoleToken } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
-/** The routes behind the console and its sign-in, over plain HTTP (issue 15). */
+/** The routes behind the console and its sign-in, over plain HTTP. */
 describe('Console reads and sign-in over HTTP (Set A)', () => {
   let svc: TestService;
   let w: LifecycleWorld;

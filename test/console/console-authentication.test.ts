@@ -6,11 +6,12 @@ import { startService, type TestService } from '../support/service';
 import { failOnConsoleErrors, openBrowser, seriousA11yViolations, signIn, type Browser } from './console-browser';
 
 /**
- * Issue 32 in the console: an endpoint's page shows how it authenticates at the transport (never the
- * secret), and its authentication page sets OAuth2 client credentials or removes them through the
- * API's PATCH; a refusal is shown with the API's message.
+ * Transport authentication (docs/decisions/0319-authenticated-receivers.md) in the console: an endpoint's
+ * page shows how it authenticates at the transport (never the secret), and its authentication page sets
+ * OAuth2 client credentials or removes them through the API's PATCH; a refusal is shown with the API's
+ * message.
  */
-describe('Console: endpoint authentication (issue 32)', () => {
+describe('Console: endpoint authentication', () => {
   let svc: TestService;
   let opened: Browser | undefined;
   let page: Page;

@@ -98,7 +98,7 @@ export async function signIn(
   await page.waitForURL(`${svc.config.PUBLIC_BASE_URL}/console/`);
 }
 
-/** Fails the test that ran if any page reported an error while it ran (issue 20). */
+/** Fails the test that ran if any page reported an error while it ran. */
 export function failOnConsoleErrors(browser: () => Browser | undefined): void {
   afterEach(() => {
     expect(browser()?.takeConsoleErrors() ?? []).toEqual([]);

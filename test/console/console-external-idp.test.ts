@@ -84,7 +84,7 @@ const sign = (key: CryptoKey, issuer: string, who: { sub: string; org_id: string
     .setExpirationTime('5m')
     .sign(key);
 
-/** Console sign-in through an organisation's own identity provider, pinned to its organisation (issue 15). */
+/** Console sign-in through an organisation's own identity provider, pinned to its organisation. */
 describe('Console sign-in through a configured identity provider', () => {
   let svc: TestService;
   let idp: Awaited<ReturnType<typeof externalIdp>>;

@@ -14,7 +14,7 @@ import {
 } from './console-browser';
 import { consoleDeliveryTests } from './console-deliveries';
 
-/** The operator console in Chromium against the whole Set A stack (issue 15). */
+/** The operator console in Chromium against the whole Set A stack. */
 describe('Set A operator console', () => {
   let svc: TestService;
   let w: LifecycleWorld;

@@ -14,7 +14,7 @@ import {
 } from './console-browser';
 import { consoleDeliveryTests } from './console-deliveries';
 
-/** The operator console in Chromium against the whole Set B stack (issue 15). */
+/** The operator console in Chromium against the whole Set B stack. */
 describe('Set B operator console', () => {
   let svc: TestService;
   let w: World;

@@ -15,12 +15,12 @@ import { openBrowser, screenshot, signIn } from './console-browser';
 const root = join(__dirname, '..', '..');
 
 /**
- * The console behind TLS termination, as production runs it (issue 20, item 9): Chromium speaks
- * HTTPS to a TLS end, which hands plain HTTP to a gateway with deploy/gateway/Caddyfile's settings
- * (it trusts no proxy before it, so the API hears X-Forwarded-Proto: http), then to the API and
- * worker processes with TRUST_PROXY on and PUBLIC_BASE_URL https. The API trusts the gateway's
- * local CA (NODE_EXTRA_CA_CERTS), as a deployment trusts its own, since the development identity
- * provider's token endpoint is reached at the public address.
+ * The console behind TLS termination, as production runs it
+ * (docs/decisions/0197-console-origin-behind-tls.md): Chromium speaks HTTPS to a TLS end, which hands plain
+ * HTTP to a gateway with deploy/gateway/Caddyfile's settings (it trusts no proxy before it, so the API hears
+ * X-Forwarded-Proto: http), then to the API and worker processes with TRUST_PROXY on and PUBLIC_BASE_URL
+ * https. The API trusts the gateway's local CA (NODE_EXTRA_CA_CERTS), as a deployment trusts its own, since
+ * the development identity provider's token endpoint is reached at the public address.
  */
 describe('the console behind a TLS-terminating gateway', () => {
   let pair: ServicePair;

@@ -5,7 +5,7 @@ import { failOnConsoleErrors, openBrowser, screenshot, signIn, type Browser } fr
 
 type Field = { validity: { patternMismatch: boolean; valid: boolean } };
 
-/** The development identity provider's sign-in page in Chromium, its CSP in force (issue 20). */
+/** The development identity provider's sign-in page in Chromium, its CSP in force. */
 describe('development identity provider page', () => {
   let svc: TestService;
   let browser: Browser | undefined;

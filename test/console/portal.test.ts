@@ -16,7 +16,7 @@ import {
   type Browser,
 } from './console-browser';
 
-/** The console as the integrator's portal (issue 22), in Chromium against each set's whole stack. */
+/** The console as the integrator's portal, in Chromium against each set's whole stack. */
 describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
   let svc: TestService;
   let receiver: Receiver;

@@ -195,7 +195,7 @@ describe('Idempotency-Key on commands, Set A', () => {
     expect(t2.body.data.event_id).toBe(t1.body.data.event_id);
   });
 
-  it('checks the caller and its role before any replay, and replays a secret only to the same roles (issue 20)', async () => {
+  it('checks the caller and its role before any replay, and replays a secret only to the same roles', async () => {
     const userId = `admin-${randomUUID()}`;
     const as = (roles: Role[]) => actor(svc, w.org, roles, { userId });
     const [admin, demoted, widened] = [await as(['admin']), await as(['staff']), await as(['admin', 'staff'])];

@@ -69,7 +69,7 @@ describe('the OpenAPI document and the docs page', () => {
       /without reconciling/,
     );
 
-    // Issue 21: the audit trail, as JSON pages and as a CSV export.
+    // The audit trail, as JSON pages and as a CSV export.
     expect(data(doc.paths['/audit/events'].get, '200')).toEqual({ $ref: '#/components/schemas/AuditEventList' });
     expect(Object.keys(doc.paths['/audit/events.csv'].get.responses['200'].content)).toEqual(['text/csv']);
 
@@ -112,7 +112,7 @@ describe('the OpenAPI document and the docs page', () => {
     expect(Object.keys(doc.paths).filter((p) => /^\/console|^\/dev-idp\/(authorize|token)$/.test(p))).toEqual([]);
   });
 
-  it('types the answers of the routes issues 12 and 15 added, with their real statuses', async () => {
+  it('types the answers of the endpoint-health, recovery, events and console routes, with their real statuses', async () => {
     const doc = (await http(svc.baseUrl).get('/openapi.json')).body;
     const data = (op: any, status: string) => op.responses[status].content['application/json'].schema.properties.data;
     const twoxx = (op: any) => Object.keys(op.responses).filter((s) => s.startsWith('2'));
@@ -121,7 +121,7 @@ describe('the OpenAPI document and the docs page', () => {
     expect(twoxx(doc.paths[endpoints].post)).toEqual(['202']);
     expect(data(doc.paths[endpoints].post, '202')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
     expect(data(doc.paths[recovery].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookRecovery' });
-    // Issue 22: the endpoint's recoveries, a recovery's explicit end, and each attempt's request headers.
+    // The endpoint's recoveries, a recovery's explicit end, and each attempt's request headers.
     expect(data(doc.paths[endpoints].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookRecoveryList' });
     const start = doc.paths[endpoints].post.requestBody.content['application/json'].schema;
     expect([start.required, Object.keys(start.properties)]).toEqual([['since'], ['since', 'until']]);

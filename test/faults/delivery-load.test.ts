@@ -15,23 +15,23 @@ import { startServicePair, type ServicePair } from './support/service-pair';
 
 const ENDPOINTS = 10;
 // x 10 endpoints: 300 deliveries/s offered, so that the rate sustained through the faults (their
-// outages included) stays above issue 11's 200/s; the test prints it.
+// outages included) stays above 200/s; the test prints it.
 const EVENTS_PER_S = 30;
 // Faults strike when the sink has counted this many deliveries: observed states, not times.
 const KILL_WORKER_AT = 1500;
 const KILL_TEMPORAL_AT = 3750;
 const STOP_POSTGRES_AT = 6000;
 const STOP_PUBLISHING_AT = 9000;
-// Another organisation's endpoint that never answers, sent to all along (issue 19).
+// Another organisation's endpoint that never answers, sent to all along.
 const HANGING_EVENTS_PER_S = 5;
 
 /**
- * The delivery engine under load (issues 11, 19): 30 events/s to 10 endpoints each while a worker
- * is killed, the Temporal server is killed and restarted, and PostgreSQL is stopped and started,
- * and another organisation sends 5 events/s to an endpoint that never answers. Afterwards every
- * committed event has exactly its 10 deliveries, every one a success, each received, and each
- * delivery's attempts numbered 1..n with every result recorded; every event to the hanging endpoint
- * has its delivery, failed and waiting on its retry schedule, none lost.
+ * The delivery engine under load (docs/decisions/0157-load-fault-test.md): 30 events/s to 10 endpoints each
+ * while a worker is killed, the Temporal server is killed and restarted, and PostgreSQL is stopped and
+ * started, and another organisation sends 5 events/s to an endpoint that never answers. Afterwards every
+ * committed event has exactly its 10 deliveries, every one a success, each received, and each delivery's
+ * attempts numbered 1..n with every result recorded; every event to the hanging endpoint has its delivery,
+ * failed and waiting on its retry schedule, none lost.
  */
 describe('deliveries under load through a worker crash, a Temporal crash and a PostgreSQL stop', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fault-load-'));

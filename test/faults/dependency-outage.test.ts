@@ -10,7 +10,7 @@ import { startServicePair, type ServicePair } from './support/service-pair';
 import { eventually, wireFlowWorld } from './support/subscription-flow';
 
 /**
- * PostgreSQL stopped, then the Temporal server killed, under a running API (issue 20, item 11).
+ * PostgreSQL stopped, then the Temporal server killed, under a running API (docs/decisions/0199-outages-answer-503.md).
  * Expected: while a dependency is away every route answers 503 SERVICE_UNAVAILABLE naming it, with
  * Retry-After, in the one error envelope, never 500; /ready names the one that is down; /health
  * still answers (the process is alive); once it is back, the same requests succeed.

@@ -35,7 +35,10 @@ function runScript(script: string, env: Record<string, string>): Promise<{ code:
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
 }
 
-/** `npm start` and `npm run cluster` say which part failed, why, and what to do (issue 20, item 12). */
+/**
+ * `npm start` and `npm run cluster` say which part failed, why, and what to do
+ * (docs/decisions/0200-start-up-failures-named.md).
+ */
 describe('start-up failures', () => {
   const dir = mkdtempSync(join(tmpdir(), 'startup-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -38,7 +38,7 @@ describe('identity commands', () => {
       orgId: org,
       roles: ['staff'],
       kycCompleted: false,
-      // The token names the API key it was exchanged with (issue 21: the audit trail's actor).
+      // The token names the API key it was exchanged with (the audit trail's actor).
       apiKeyId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     expect((await http(svc.baseUrl).post('/issuance/offerings', token, { name: 'Seed', currency: 'USD' })).status).toBe(

@@ -15,7 +15,7 @@ describe('identity configuration', () => {
   };
 
   it('leaves the development identity provider off unless a variable turns it on, and never in production', () => {
-    // Issue 10: a service started without NODE_ENV minted admin tokens for any organisation.
+    // Once, a service started without NODE_ENV minted admin tokens for any organisation.
     expect(loadConfig({ ...base, NODE_ENV: 'development' }).DEV_IDP_ENABLED).toBe(false);
     expect(loadConfig({ ...base, NODE_ENV: 'test' }).DEV_IDP_ENABLED).toBe(false);
     expect(loadConfig({ ...base, DEV_IDP_ENABLED: 'true' }).DEV_IDP_ENABLED).toBe(true);

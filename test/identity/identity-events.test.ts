@@ -236,7 +236,7 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec Â
       });
     }
 
-    it('refuses anyone deciding their own KYC or accreditation, whatever roles they hold (issue 20)', async () => {
+    it('refuses anyone deciding their own KYC or accreditation, whatever roles they hold', async () => {
       for (const roles of [
         ['investor', 'staff'],
         ['investor', 'admin'],

@@ -17,9 +17,10 @@ const root = join(__dirname, '..', '..');
 const [k1, k2] = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
 
 /**
- * Issue 21's audit trail: every audited action, once in each behaviour set, leaves exactly one
- * entry with its actor and outcome; a refusal is recorded as refused; a rolled-back change leaves
- * none; the organisation's hash chain verifies, and an edited row breaks it and is named.
+ * The audit trail (docs/decisions/0204-audit-one-table-one-chain-per-organisation.md): every audited action,
+ * once in each behaviour set, leaves exactly one entry with its actor and outcome; a refusal is recorded as
+ * refused; a rolled-back change leaves none; the organisation's hash chain verifies, and an edited row breaks
+ * it and is named.
  */
 describe.each(['A', 'B'] as const)('Set %s: the audit trail', (set) => {
   let svc: TestService;

@@ -5,7 +5,7 @@ import { startService, type TestService } from '../support/service';
 /** `{"<field>": [[[ … ]]]}`, `levels` deep counting the outer object, written as text (JSON.stringify would recurse). */
 const nested = (field: string, levels: number) => `{"${field}":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
 
-/** Issue 20: a deeply nested JSON body is a 400 in the one envelope, never a 500 from a recursive walk. */
+/** A deeply nested JSON body is a 400 in the one envelope, never a 500 from a recursive walk. */
 describe('JSON body depth', () => {
   let svc: TestService;
   let api: ReturnType<typeof http>;

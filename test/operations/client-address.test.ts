@@ -5,7 +5,7 @@ import { send, shippedGateway } from './support/gateway';
 import { secondInstance } from './support/second-instance';
 
 /**
- * Who a request counts against (issue 10, Access: client addresses). X-Forwarded-For is trusted
+ * Who a request counts against (docs/decisions/0273-client-addresses-from-trusted-hops.md). X-Forwarded-For is trusted
  * only when configured, limits are counted in PostgreSQL so every API instance shares them, and
  * processor notifications are not throttled as if they were one investor's writes.
  */

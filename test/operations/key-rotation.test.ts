@@ -192,7 +192,7 @@ describe('webhook secret-sealing keyring', () => {
       expect(onlyNew.open(row!.id, row!.previous_secret_ciphertext) === replaced).toBe(true);
     });
 
-    it('re-seals an endpoint’s OAuth2 client secret too, under its own associated data (issue 32)', async () => {
+    it('re-seals an endpoint’s OAuth2 client secret too, under its own associated data', async () => {
       const staff = await actor(svc, newOrg(), ['staff', 'admin']);
       const clientSecret = 'reseal-client-secret-0123456789';
       const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {

@@ -2,7 +2,7 @@ import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
-/** Request body size and per-client write limits answer in the one error envelope (spec §4, issue 7). */
+/** Request body size and per-client write limits answer in the one error envelope (spec §4). */
 describe('request limits', () => {
   let svc: TestService;
   beforeAll(async () => {

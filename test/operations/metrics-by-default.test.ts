@@ -12,7 +12,7 @@ import { freshDatabase } from '../support/service';
 const root = join(__dirname, '..', '..');
 
 /**
- * Issue 21, "Metrics by default": `npm start` (scripts/dev.ts) serves the API's and the worker's
+ * "Metrics by default": `npm start` (scripts/dev.ts) serves the API's and the worker's
  * /metrics on documented local ports, unless the variables are already set.
  */
 describe('metrics on by default under npm start', () => {
@@ -75,7 +75,7 @@ describe('metrics on by default under npm start', () => {
       100_000,
     );
 
-    it("has ensured the retention prune's schedule on its task queue (issue 21, retention)", async () => {
+    it("has ensured the retention prune's schedule on its task queue (retention)", async () => {
       const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
       const handle = new Client({ connection, dataConverter: testDataConverter() }).schedule.getHandle(
         retentionScheduleId(taskQueue),

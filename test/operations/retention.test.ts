@@ -29,11 +29,11 @@ const prunedTotal = (text: string, table: RetentionTable) =>
   );
 
 /**
- * Issue 21, retention, on the real stack: the prune workflow deletes rows past their window in
+ * Retention, on the real stack: the prune workflow deletes rows past their window in
  * batches and counts them, keeps what is pending or recent, keeps everything when a window is 0,
  * and its Temporal Schedule is ensured by the worker.
  */
-describe('retention prune (issue 21)', () => {
+describe('retention prune', () => {
   let svc: TestService;
   let receiver: Receiver;
   let staff: Actor;

@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { ConfigError, loadConfig } from '../../lib/config';
 import { temporalConnectionOptions } from '../../lib/temporal';
 
-/** TLS and API-key options for the Temporal connection (issue 14), one builder for every process. */
+/** TLS and API-key options for the Temporal connection, one builder for every process. */
 describe('Temporal connection options', () => {
   const dir = mkdtempSync(join(tmpdir(), 'temporal-tls-'));
   const keyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' })

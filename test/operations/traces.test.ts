@@ -20,7 +20,7 @@ import { Receiver } from '../webhooks/support/receiver';
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
 
-/** Issue 21, traces: off unless OTEL_* ask for them; on, one trace from the API request to the webhook POST. */
+/** Traces: off unless OTEL_* ask for them; on, one trace from the API request to the webhook POST. */
 describe('traces', () => {
   describe('off when the OTEL_* variables are unset', () => {
     it('wants tracing only when an endpoint or an exporter is named, and never with none or the SDK disabled', () => {

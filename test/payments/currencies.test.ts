@@ -7,8 +7,9 @@ import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
 
 /**
- * Issue 20, money in every currency: ISO 4217's minor unit decides what a price may say, what a
- * total comes to and what reaches the processor. JPY has no minor unit, USD two places, BHD three.
+ * Money in every currency (docs/decisions/0186-currency-minor-units.md): ISO 4217's minor unit decides what a
+ * price may say, what a total comes to and what reaches the processor. JPY has no minor unit, USD two places,
+ * BHD three.
  */
 
 /** 2 units at each price: the total, and what Stripe is sent for it. */

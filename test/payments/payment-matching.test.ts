@@ -13,7 +13,7 @@ import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
 
 /**
- * Issue 20, money: every payment is compared with what is owed. One that does not match the total,
+ * Every payment is compared with what is owed. One that does not match the total,
  * or arrives once the total is paid, is held with `payment.held` and its reason, for staff to
  * refund; the same payment told twice is taken once. A new checkout expires only open sessions.
  */

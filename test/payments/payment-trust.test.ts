@@ -11,7 +11,7 @@ import {
   type World,
 } from './payment-helpers';
 
-/** Issue 10, Money: no payment taken twice, none after cancel or void, none recorded silently. */
+/** Money: no payment taken twice, none after cancel or void, none recorded silently. */
 const SUCCESS = 'https://investor.example/ok';
 const CANCEL = 'https://investor.example/no';
 

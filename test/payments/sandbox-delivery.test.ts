@@ -99,7 +99,7 @@ describe('sandbox notification delivery', () => {
     await settle(3000); // the 0.5 s and 2 s retries fail too
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
     g.open = true;
-    // Staff of another organisation resend nothing of this one's (issue 20): the event stays where it was.
+    // Staff of another organisation resend nothing of this one's: the event stays where it was.
     const before = await stored(sessionId);
     const outsider = await actor(svc, newOrg(), ['staff']);
     const theirs = await w.api.post('/payments/sandbox/operator/notifications/redeliver', outsider.token);

@@ -10,7 +10,7 @@ const histories = readdirSync(dir).filter((f) => f.endsWith('.json'));
  * break running subscriptions fails CI. Record one with
  *   temporal workflow show -w <workflow-id> --address <host:port> -o json > test/replay/histories/<name>.json
  */
-// Subscriptions, the delivery engine's retry scheduler and delivery workflows (issues 11, 19), recovery and ordered delivery (issue 12).
+// Subscriptions, the delivery engine's retry scheduler and delivery workflows, recovery and ordered delivery.
 describe('replaying recorded workflow histories', () => {
   it('has histories to replay', () => {
     expect(histories.length).toBeGreaterThan(0);

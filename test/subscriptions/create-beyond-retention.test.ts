@@ -5,7 +5,7 @@ import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
 /**
- * Issue 20, item 7: an Idempotency-Key names one subscription for good. Once its workflow has left
+ * An Idempotency-Key names one subscription for good. Once its workflow has left
  * Temporal's retention (and the key's stored answer has expired), the same create must answer the
  * recorded subscription, never start a second workflow under its id and publish its events again.
  */

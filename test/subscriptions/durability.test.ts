@@ -18,7 +18,7 @@ import { notificationIntake } from '../../api/payments/notification-intake';
 import { freshDatabase } from '../support/service';
 import { timeSkippingEnv } from '../support/time-skipping';
 
-/** Issue 10, Durability: after the 90-day linger, and inputs that could wedge a workflow. */
+/** Durability: after the 90-day linger, and inputs that could wedge a workflow. */
 describe('a subscription workflow after it closed, and poison inputs', () => {
   let env: TestWorkflowEnvironment;
   let orm: Orm;

@@ -6,7 +6,7 @@ import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 import { openOffering } from '../support/fixtures';
 
-/** Issue 10, Money and poison inputs: units, totals and counters. */
+/** Money and poison inputs: units, totals and counters. */
 describe('money at creation and completion', () => {
   let svc: TestService;
   let w: LifecycleWorld;

@@ -4,7 +4,7 @@ import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
 /**
- * Issue 10, the embedded default: `BEHAVIOUR_SET=B npm start` with nothing else set lets a
+ * The embedded default: `BEHAVIOUR_SET=B npm start` with nothing else set lets a
  * newcomer go from no token to a completed subscription, following README "A whole subscription
  * locally" step by step (the service gets exactly what scripts/dev.ts adds to the environment).
  */

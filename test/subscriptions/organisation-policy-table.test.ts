@@ -2,7 +2,7 @@ import { decideInOrganisation, ORGANISATION_ACTIONS, type OrganisationAction } f
 import type { Principal, Role } from '../../domain/principal';
 
 /**
- * Issue 20: identity decisions and the operator's organisation-wide tools, roles x actions x whose
+ * Identity decisions and the operator's organisation-wide tools, roles x actions x whose
  * record, against domain/policy.ts, beside the subscription table (policy-table.test.ts).
  */
 const ORG = '00000000-0000-4000-8000-0000000000aa';

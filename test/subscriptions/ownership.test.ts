@@ -2,7 +2,7 @@ import { actor, approveKyc } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
-/** Issue 10, Access: ownership never comes from a role (domain/policy.ts). */
+/** Access: ownership never comes from a role (domain/policy.ts). */
 describe.each(['A', 'B'] as const)('Set %s: a user holding investor and staff', (set) => {
   let svc: TestService;
   let w: LifecycleWorld;

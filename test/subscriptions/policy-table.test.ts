@@ -1,7 +1,7 @@
 import { decide, SUBSCRIPTION_ACTIONS, type SubscriptionAction } from '../../domain/policy';
 import type { Principal, Role } from '../../domain/principal';
 
-/** Issue 10, Access: roles x actions x ownership, the whole table, against domain/policy.ts. */
+/** Access: roles x actions x ownership, the whole table, against domain/policy.ts. */
 const ORG = '00000000-0000-4000-8000-0000000000aa';
 const OTHER_ORG = '00000000-0000-4000-8000-0000000000bb';
 const ME = 'user-me';

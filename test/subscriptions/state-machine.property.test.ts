@@ -15,7 +15,7 @@ import { countedAmount, moneyTotals } from '../../domain/receipts';
 import { planRefund, refundedByStaff } from '../../workflows/subscription-refunds';
 
 /**
- * Issue 10, Proof: command sequences across roles and both sets, run through the policy and the
+ * Proof: command sequences across roles and both sets, run through the policy and the
  * workflow's own guards and transitions, checked step by step against a reference model written
  * from spec §3 (and the choices of docs/decisions/README.md, Subscriptions, where §3 says "not shown").
  */
@@ -46,7 +46,7 @@ type Command =
   | 'processor: in_escrow';
 
 /**
- * Issue 20: the payments a run may see. The investor's payment, told once or twice (a new event id,
+ * The payments a run may see. The investor's payment, told once or twice (a new event id,
  * the same payment); another payment of the total; a payment of another amount.
  */
 type Payment = 'pay-1' | 'pay-2' | 'pay-3';
@@ -128,7 +128,7 @@ function model(m: Model, cmd: Command, actor: Actor): Outcome {
       return m.set === 'A' && is('pending_payment') ? to({ linked: true }) : state;
     case 'submit-card':
       return m.set === 'A' && is('pending_payment') && m.linked ? to({ status: 'pending_review' }) : state;
-    // Wire releases a linked card (issue 10): approval then collects nothing.
+    // Wire releases a linked card: approval then collects nothing.
     case 'submit-wire':
       return m.set === 'A' && is('pending_payment')
         ? to({ status: 'pending_review', linked: false, method: 'wire' })

@@ -16,7 +16,7 @@ import { eventually, Receiver } from './support/receiver';
 const HOUR = 3600_000;
 const BATCH = 25;
 
-describe('bulk recovery: retry every failed or exhausted delivery of an endpoint since T (issue 12)', () => {
+describe('bulk recovery: retry every failed or exhausted delivery of an endpoint since T', () => {
   let svc: TestService;
   let receiver: Receiver;
   let api: ReturnType<typeof http>;

@@ -96,7 +96,7 @@ function recordingProxy() {
   };
 }
 
-describe('consumer kits verify real deliveries (docs/consumers, issue 12)', () => {
+describe('consumer kits verify real deliveries (docs/consumers)', () => {
   let svc: TestService;
   let api: ReturnType<typeof http>;
   let staff: Actor;

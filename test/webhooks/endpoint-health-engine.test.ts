@@ -13,12 +13,12 @@ import { timerPending } from './support/webhook-harness';
 import { publish as publishTo, publishUnqueued } from './support/publish';
 
 /**
- * Issue 12 on the real delivery engine (dispatcher, delivery workflows, HTTP): a 410 disables the
+ * Endpoint health on the real delivery engine (dispatcher, delivery workflows, HTTP): a 410 disables the
  * endpoint and ends the delivery, whether it answers attempt 1 (the dispatcher) or a later one; a
  * first attempt's Retry-After reaches the delivery workflow its hand-over starts. The engine is the
  * same for both behaviour sets, so one set is enough.
  */
-describe('endpoint health on the delivery engine (issue 12)', () => {
+describe('endpoint health on the delivery engine', () => {
   const set = 'A';
   let svc: TestService;
   let receiver: Receiver;

@@ -5,7 +5,7 @@ const now = new Date('2026-11-23T12:00:00Z');
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
-describe('Retry-After (issue 12: honoured when longer than the schedule, capped)', () => {
+describe('Retry-After (honoured when longer than the schedule, capped)', () => {
   it('reads delay-seconds and HTTP-dates', () => {
     expect(parseRetryAfter('120', now, DAY)).toBe(120_000);
     expect(parseRetryAfter(' 0 ', now, DAY)).toBe(0);
@@ -45,7 +45,7 @@ describe('Retry-After (issue 12: honoured when longer than the schedule, capped)
   });
 });
 
-describe('auto-disable rules (issue 12)', () => {
+describe('auto-disable rules', () => {
   it('keeps the first failure since the last success', () => {
     const t1 = new Date('2026-11-20T00:00:00Z');
     const t2 = new Date('2026-11-21T00:00:00Z');

@@ -19,11 +19,11 @@ const CAP_S = 3600;
 const FAILING_PERIOD_S = 12 * 3600;
 
 /**
- * Issue 12 on the delivery schedule, under time skipping: Retry-After stretches a wait (capped,
+ * Endpoint health on the delivery schedule, under time skipping: Retry-After stretches a wait (capped,
  * never an extra attempt), a 410 or failing for the configured period disables the endpoint and
  * ends the delivery.
  */
-describe('endpoint health on the delivery schedule (issue 12, time skipping)', () => {
+describe('endpoint health on the delivery schedule (time skipping)', () => {
   let env: TestWorkflowEnvironment;
   let config: Config;
   let orm: Orm;

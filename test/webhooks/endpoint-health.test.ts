@@ -10,7 +10,7 @@ import { anEvent, publish as publishTo } from './support/publish';
 
 const DAY = 24 * 3600_000;
 
-describe.each(['A', 'B'] as const)('Set %s: endpoint status and health (issue 12)', (set) => {
+describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) => {
   let svc: TestService;
   let receiver: Receiver;
   let staff: Actor;

@@ -40,12 +40,12 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       success_rate: { window_hours: 24, attempts: 0, succeeded: 0, rate: null },
       previous_secret_expires_at: null,
       ordering: 'none',
-      // Issue 19: the deployment's default concurrency, no rate limit, a closed circuit.
+      // The deployment's default concurrency, no rate limit, a closed circuit.
       max_in_flight: 32,
       rate_limit_per_second: null,
-      // Issue 21: no traceparent header unless asked for.
+      // No traceparent header unless asked for.
       send_traceparent: false,
-      // Issue 32: no transport authentication unless given; the signature alone.
+      // No transport authentication unless given; the signature alone.
       authentication: null,
       circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
@@ -136,7 +136,7 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
     expect((await api.patch(`${base}/${body.data.id}`, staff.token, {})).status).toBe(422);
   });
 
-  it('turns send_traceparent on at registration and off and on with PATCH (issue 21)', async () => {
+  it('turns send_traceparent on at registration and off and on with PATCH', async () => {
     const { body } = await register({
       url: 'https://a.example.com/',
       description: '',

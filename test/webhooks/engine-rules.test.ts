@@ -3,7 +3,7 @@ import { pace, PACING_HORIZON_MS, spacingMs } from '../../domain/delivery-pacing
 import { allot, fairShares, sharesOverHeld, type Candidate } from '../../webhooks/allotment';
 import { deliveryIdFor } from '../../webhooks';
 
-/** The delivery engine's pure rules (issue 19): the circuit breaker, the rate limit's pacing, a round's shares. */
+/** The delivery engine's pure rules: the circuit breaker, the rate limit's pacing, a round's shares. */
 describe('circuit breaker rules', () => {
   const rules = { failures: 3, cooldownMs: 30_000, maxCooldownMs: 120_000 };
   const t0 = new Date('2026-11-24T12:00:00Z');
@@ -23,7 +23,7 @@ describe('circuit breaker rules', () => {
     expect(countsAsOutage(status)).toBe(outage);
   });
 
-  it('counts an answer that took most of the 30 s as an outage, a 2xx included (issue 28)', () => {
+  it('counts an answer that took most of the 30 s as an outage, a 2xx included', () => {
     expect([countsAsOutage(200, 19_999), countsAsOutage(200, 20_000), countsAsOutage(404, 29_000)]).toEqual([
       false,
       true,
@@ -125,7 +125,7 @@ describe('a dispatch round’s shares', () => {
     expect(many.reduce((n, e) => n + (t[e.endpointId]?.[1] as number), 0)).toBe(20);
   });
 
-  it('is fair over the slots organisations already hold, and keeps the last few for one that holds fewer (issue 28)', () => {
+  it('is fair over the slots organisations already hold, and keeps the last few for one that holds fewer', () => {
     const demands = (o: Record<string, number>) => new Map(Object.entries(o));
     // X holds 30 already: Y, holding none, catches up first.
     expect(Object.fromEntries(sharesOverHeld(demands({ x: 100, y: 5 }), demands({ x: 30 }), 10, 2))).toEqual({
@@ -151,7 +151,7 @@ describe('a dispatch round’s shares', () => {
     expect(takes(grants)).toEqual({ y1: ['send', 1] });
   });
 
-  it('grants a rate-limited endpoint no more than may be open at once under its pacing (issue 28)', () => {
+  it('grants a rate-limited endpoint no more than may be open at once under its pacing', () => {
     const grants = allot(
       [
         endpoint('busy', 'A', { rate: { perSecond: 1, waitMs: 0, startable: 0 } }),

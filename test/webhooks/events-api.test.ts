@@ -7,7 +7,7 @@ import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { eventually, Receiver } from './support/receiver';
 
-describe('GET /notifications/events (issue 12)', () => {
+describe('GET /notifications/events', () => {
   let svc: TestService;
   let receiver: Receiver;
   let api: ReturnType<typeof http>;

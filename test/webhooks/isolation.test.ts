@@ -14,12 +14,13 @@ import { anEvent, publish } from './support/publish';
 import { eventually, Receiver, type ReceivedDelivery } from './support/receiver';
 
 /**
- * Issue 19 on the real stack (dispatcher, retry schedulers, HTTP): each endpoint waits only on
- * itself, a failing endpoint goes behind its circuit breaker, an integrator's limits hold as the
- * receiver counts them, one organisation's traffic never queues another's, and the sweep leaves
- * ordered deliveries alone. The engine is the same for both behaviour sets, so one set is enough.
+ * Per-endpoint isolation (docs/decisions/0176-per-endpoint-isolation.md) on the real stack (dispatcher, retry
+ * schedulers, HTTP): each endpoint waits only on itself, a failing endpoint goes behind its circuit breaker,
+ * an integrator's limits hold as the receiver counts them, one organisation's traffic never queues another's,
+ * and the sweep leaves ordered deliveries alone. The engine is the same for both behaviour sets, so one set
+ * is enough.
  */
-describe('the delivery engine keeps endpoints and organisations apart (issue 19)', () => {
+describe('the delivery engine keeps endpoints and organisations apart', () => {
   const set = 'A';
   let svc: TestService;
   let receiver: Receiver;

@@ -14,11 +14,11 @@ import { PATHS } from './support/hooks';
 import { eventually, Receiver } from './support/receiver';
 
 /**
- * Ordered delivery per subscription (issue 12) on the real stack: one subscription's failing event
+ * Ordered delivery per subscription on the real stack: one subscription's failing event
  * holds back that subscription's later events only; they arrive in order once it succeeds. The
  * engine is the same for both behaviour sets, so one set is enough.
  */
-describe('ordered delivery per subscription (issue 12)', () => {
+describe('ordered delivery per subscription', () => {
   const set = 'A';
   let svc: TestService;
   let receiver: Receiver;

@@ -6,7 +6,7 @@ import { anEvent, publish } from './support/publish';
 import { Receiver } from './support/receiver';
 
 /**
- * Issue 28, item 1 (docs/decisions/0309-slots-taken-at-the-post.md): organisation X's endpoints
+ * Slots taken at the POST (docs/decisions/0309-slots-taken-at-the-post.md): organisation X's endpoints
  * at maxInFlight 256 and 1 delivery a second, answering 200 only after a long wait, with about
  * 2,100 deliveries queued to them, never take the worker's slots from organisation Y, whose test
  * pings keep a p99 under 100 ms. Before the fix each of X's deliveries took a slot while it
@@ -26,7 +26,7 @@ const SCALE = FULL
 const ENDPOINTS = 8;
 const DELIVERIES = 2100;
 
-describe('a tenant’s parked deliveries never hold the worker’s slots (issue 28)', () => {
+describe('a tenant’s parked deliveries never hold the worker’s slots', () => {
   const set = 'A';
   let svc: TestService;
   let receiver: Receiver;

@@ -9,12 +9,12 @@ import { eventually } from './support/receiver';
 import { throwawayCa } from './support/throwaway-ca';
 
 /**
- * Issue 32, authenticated receivers: mutual TLS. A real HTTPS receiver on 127.0.0.1 that demands a
+ * Authenticated receivers: mutual TLS. A real HTTPS receiver on 127.0.0.1 that demands a
  * client certificate issued by the integrator's CA (made here, thrown away after); the endpoint is
  * given that certificate, its key and the CA the receiver's own certificate chains to. A certificate
  * from another CA fails the attempt with a clear error in its record; the key is sealed, never shown.
  */
-describe('authenticated receivers: mutual TLS (issue 32)', () => {
+describe('authenticated receivers: mutual TLS', () => {
   let svc: TestService;
   let staff: Actor;
   let api: ReturnType<typeof http>;

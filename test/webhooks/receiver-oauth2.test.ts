@@ -14,12 +14,12 @@ const CLIENT_SECRET = 'client-secret-0123456789-abcdefghij';
 const AUDIENCE = 'https://receiver.example';
 
 /**
- * Issue 32, authenticated receivers: OAuth2 client credentials, against a real authorization server
+ * Authenticated receivers: OAuth2 client credentials, against a real authorization server
  * library (oauth2-mock-server) on 127.0.0.1, which checks our client credentials (HTTP Basic) and
  * issues signed JWTs; the receiver verifies each bearer token against the server's keys. Plain http
  * on loopback for both, as WEBHOOK_ALLOW_INSECURE_LOOPBACK allows in tests (production: https only).
  */
-describe('authenticated receivers: OAuth2 client credentials (issue 32)', () => {
+describe('authenticated receivers: OAuth2 client credentials', () => {
   let svc: TestService;
   let staff: Actor;
   let api: ReturnType<typeof http>;

@@ -6,13 +6,13 @@ import { PATHS } from './support/hooks';
 import { anEvent, publish } from './support/publish';
 
 /**
- * Issue 28, item 1 (docs/decisions/0309-slots-taken-at-the-post.md): the window of endpoints a
+ * Slots taken at the POST (docs/decisions/0309-slots-taken-at-the-post.md): the window of endpoints a
  * dispatch round looks at (WEBHOOK_DISPATCH_ENDPOINTS_PER_ROUND, 4 here) is shared out by
  * organisation, so one organisation with many endpoints never fills it. Seen failing before the
  * change: the first round saw four of X's endpoints (the first four in id order) and not Y's.
  * The rounds are run by hand on the real database, the worker's dispatcher stopped.
  */
-describe('a dispatch round’s window of endpoints (issue 28)', () => {
+describe('a dispatch round’s window of endpoints', () => {
   const set = 'A';
   let svc: TestService;
   let api: ReturnType<typeof http>;

@@ -5,12 +5,12 @@ import { PATHS, registerHook } from './support/hooks';
 import { eventually, Receiver } from './support/receiver';
 
 /**
- * Issue 28, item 1 (docs/decisions/0309-slots-taken-at-the-post.md): a 2xx that takes most of an
+ * Slots taken at the POST (docs/decisions/0309-slots-taken-at-the-post.md): a 2xx that takes most of an
  * attempt's 30 s counts against the endpoint's health as a timeout does (its circuit, its "failing
  * since"), while the delivery itself is a success. Seen failing before the change: the circuit
  * stayed closed with no failure counted, and "failing since" stayed unset.
  */
-describe('a slow success counts against the endpoint’s health (issue 28)', () => {
+describe('a slow success counts against the endpoint’s health', () => {
   const set = 'A';
   let svc: TestService;
   let receiver: Receiver;

@@ -17,7 +17,7 @@ type EndpointSecrets = {
 /** Verifies with the maintained Standard Webhooks library; answers what it parsed, or throws. */
 const standardVerify = (secret: string, d: ReceivedDelivery) => new Webhook(secret).verify(d.body, d.headers);
 
-describe('Standard Webhooks headers beside the spec’s (issue 12)', () => {
+describe('Standard Webhooks headers beside the spec’s', () => {
   let svc: TestService;
   let receiver: Receiver;
   let staff: Actor;

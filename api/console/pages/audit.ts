@@ -24,7 +24,7 @@ export function auditPath(query: Record<string, unknown>): string {
   return `/audit/events?${params(query, extra).toString()}`;
 }
 
-/** Issue 21: the organisation's audit trail for its administrators, newest first, filtered, a page at a time. */
+/** The organisation's audit trail for its administrators, newest first, filtered, a page at a time. */
 export function auditBody(answer: ApiAnswer<AuditEventList>, query: Record<string, unknown>): Html {
   const value = (key: (typeof FILTERS)[number]) => (typeof query[key] === 'string' ? (query[key] as string) : '');
   const items = answer.ok ? answer.data.items : [];

@@ -18,7 +18,7 @@ export const authenticationDraftOf = (e: Endpoint): AuthenticationDraft => {
   return { type: a?.type ?? 'none', tokenUrl: '', clientId: '', scope: '' };
 };
 
-/** The endpoint's authentication in a line or two: never its key or secret (issue 32). */
+/** The endpoint's authentication in a line or two: never its key or secret. */
 export function authenticationFacts(e: Endpoint): Html {
   const a = e.authentication;
   if (!a) return html`<span data-testid="authentication-type">Signature only</span>`;

@@ -10948,7 +10948,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11012,7 +11012,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11076,7 +11076,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11140,7 +11140,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11204,7 +11204,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11268,7 +11268,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11332,7 +11332,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11396,7 +11396,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11460,7 +11460,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11524,7 +11524,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11588,7 +11588,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11652,7 +11652,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11716,7 +11716,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11780,7 +11780,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11844,7 +11844,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11908,7 +11908,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11972,7 +11972,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12036,7 +12036,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12100,7 +12100,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12164,7 +12164,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12228,7 +12228,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12292,7 +12292,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12356,7 +12356,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12420,7 +12420,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -12484,7 +12484,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;

@@ -10427,7 +10427,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10491,7 +10491,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10555,7 +10555,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10619,7 +10619,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10683,7 +10683,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10747,7 +10747,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10811,7 +10811,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10875,7 +10875,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -10939,7 +10939,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11003,7 +11003,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11067,7 +11067,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11131,7 +11131,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11195,7 +11195,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11259,7 +11259,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11323,7 +11323,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11387,7 +11387,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11451,7 +11451,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11515,7 +11515,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11579,7 +11579,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11643,7 +11643,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11707,7 +11707,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11771,7 +11771,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11835,7 +11835,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11899,7 +11899,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;
@@ -11963,7 +11963,7 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
                 "webhook-signature": string;
-                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed (issue 21) */
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
                 traceparent?: string;
             };
             path?: never;

@@ -43,7 +43,7 @@ export async function asSuperuser<T>(svc: TestService, use: (db: PgClient) => Pr
   const db = new PgClient({ connectionString: ownerUrlOf(svc.config.DATABASE_URL), connectionTimeoutMillis: 5000 });
   await db.connect();
   try {
-    // What issue 29 names: with replication's role, no ordinary trigger fires for this session.
+    // With replication's role, no ordinary trigger fires for this session.
     await db.query(`set session_replication_role = replica`);
     return await use(db);
   } finally {
