@@ -87,7 +87,10 @@ export function currentAuditKey(keys: readonly AuditKey[] = keyring): AuditKey {
   return current;
 }
 
-/** The previous hash of an organisation's first entry. */
+/**
+ * The previous hash of an organisation's first entry.
+ * @internal exported for its tests
+ */
 export const GENESIS_HASH = '0'.repeat(64);
 
 /** JSON with object keys sorted at every depth: jsonb keeps its own key order, so the hash must not depend on one. */

@@ -25,6 +25,7 @@ export interface CircuitRules {
   maxCooldownMs: number;
 }
 
+/** @internal exported for its tests */
 export const CLOSED: Circuit = { state: 'closed', consecutiveFailures: 0, openCount: 0, openedAt: null, probeAt: null };
 
 /**

@@ -7,12 +7,6 @@
 /** Why an endpoint was disabled: a 410 Gone, every attempt failing too long, or a person. */
 export type DisableReason = 'gone' | 'failing' | 'manual';
 
-/** The endpoint's new "failing since": cleared by a success, set by the first failure after one. */
-export function failingSince(current: Date | null, ok: boolean, attemptedAt: Date): Date | null {
-  if (ok) return null;
-  return current ?? attemptedAt;
-}
-
 /** Whether an endpoint's answers disable it: a 410 Gone at once, or failing every attempt for `periodMs`. */
 export function disableReason(
   status: number | null,

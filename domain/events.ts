@@ -92,9 +92,6 @@ export function supportedEventTypes(set: BehaviourSet): readonly string[] {
   ];
 }
 
-export const kycEventTypes = (set: BehaviourSet) => KYC_EVENT_TYPES[set];
-export const accreditationEventTypes = (set: BehaviourSet) => ACCREDITATION_EVENT_TYPES[set];
-
 export const EVENT_SOURCES = {
   identity: 'service.identity',
   issuance: 'service.issuance',

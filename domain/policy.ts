@@ -33,6 +33,7 @@ const STAFF_ACTIONS = [
 // Refunds send money out of the organisation (docs/decisions/0284-refunds.md): admins only, like void.
 const ADMIN_ACTIONS = ['void', 'refund'] as const;
 
+/** @internal exported for its tests */
 export const SUBSCRIPTION_ACTIONS = ['create', 'read', ...OWNER_ACTIONS, ...STAFF_ACTIONS, ...ADMIN_ACTIONS] as const;
 export type SubscriptionAction = (typeof SUBSCRIPTION_ACTIONS)[number];
 
@@ -98,7 +99,10 @@ export function authorizeApproval(p: Principal, s: Owned, investorKycApproved: b
   if (!investorKycApproved) throw kycRequired();
 }
 
-/** The same decision as a value, for tables and property tests. */
+/**
+ * The same decision as a value, for tables and property tests.
+ * @internal exported for its tests
+ */
 export function decide(
   p: Principal,
   action: SubscriptionAction,
@@ -117,6 +121,7 @@ export function decide(
  * Actions on an organisation's records other than subscriptions
  * (docs/decisions/0192-identity-decisions-go-through-the-policy.md): deciding a person's KYC or
  * accreditation, and the sandbox operator's organisation-wide tools.
+ * @internal exported for its tests
  */
 export const ORGANISATION_ACTIONS = ['decide_kyc', 'decide_accreditation', 'redeliver_payment_notifications'] as const;
 export type OrganisationAction = (typeof ORGANISATION_ACTIONS)[number];
@@ -160,7 +165,10 @@ export function authorizeInOrganisation(
   return { orgId: p.orgId };
 }
 
-/** The same decision as a value, for tables. */
+/**
+ * The same decision as a value, for tables.
+ * @internal exported for its tests
+ */
 export function decideInOrganisation(
   p: Principal,
   action: OrganisationAction,

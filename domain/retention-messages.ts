@@ -11,7 +11,10 @@ export const retentionScheduleId = (taskQueue: string) => `retention-prune-${tas
 /** The groups pruned, in this order, each oldest first. */
 export const RETENTION_STAGES = ['events', 'payment_notifications', 'idempotency_keys'] as const;
 
-/** The tables rows are deleted from, as counted in results and metrics. */
+/**
+ * The tables rows are deleted from, as counted in results and metrics.
+ * @internal exported for its tests
+ */
 export type RetentionTable =
   'events' | 'webhook_deliveries' | 'webhook_attempts' | 'payment_notifications' | 'idempotency_keys';
 export type RetentionCounts = Record<RetentionTable, number>;

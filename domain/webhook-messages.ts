@@ -10,7 +10,7 @@ export const DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
 export const RETRY_SCHEDULER_WORKFLOW = 'retrySchedulerWorkflow';
 export const ORDERED_DELIVERY_WORKFLOW = 'orderedDeliveryWorkflow';
 
-/** A delivery workflow per (event, endpoint); the delivery id is webhooks/delivery-id.ts's of both. */
+/** A delivery workflow per (event, endpoint); the delivery id is derived from both (docs/decisions/0183-delivery-ids-v8.md). */
 export const deliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
 /**
  * The long-running retry schedulers, one per shard of a task queue (docs/decisions/0173-dispatcher-engine-shape.md):

@@ -382,6 +382,7 @@ export const ConfigSchema = z.object({
   OTEL_TRACES_EXPORTER: blankAsUnset(z.enum(['otlp', 'zipkin', 'console', 'none']).optional()),
   OTEL_EXPORTER_OTLP_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
+  /** @readBy the Zipkin exporter, from the environment; validated here so a bad URL stops the start. */
   OTEL_EXPORTER_ZIPKIN_ENDPOINT: blankAsUnset(z.url({ protocol: /^https?$/ }).optional()),
   /** The `service.name` on every span; unset: `tranche-api` or `tranche-worker`. */
   OTEL_SERVICE_NAME: blankAsUnset(z.string().min(1).optional()),
@@ -414,11 +415,6 @@ export const ConfigSchema = z.object({
   RETENTION_EVENTS_SECONDS: z.coerce.number().int().min(1).optional(),
   RETENTION_PAYMENT_NOTIFICATIONS_SECONDS: z.coerce.number().int().min(1).optional(),
   RETENTION_PRUNE_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).optional(),
-  /**
-   * Days the audit trail (audit_events) is kept, apart from operational data: 2555 = 7 years.
-   * Nothing prunes it yet (docs/decisions/README.md, Operating for years).
-   */
-  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(2555),
   /**
    * The keys audit entries are keyed with (HMAC-SHA256), kept out of the database so whoever holds
    * the database cannot recompute the chain: `<key id>:<base64 of 32 bytes>`, comma-separated, the

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  * The service's own Prometheus metrics, one registry per process. The API serves it at /metrics;
  * a worker process serves it on WORKER_METRICS_PORT (the Temporal SDK's metrics have their own
  * port, TEMPORAL_METRICS_PORT). Labels are bounded sets only: a route template, never a raw path.
+ * @internal exported for its tests
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'tranche_' });

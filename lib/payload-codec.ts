@@ -9,6 +9,7 @@ export interface PayloadKey {
   key: Buffer;
 }
 
+/** @internal exported for its tests */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
 const IV_BYTES = 12;

@@ -75,7 +75,10 @@ function embeddedIpv4(ip: string): string | undefined {
   return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
 }
 
-/** The class of a literal address, or null for an ordinary public one. Throws on a non-address. */
+/**
+ * The class of a literal address, or null for an ordinary public one. Throws on a non-address.
+ * @internal exported for its tests
+ */
 export function classifyAddress(address: string): AddressClass | null {
   const ip = address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''); // brackets and an IPv6 zone id
   const family = isIP(ip);
@@ -86,7 +89,10 @@ export function classifyAddress(address: string): AddressClass | null {
   return null;
 }
 
-/** Why an address is refused under the policy, or null when a delivery may go there. */
+/**
+ * Why an address is refused under the policy, or null when a delivery may go there.
+ * @internal exported for its tests
+ */
 export function refusal(address: string, policy: SsrfPolicy): AddressClass | null {
   const cls = classifyAddress(address);
   if (cls === null) return null;

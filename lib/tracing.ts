@@ -29,7 +29,10 @@ export const WORKFLOW_TRACING_MODULE =
 
 const TRACER = 'tranche';
 
-/** Whether the variables turn tracing on: an exporter asked for by name, or an OTLP endpoint named. */
+/**
+ * Whether the variables turn tracing on: an exporter asked for by name, or an OTLP endpoint named.
+ * @internal exported for its tests
+ */
 export function tracingWanted(c: TracingConfig): boolean {
   if (c.OTEL_SDK_DISABLED || c.OTEL_TRACES_EXPORTER === 'none') return false;
   return (

@@ -97,6 +97,7 @@ export function allot(candidates: readonly Candidate[], limits: AllotmentLimits)
  * starts at what it holds: one holding more than its share gets nothing new until the others
  * catch up). The last `reserve` free slots go only to organisations holding fewer than `reserve`,
  * and only until they hold that many.
+ * @internal exported for its tests
  */
 export function sharesOverHeld(
   demands: ReadonlyMap<string, number>,
@@ -147,7 +148,10 @@ function fillLevels(
   return given;
 }
 
-/** Max-min fair division of `total` among demands (whole units; the remainder goes first come). */
+/**
+ * Max-min fair division of `total` among demands (whole units; the remainder goes first come).
+ * @internal exported for its tests
+ */
 export function fairShares(demands: ReadonlyMap<string, number>, total: number): Map<string, number> {
   const given = new Map([...demands.keys()].map((k) => [k, 0]));
   let left = Math.max(0, Math.floor(total));

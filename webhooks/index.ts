@@ -8,10 +8,9 @@
  *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
  *   retain:   pruneEventBatch (old events with their finished deliveries and attempts)
  */
-export { publishEvents, type Published } from './publish';
+export { publishEvents } from './publish';
 export { aimedPublisher, warmAimedPublish } from './aimed-publish';
 export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
-export { deliveryIdFor } from './delivery-id';
 export { retryDelivery } from './manual-retry';
 export { recoverPage, type RecoveryStep } from './recovery';
 export { pruneEventBatch } from './retention';
@@ -20,7 +19,5 @@ export { lastAttemptNumber } from './attempt-store';
 export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
 export { authenticationAad } from './authentication';
 export { renderEventBody, type EnvelopeSource } from './signing';
-export { IN_DOUBT_ERROR } from './recorder';
-export { CIRCUIT_OPEN } from './sender';
 export { takeForParent } from './workflow-shape';
 export { WARM_LOCK_CLASS } from './listener';

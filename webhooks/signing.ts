@@ -28,7 +28,10 @@ export function renderEventBody(e: EnvelopeSource): string {
   });
 }
 
-/** spec §6.4: `sha256=` + lowercase hex HMAC-SHA256 of the raw body bytes, keyed with the secret. */
+/**
+ * spec §6.4: `sha256=` + lowercase hex HMAC-SHA256 of the raw body bytes, keyed with the secret.
+ * @internal exported for its tests
+ */
 export function signatureOf(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }

@@ -17,6 +17,7 @@ const sequence = z
     'Per-subscription event number: 1 for subscription.created, then +1 per event of the subscription, with no gaps. Order and deduplicate by (subscription id, sequence).',
   );
 
+/** @internal exported for its tests */
 export const SubscriptionEventData = SubscriptionViewSchema.extend({
   sequence,
   reason: z.string().optional().describe('subscription.rejected and subscription.voided'),

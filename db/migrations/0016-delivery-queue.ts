@@ -66,7 +66,7 @@ export class Migration0016DeliveryQueue extends Migration {
       'alter table webhook_endpoint_flow set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 2000, autovacuum_vacuum_cost_delay = 0)',
     );
     // The delivery id of (event, endpoint): a v8 UUID over SHA-256, computed where the row is
-    // written; webhooks/delivery-id.ts computes the same in JavaScript.
+    // written; the tests' twin (test/webhooks/support/delivery-id.ts) computes the same in JavaScript.
     this.addSql(`
       create function webhook_delivery_id(event_id uuid, endpoint_id uuid) returns uuid
       language sql immutable parallel safe as $$

@@ -7,8 +7,12 @@ import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 
 const run = promisify(execFile);
 
-/** Where the production shape's server config lives; temporal-compose.yml mounts the same folder. */
+/**
+ * Where the production shape's server config lives; temporal-compose.yml mounts the same folder.
+ * @internal exported for its tests
+ */
 export const TEMPORAL_CONFIG_DIR = join(__dirname, '..', '..', 'deploy', 'temporal');
+/** @internal exported for its tests */
 export const TEMPORAL_CONFIG_ENV = 'production-postgres12';
 
 export interface TemporalDatabase {
@@ -22,6 +26,7 @@ export interface TemporalDatabase {
  * The schema steps of the full server, with its own tool (the schema files are embedded in it):
  * create each database, lay the base schema once, then apply every pending version. Safe to run
  * again on a set-up database. temporal-compose.yml runs the same steps.
+ * @internal exported for its tests
  */
 export const SCHEMA_STEPS: { database: string; schema: string }[] = [
   { database: 'temporal', schema: 'postgresql/v12/temporal' },

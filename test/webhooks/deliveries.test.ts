@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { claimAttempts } from '../../webhooks/attempt-store';
-import { deliveryIdFor } from '../../webhooks';
+import { deliveryIdFor } from './support/delivery-id';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';

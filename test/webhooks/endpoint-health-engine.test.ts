@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createAttemptActivities } from '../../activities/webhook-attempt';
-import { createDeliveryEngine, deliveryIdFor } from '../../webhooks';
+import { createDeliveryEngine } from '../../webhooks';
+import { deliveryIdFor } from './support/delivery-id';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, newOrg, type Actor } from '../support/fixtures';

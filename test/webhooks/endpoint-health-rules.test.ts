@@ -1,4 +1,4 @@
-import { disableReason, failingSince } from '../../domain/endpoint-health';
+import { disableReason } from '../../domain/endpoint-health';
 import { nextAttemptDelay, parseRetryAfter } from '../../domain/retry-schedule';
 
 const now = new Date('2026-11-23T12:00:00Z');
@@ -46,14 +46,6 @@ describe('Retry-After (honoured when longer than the schedule, capped)', () => {
 });
 
 describe('auto-disable rules', () => {
-  it('keeps the first failure since the last success', () => {
-    const t1 = new Date('2026-11-20T00:00:00Z');
-    const t2 = new Date('2026-11-21T00:00:00Z');
-    expect(failingSince(null, false, t1)).toEqual(t1);
-    expect(failingSince(t1, false, t2)).toEqual(t1);
-    expect(failingSince(t1, true, t2)).toBeNull();
-  });
-
   it('disables on 410 Gone at once and after failing every attempt for the period', () => {
     expect(disableReason(410, null, now, 5 * DAY)).toBe('gone');
     expect(disableReason(500, new Date(now.getTime() - 5 * DAY), now, 5 * DAY)).toBe('failing');

@@ -5,7 +5,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { deliveryWorkflowId, orderedWorkflowId, retrySchedulerWorkflowId } from '../../domain/webhook-messages';
 import { registry } from '../../lib/metrics';
-import { CIRCUIT_OPEN, deliveryIdFor } from '../../webhooks';
+import { deliveryIdFor } from './support/delivery-id';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
@@ -183,7 +183,13 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
       const d = await delivery(staff, held);
       return d?.status === 'failed' ? d : undefined;
     });
-    expect(heldRow.attempts).toMatchObject([{ number: 1, response_status: null, error: CIRCUIT_OPEN }]);
+    expect(heldRow.attempts).toMatchObject([
+      {
+        number: 1,
+        response_status: null,
+        error: 'CIRCUIT_OPEN: not sent, the endpoint failed repeatedly and its circuit is open',
+      },
+    ]);
     expect(heldRow.next_attempt_at).toEqual(expect.any(String));
     expect(await receiver.received(hook)).toHaveLength(3);
 

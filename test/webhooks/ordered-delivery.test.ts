@@ -6,7 +6,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { publish as publishTo } from './support/publish';
 import { orderedWorkflowId } from '../../domain/webhook-messages';
-import { deliveryIdFor } from '../../webhooks';
+import { deliveryIdFor } from './support/delivery-id';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';

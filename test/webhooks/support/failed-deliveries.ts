@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
 import { renderEventBody } from '../../../webhooks/signing';
-import { deliveryIdFor } from '../../../webhooks';
+import { deliveryIdFor } from './delivery-id';
 
 /**
  * Deliveries as a long outage leaves them: `exhausted` after 8 attempts (or `failed` with the

@@ -1,7 +1,9 @@
 import type { Config } from '../../../lib/config';
 import type { Orm } from '../../../db/orm';
 import type { ServiceEvent } from '../../../domain/events';
-import { publishEvents, type Published } from '../../../webhooks';
+import { publishEvents } from '../../../webhooks';
+
+type Published = Awaited<ReturnType<typeof publishEvents>>;
 
 type Publisher = { orm: Orm; config: Pick<Config, 'BEHAVIOUR_SET'> };
 type Targets = { eventId: string; endpointId: string }[];

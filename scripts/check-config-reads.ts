@@ -1,0 +1,106 @@
+/**
+ * Every configuration key is read (part of `npm run -s lint:unused`, in `npm test`). Fails, naming the
+ * key, when the config schema (`ConfigSchema = z.object({...})`, found in the tree, not by its path)
+ * validates a key that no code outside the schema's own file reads. A read is a property access
+ * (`config.KEY`, `cfg.KEY`, `deps.config.KEY`), an element access with the key's name, or a
+ * destructuring (`const { KEY } = config`). Setting a key (`env.KEY = …`, `{ KEY: '…' }` handed to a
+ * child process) is not reading it, and neither are tests: a key only a test reads configures nothing.
+ * A key a library reads from the environment itself (an OpenTelemetry exporter's) says so with a
+ * `@readBy <who>` tag in its doc comment in the schema.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+
+const root = join(__dirname, '..');
+const CODE = /\.(ts|mts|cts|js|mjs|cjs)$/;
+
+function codeFiles(): string[] {
+  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+    cwd: root,
+    encoding: 'utf8',
+  });
+  return out.split('\0').filter((f) => CODE.test(f) && !f.endsWith('.d.ts') && existsSync(join(root, f)));
+}
+
+const isTest = (file: string) => file.startsWith('test/') || /\.test\.[cm]?[jt]s$/.test(file);
+
+function parse(file: string): ts.SourceFile {
+  return ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+}
+
+/** The file that declares ConfigSchema, and the keys of its `z.object({...})`. */
+function schemaKeys(files: string[]): { file: string; keys: Map<string, number> } {
+  for (const file of files) {
+    if (isTest(file) || !readFileSync(join(root, file), 'utf8').includes('ConfigSchema = z.object(')) continue;
+    const source = parse(file);
+    const keys = new Map<string, number>();
+    const visit = (node: ts.Node) => {
+      if (
+        ts.isVariableDeclaration(node) &&
+        node.name.getText(source) === 'ConfigSchema' &&
+        node.initializer &&
+        ts.isCallExpression(node.initializer)
+      ) {
+        const shape = node.initializer.arguments[0];
+        if (shape && ts.isObjectLiteralExpression(shape)) {
+          for (const p of shape.properties) {
+            const readElsewhere = ts.getJSDocTags(p).some((t) => t.tagName.text === 'readBy');
+            if (p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) && !readElsewhere) {
+              keys.set(p.name.text, source.getLineAndCharacterOfPosition(p.getStart(source)).line + 1);
+            }
+          }
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    if (keys.size > 0) return { file, keys };
+  }
+  throw new Error('[config-reads] no `ConfigSchema = z.object({...})` found in the tree');
+}
+
+function isWritten(node: ts.Expression): boolean {
+  const parent = node.parent;
+  return (
+    ts.isBinaryExpression(parent) && parent.left === node && parent.operatorToken.kind === ts.SyntaxKind.EqualsToken
+  );
+}
+
+function main(): void {
+  const files = codeFiles();
+  const { file: schemaFile, keys } = schemaKeys(files);
+  const read = new Set<string>();
+  for (const file of files) {
+    if (file === schemaFile || isTest(file)) continue;
+    const source = parse(file);
+    const visit = (node: ts.Node) => {
+      if (ts.isPropertyAccessExpression(node) && keys.has(node.name.text) && !isWritten(node)) {
+        read.add(node.name.text);
+      } else if (
+        ts.isElementAccessExpression(node) &&
+        ts.isStringLiteralLike(node.argumentExpression) &&
+        keys.has(node.argumentExpression.text) &&
+        !isWritten(node)
+      ) {
+        read.add(node.argumentExpression.text);
+      } else if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) {
+        const name = node.propertyName ?? node.name;
+        if ((ts.isIdentifier(name) || ts.isStringLiteral(name)) && keys.has(name.text)) read.add(name.text);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  const unread = [...keys].filter(([key]) => !read.has(key));
+  for (const [key, line] of unread) {
+    process.stderr.write(`${schemaFile}:${line}: ${key} is validated but nothing outside ${schemaFile} reads it\n`);
+  }
+  if (unread.length > 0) {
+    process.stderr.write(`[config-reads] ${unread.length} configuration key(s) read by nothing: wire or remove\n`);
+    process.exit(1);
+  }
+}
+
+main();
