@@ -75,7 +75,7 @@ describe('metrics on by default under npm start', () => {
       100_000,
     );
 
-    it("has ensured the retention prune's schedule on its task queue (retention)", async () => {
+    it("has ensured the retention prune's schedule on its task queue", async () => {
       const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
       const handle = new Client({ connection, dataConverter: testDataConverter() }).schedule.getHandle(
         retentionScheduleId(taskQueue),
