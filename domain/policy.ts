@@ -156,7 +156,7 @@ export function authorizeInOrganisation(
   const about = ABOUT_A_PERSON[action];
   const needed = organisationRoles(action);
   if (about && !subject) throw new Error(`${action} needs the subject of the record`);
-  // What the caller could not even read is 404, never 403 (docs/decisions.md, Visibility).
+  // What the caller could not even read is 404, never 403 (docs/decisions/0014-visibility.md).
   const hidden = subject && (subject.orgId !== p.orgId || (subject.userId !== p.userId && !has(p, ...needed)));
   if (about && hidden) throw notFound(about.record);
   if (!has(p, ...needed)) throw forbidden(`This operation needs the role ${needed.join(' or ')}`, 'ROLE_REQUIRED');

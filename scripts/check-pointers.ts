@@ -4,7 +4,8 @@
  *   - a code comment, a doc under docs/ or the README names a repository path that does not exist:
  *     a word that starts with one of the repository's top-level folders (read from the tree, not
  *     listed here), a `./` or `../` path (from the file's folder), a Markdown link's target, or a
- *     bare decision record's file name (`NNNN-title.md`);
+ *     bare decision record's file name (`NNNN-title.md`); a section named after a Markdown file's path
+ *     (`docs/decisions/README.md, Operating for years`) must be one of its headings;
  *   - a code comment or the README leans on "issue N": the reader has no issue tracker, so a comment
  *     cites the decision record or the spec section instead. Records and docs may keep history.
  * Not pointers: URLs, globs and templates (`*`, `{}`, `<>`, `$`), package names, and what the tree
@@ -98,6 +99,15 @@ const CANDIDATE = /(?<![\w@.:/$~-])(?:\.{1,2}\/)*[\w.@-]+(?:\/[\w.@*{}<>$[\]-]*)
 const RECORD_NAME = /(?<![\w/.-])\d{4}-[\w-]+\.md\b/g;
 const MD_LINK = /\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g;
 const ISSUE = /\bissues?\s+#?\d+/i;
+/** `(docs/decisions/README.md, Operating for years)`: a section of a Markdown file, by its heading. */
+const SECTION = /(?<![\w@.:/$~-])((?:\.{1,2}\/)*[\w.@-]+(?:\/[\w.@-]+)*\.md), ([A-Z][^);:`]*)\)/g;
+
+function headings(file: string): string[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => /^#{1,6} /.test(l))
+    .map((l) => l.replace(/^#+ /, '').toLowerCase());
+}
 
 /**
  * A path resolves as a file or folder, as a module without its extension, or as the start of a
@@ -167,6 +177,17 @@ function main(): void {
         }
       }
       for (const m of withoutUrls.matchAll(CANDIDATE)) check(m[0], here, false);
+      for (const m of withoutUrls.matchAll(SECTION)) {
+        const [, path = '', title = ''] = m;
+        const isRelative = path.startsWith('./') || path.startsWith('../');
+        const target = [...(isRelative ? [here] : []), root].map((b) => join(b, path)).find((f) => existsSync(f));
+        const t = title.trim().toLowerCase();
+        // The heading may say more (its topic's number after it), or the words after it go on.
+        const named = (h: string) => h.startsWith(t) || t.startsWith(h.replace(/ \(.*$/, ''));
+        if (target && !headings(target).some(named)) {
+          report(line, `${path} has no section "${title.trim()}"`);
+        }
+      }
       if (recordsFolder) {
         for (const m of withoutUrls.matchAll(RECORD_NAME)) {
           if (!existsSync(join(root, recordsFolder, m[0]))) report(line, `${m[0]} is no decision record`);
