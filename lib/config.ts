@@ -16,6 +16,7 @@ export const ConfigSchema = z.object({
    * (docs/decisions/0259-production-by-default.md).
    */
   NODE_ENV: z.enum(['development', 'test', 'production']).default('production'),
+  /** @readBy the logger, from the environment: it exists before the configuration is loaded. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BEHAVIOUR_SET: z.enum(BEHAVIOUR_SETS).default('A'),
 

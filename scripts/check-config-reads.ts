@@ -4,8 +4,9 @@
  * validates a key that no code outside the schema's own file reads. A read is a property access
  * (`config.KEY`, `cfg.KEY`, `deps.config.KEY`), an element access with the key's name, or a
  * destructuring (`const { KEY } = config`). Setting a key (`env.KEY = …`, `{ KEY: '…' }` handed to a
- * child process) is not reading it, and neither are tests: a key only a test reads configures nothing.
- * A key a library reads from the environment itself (an OpenTelemetry exporter's) says so with a
+ * child process) is not reading it, nor is a look at the raw environment (`process.env.KEY`), nor a
+ * test's read: a key only a test reads configures nothing. A key read from the environment before or
+ * beside the configuration (the logger's level, an OpenTelemetry exporter's endpoint) says so with a
  * `@readBy <who>` tag in its doc comment in the schema.
  */
 import { execFileSync } from 'node:child_process';
@@ -68,6 +69,11 @@ function isWritten(node: ts.Expression): boolean {
   );
 }
 
+/** `process.env.KEY`, `env.KEY`: the environment a script hands on, not the validated configuration. */
+function ofEnv(node: ts.PropertyAccessExpression | ts.ElementAccessExpression): boolean {
+  return /(^|\.)env$/i.test(node.expression.getText());
+}
+
 function main(): void {
   const files = codeFiles();
   const { file: schemaFile, keys } = schemaKeys(files);
@@ -76,13 +82,14 @@ function main(): void {
     if (file === schemaFile || isTest(file)) continue;
     const source = parse(file);
     const visit = (node: ts.Node) => {
-      if (ts.isPropertyAccessExpression(node) && keys.has(node.name.text) && !isWritten(node)) {
+      if (ts.isPropertyAccessExpression(node) && keys.has(node.name.text) && !isWritten(node) && !ofEnv(node)) {
         read.add(node.name.text);
       } else if (
         ts.isElementAccessExpression(node) &&
         ts.isStringLiteralLike(node.argumentExpression) &&
         keys.has(node.argumentExpression.text) &&
-        !isWritten(node)
+        !isWritten(node) &&
+        !ofEnv(node)
       ) {
         read.add(node.argumentExpression.text);
       } else if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) {
