@@ -13,6 +13,7 @@ npx prettier --check --log-level warn .
 npm run -s lint:architecture   # each folder imports only what .dependency-cruiser.cjs allows; no circle
 npm run -s lint:unused         # no unused file, export or dependency (knip.json); no export only tests use
                                # (knip --production; `@internal` marks one exported for its tests); every config key read
+npm run -s lint:names          # a file's name says one thing across the tree
 npm run -s lint:pointers       # every path a comment, record or doc names exists; no "issue N" in code
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (test/webhooks/delivery-shape.test.ts sets its own shape, so it runs once). isolation.test.ts runs

@@ -14,7 +14,7 @@ export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from '.
 export { retryDelivery } from './manual-retry';
 export { recoverPage, type RecoveryStep } from './recovery';
 export { pruneEventBatch } from './retention';
-export { disableEndpoint } from './endpoint-health';
+export { disableEndpoint } from './endpoint-health-store';
 export { lastAttemptNumber } from './attempt-store';
 export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
 export { authenticationAad } from './authentication';

@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { publishEvents, secretBoxFrom } from '../../webhooks';
 import { endpointStore } from '../../api/notifications/endpoint-store';
 import { openOrm, type Orm } from '../../db/orm';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/runtime/config';
 import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { startCountingSink } from './support/counting-sink';
