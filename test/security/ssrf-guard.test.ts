@@ -8,7 +8,13 @@ import { promisify } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { createHostResolver } from '../../lib/runtime/dns-resolver';
 import { answeringNameserver, silentNameserver, type Nameserver } from './support/nameservers';
-import { assertDeliverableUrl, classifyAddress, guardedLookup, refusal, type SsrfPolicy } from '../../lib/runtime/ssrf-guard';
+import {
+  assertDeliverableUrl,
+  classifyAddress,
+  guardedLookup,
+  refusal,
+  type SsrfPolicy,
+} from '../../lib/runtime/ssrf-guard';
 
 const strict: SsrfPolicy = { allowLoopback: false, allowPrivate: false };
 const loopbackOk: SsrfPolicy = { allowLoopback: true, allowPrivate: false };
