@@ -8,7 +8,7 @@
  *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery
  *             workflow's attempts)
  *   manage:   endpointStore (endpoints, in the caller's transaction), retryDelivery, recoverPage,
- *             recoveriesStore, disableEndpoint, the secret box, the §6.3 body
+ *             recoveriesStore, disableEndpoint, the secret box and the endpoints' sealed values, the §6.3 body
  *   read:     deliveryReads, eventReads, successRates and endpointHealth, with the rows' shapes
  *   retain:   pruneEventBatch (old events with their finished deliveries and attempts)
  */
@@ -31,6 +31,7 @@ export { endpointStore, lockedEndpointCount, type EndpointStore, type PreparedAu
 export { deliveryReads } from './delivery-reads';
 export { eventReads } from './event-reads';
 export { recoveriesStore } from './recoveries-store';
+export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './sealed-secrets';
 export {
   endpointHealth,
   successRates,
