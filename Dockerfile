@@ -12,7 +12,7 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-# Production whatever starts the image (lib/config.ts defaults to it too): every secret required, no
+# Production whatever starts the image (lib/runtime/config.ts defaults to it too): every secret required, no
 # development fallback (docs/decisions/0259-production-by-default.md). Only this stage: the build
 # stage's npm ci needs the dev dependencies.
 ENV NODE_ENV=production

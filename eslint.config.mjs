@@ -23,13 +23,14 @@ const IO_MODULES = [
   '@temporalio/client',
   '@temporalio/worker',
   '@temporalio/activity',
-  '**/lib/config',
-  '**/lib/logger',
+  '**/lib/runtime/*',
   '**/lib/ids',
-  '**/lib/temporal',
   '**/db/*',
   '**/db/**',
   '**/api/**',
+  '**/console/**',
+  '**/identity/**',
+  '**/server/**',
   '**/payments/**',
 ];
 
@@ -42,6 +43,18 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    },
+  },
+  {
+    // The pure lib (docs/decisions/0330-rooms-and-walls.md): no environment; I/O modules are refused by
+    // .dependency-cruiser.cjs. Process plumbing lives in lib/runtime/.
+    files: ['lib/*.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'The pure lib reads no env or process: put it in lib/runtime/.' },
+        { name: 'fetch', message: 'The pure lib does no I/O: put it in lib/runtime/.' },
+      ],
     },
   },
   {

@@ -1,7 +1,7 @@
 import type { Orm } from '../db/orm';
 import { nextCheckpoint } from '../db/audit-checkpoint';
 import type { AuditCheckpoint } from '../domain/audit-checkpoint';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 
 /** The audit checkpoint's activity (workflows/audit-checkpoint.ts): the heads now, built on the previous checkpoint. */
 export function createAuditCheckpointActivities(deps: { orm: Orm }) {

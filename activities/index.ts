@@ -1,5 +1,5 @@
 import type { Orm } from '../db/orm';
-import type { Config } from '../lib/config';
+import type { Config } from '../lib/runtime/config';
 import type { PaymentProcessor } from '../domain/payment-processor';
 import type { DeliveryEngine } from '../webhooks';
 import { createPaymentActivities } from './payments';

@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
-import type { Config } from '../lib/config';
+import type { Config } from '../lib/runtime/config';
 import { pruneExpiredIdempotencyKeys, prunePaymentNotifications } from '../db/retention';
-import { recordPruneRun, recordRowsPruned } from '../lib/metrics';
+import { recordPruneRun, recordRowsPruned } from '../lib/runtime/metrics';
 import { pruneEventBatch } from '../webhooks';
 import {
   noRowsPruned,

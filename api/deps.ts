@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../lib/config';
+import type { Config } from '../lib/runtime/config';
 import type { Orm } from '../db/orm';
 import type { KycEligibility } from '../domain/kyc';
-import type { AccessTokens } from './identity/access-tokens';
-import type { Warmth } from './health/warmth';
+import type { AccessTokens } from '../identity';
+import type { Warmth } from './warmth';
 
 /** What the API is built from; main.ts builds the real ones, tests build the same real ones. */
 export interface ApiDeps {
@@ -13,7 +13,7 @@ export interface ApiDeps {
   tokens: AccessTokens;
   kyc: KycEligibility;
   /**
-   * The start-up warm-up api/main.ts runs (api/health/warm-up.ts): /ready answers 200 only once it
+   * The start-up warm-up server/main.ts runs (api/health/warm-up.ts): /ready answers 200 only once it
    * has. Absent (tests that build the app in-process), /ready does not wait for one.
    */
   warmth?: Warmth;

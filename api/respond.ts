@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { AppError } from '../lib/errors';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 import { ROUTE_DOC, type RouteDoc } from './middleware/validate';
 
 /**

@@ -11,7 +11,7 @@ import { runBench } from './lib/run-bench';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { AccessTokens } from '../api';
+import { AccessTokens } from '../identity';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
 import { rssMiB, startServiceProcesses } from './lib/service-processes';

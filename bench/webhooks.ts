@@ -24,12 +24,12 @@ import { runBench } from './lib/run-bench';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { ConfigSchema, loadConfig } from '../lib/config';
+import { ConfigSchema, loadConfig } from '../lib/runtime/config';
 import { openOrm } from '../db/orm';
 import { freePort } from '../scripts/lib/free-port';
 import { startBenchStack } from './lib/bench-stack';
 import { engineCeiling } from './lib/engine-ceiling';
-import { dataConverterFromEnv } from '../lib/payload-codec';
+import { dataConverterFromEnv } from '../lib/runtime/payload-codec';
 import { startServiceProcesses } from './lib/service-processes';
 import { startSink } from './lib/sink';
 import { signedPostCeiling } from './lib/signed-post-ceiling';
@@ -115,7 +115,7 @@ async function runShape(shape: Shape) {
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
     NODE_ENV: 'development',
     WEBHOOK_DELIVERY_SHAPE: shape,
-    // Timed only while the hops phase runs (lib/hop-log.ts).
+    // Timed only while the hops phase runs (lib/runtime/hop-log.ts).
     WEBHOOK_HOP_LOG_DIR: hopDir,
   };
   const sink = await startSink();

@@ -51,7 +51,7 @@ export interface AuditRow {
   hash: string;
 }
 
-/** One key of AUDIT_HMAC_KEYS (lib/config.ts): its id and its 32 bytes. */
+/** One key of AUDIT_HMAC_KEYS (lib/runtime/config.ts): its id and its 32 bytes. */
 export interface AuditKey {
   id: string;
   key: Buffer;
@@ -82,7 +82,7 @@ export function currentAuditKey(keys: readonly AuditKey[] = keyring): AuditKey {
   const current = keys[0];
   if (!current)
     throw new AuditKeyMissing(
-      'AUDIT_HMAC_KEYS is not set: audit entries are keyed with a key kept outside the database (lib/config.ts)',
+      'AUDIT_HMAC_KEYS is not set: audit entries are keyed with a key kept outside the database (lib/runtime/config.ts)',
     );
   return current;
 }

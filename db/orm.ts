@@ -1,7 +1,7 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import type { Config } from '../lib/config';
-import { logger } from '../lib/logger';
+import type { Config } from '../lib/runtime/config';
+import { logger } from '../lib/runtime/logger';
 import { useAuditKeys } from './audit-log';
 import { entities } from './entities';
 import { migrationsList } from './migrations';

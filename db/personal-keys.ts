@@ -22,7 +22,7 @@ export function personalKeys(knex: () => Knex, ring: readonly WrappingKey[] | un
   const wrapping = () => {
     const current = ring?.[0];
     if (!current)
-      throw new Error('PERSONAL_DATA_KEYS is not set: investors\u2019 data keys are wrapped with it (lib/config.ts)');
+      throw new Error('PERSONAL_DATA_KEYS is not set: investors\u2019 data keys are wrapped with it (lib/runtime/config.ts)');
     return ring!;
   };
   const unwrap = (row: { id: string; wrapped_key: string }): DataKey => ({

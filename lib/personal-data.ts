@@ -27,7 +27,7 @@ export interface DataKey {
   key: Buffer;
 }
 
-/** One key of PERSONAL_DATA_KEYS (lib/config.ts), which wraps the data keys. */
+/** One key of PERSONAL_DATA_KEYS (lib/runtime/config.ts), which wraps the data keys. */
 export interface WrappingKey {
   id: string;
   key: Buffer;

@@ -1,9 +1,9 @@
-import type { Config } from '../lib/config';
+import type { Config } from '../lib/runtime/config';
 import type { Orm } from '../db/orm';
 import type { PaymentProcessor } from '../domain/payment-processor';
 import type { NotificationSource } from './inbound-event';
 import { paymentReferences } from './payment-references';
-import { sandboxNotificationSource } from './sandbox/events';
+import { sandboxNotificationSource } from './sandbox/sandbox-events';
 import { createSandboxProcessor } from './sandbox/sandbox-processor';
 import { sandboxSecret } from './sandbox/signature';
 import { stripeClient } from './stripe/stripe-client';

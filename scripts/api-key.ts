@@ -8,9 +8,9 @@
  *   npm run -s api-key -- revoke --org <org_id> --id <key_id>
  */
 import { parseArgs } from 'node:util';
-import { loadDatabaseConfig } from '../lib/config';
+import { loadDatabaseConfig } from '../lib/runtime/config';
 import { migrate, openOrm } from '../db/orm';
-import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from '../api';
+import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from '../identity';
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({

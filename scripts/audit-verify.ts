@@ -13,8 +13,8 @@
 import { AuditKeyMissing, verifyAuditChain, type CheckpointedHead } from '../db/audit-log';
 import { checkpointHolds } from '../db/audit-checkpoint';
 import { openOrm } from '../db/orm';
-import { loadAuditToolConfig, type AuditToolConfig } from '../lib/config';
-import { connectClient } from '../lib/temporal';
+import { loadAuditToolConfig, type AuditToolConfig } from '../lib/runtime/config';
+import { connectClient } from '../lib/runtime/temporal';
 import { auditCheckpointWorkflowId } from '../domain/audit-checkpoint';
 import { latestAuditCheckpoint } from '../worker/audit-checkpoints';
 import { auditKeysBesideNpmStart } from './lib/embedded-defaults';

@@ -5,8 +5,8 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAILURE_CONVERTER_PATH } from '../lib/payload-codec';
-import { WORKFLOW_TRACING_MODULE } from '../lib/tracing';
+import { FAILURE_CONVERTER_PATH } from '../lib/runtime/payload-codec';
+import { WORKFLOW_TRACING_MODULE } from '../lib/runtime/tracing';
 
 async function main(): Promise<void> {
   const dist = join(__dirname, '..'); // run compiled: dist/scripts/build.js

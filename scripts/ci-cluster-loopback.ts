@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AccessTokens } from '../api';
+import { AccessTokens } from '../identity';
 
 async function main(): Promise<number> {
   const dataDir = process.env.TRANCHE_DATA_DIR ?? join(__dirname, '..', '.data', 'cluster');

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     temporalUi: process.env.TEMPORAL_UI || undefined,
     zipkin: process.env.ZIPKIN_JAR ? { jar: process.env.ZIPKIN_JAR, port: num('ZIPKIN_PORT', 9411) } : undefined,
     compiled: true,
-    // No env of its own: loopback webhook targets stay off (lib/ssrf-guard.ts) unless this run's own
+    // No env of its own: loopback webhook targets stay off (lib/runtime/ssrf-guard.ts) unless this run's own
     // WEBHOOK_ALLOW_INSECURE_LOOPBACK=true asks, as every port of the shape listens on loopback
     // (docs/decisions/0261-cluster-and-compose-closed.md).
     output: toStdout ? process.stdout : createWriteStream(logPath, { flags: 'a' }),

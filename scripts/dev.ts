@@ -42,12 +42,12 @@ async function main(): Promise<void> {
   const env = {
     ...process.env,
     DATABASE_URL: stack.databaseUrl,
-    // The services never hold the owner's URL (blank is unset, lib/config.ts).
+    // The services never hold the owner's URL (blank is unset, lib/runtime/config.ts).
     DATABASE_MIGRATION_URL: '',
     TEMPORAL_ADDRESS: stack.temporalAddress,
     PORT,
     ...defaults,
-    // Histories in .data/ are sealed under a key kept beside them (lib/payload-codec.ts).
+    // Histories in .data/ are sealed under a key kept beside them (lib/runtime/payload-codec.ts).
     ...(process.env.TEMPORAL_PAYLOAD_KEYS ? {} : { TEMPORAL_PAYLOAD_KEYS_FILE: payloadKeyFile(dataDir) }),
   };
   const children: ChildProcess[] = [];
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   let ready = false;
   // The stack migrated as the owner; the worker and the API connect as the services' role (docs/decisions/0265).
   run('worker', 'worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
-  run('api', 'api/main.ts');
+  run('api', 'server/main.ts');
 
   let stopping = false;
   async function stop(code = 0): Promise<void> {

@@ -5,7 +5,7 @@
  * Safe to run twice and beside running services (an advisory lock, db/orm.ts). Exit 0 done, 1 failed,
  * 2 usage.
  */
-import { ConfigSchema } from '../lib/config';
+import { ConfigSchema } from '../lib/runtime/config';
 import { migrateAsOwner } from './lib/migrate-as-owner';
 
 async function main(): Promise<number> {

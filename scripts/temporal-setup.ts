@@ -6,9 +6,9 @@
  * with an API key that may manage the namespace, or add the attributes in the Cloud console.
  */
 import { Connection } from '@temporalio/client';
-import { ConfigError, ConfigSchema } from '../lib/config';
-import { logger } from '../lib/logger';
-import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } from '../lib/temporal';
+import { ConfigError, ConfigSchema } from '../lib/runtime/config';
+import { logger } from '../lib/runtime/logger';
+import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } from '../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../domain/search-attributes';
 
 /** Only the Temporal variables: the setup needs no database. */

@@ -20,7 +20,7 @@ import {
 } from '../webhooks';
 import { appendAuditEvent, type AuditActor } from '../db/audit-log';
 import { openOrm, type Orm } from '../db/orm';
-import { loadConfig } from '../lib/config';
+import { loadConfig } from '../lib/runtime/config';
 
 /** The reseal's actor in the audit trail: a command line run by an operator, not a signed-in user. */
 const RESEAL_ACTOR: AuditActor = {

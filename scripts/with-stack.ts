@@ -27,7 +27,7 @@ async function main(): Promise<number> {
   });
   const env = {
     ...process.env,
-    // The tests' explicit opt-in to development conveniences (unset is production, lib/config.ts):
+    // The tests' explicit opt-in to development conveniences (unset is production, lib/runtime/config.ts):
     // every process a test starts inherits it, whatever the shell had (docs/decisions/0259).
     NODE_ENV: 'test',
     // The services' role; the owner's URL (the embedded superuser) makes and migrates each test's
@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     TRANCHE_TEST_DATA_DIR: dataDir,
     AUDIT_HMAC_KEYS: process.env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
     PERSONAL_DATA_KEYS: process.env.PERSONAL_DATA_KEYS ?? DEV_PERSONAL_DATA_KEYS,
-    // Every client and worker of the run seals payloads, as deployed (lib/payload-codec.ts).
+    // Every client and worker of the run seals payloads, as deployed (lib/runtime/payload-codec.ts).
     TEMPORAL_PAYLOAD_KEYS: process.env.TEMPORAL_PAYLOAD_KEYS ?? newPayloadKey(),
   };
   const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });

@@ -2,8 +2,8 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement } from '../db/prepared';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { groupCommit } from '../lib/group-commit';
-import { hopNow, type HopLog } from '../lib/hop-log';
-import { activeTraceparent, tracingOn } from '../lib/tracing';
+import { hopNow, type HopLog } from '../lib/runtime/hop-log';
+import { activeTraceparent, tracingOn } from '../lib/runtime/tracing';
 import type { ServiceEvent } from '../domain/events';
 import { collect, eventInput, PLAN, planBindings, type Row } from './publish';
 
@@ -50,7 +50,7 @@ export function aimedPublisher(knex: () => Knex, set: BehaviourSet, hops?: HopLo
   };
 }
 
-/** The benchmark's hops on the API's side (lib/hop-log.ts): queued for the statement, statement sent, committed. */
+/** The benchmark's hops on the API's side (lib/runtime/hop-log.ts): queued for the statement, statement sent, committed. */
 function markHops(hops: HopLog, items: readonly { event: ServiceEvent; queuedAt?: number }[], rows: Row[], s: number) {
   const c = hopNow();
   const delivered = new Map(collect(rows).deliveries.map((d) => [d.eventId, d.deliveryId]));

@@ -2,9 +2,9 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
 import { PACING_HORIZON_MS, pace, spacingMs } from '../domain/delivery-pacing';
 import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type Target } from './attempt-store';
-import { IN_DOUBT_ERROR, type Recorder } from './recorder';
+import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 
 /** How late past its reserved start an attempt may still take it (the spacing's 2% at 1/s). */

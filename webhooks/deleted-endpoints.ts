@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Knex } from '@mikro-orm/postgresql';
 import { deliveryWorkflowId, endpointDeleted } from '../domain/webhook-messages';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 import { stopWaiting } from './attempt-store';
 
 /** Deliveries stopped per call, and signals sent side by side. */

@@ -1,13 +1,13 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { type AttemptInput } from '../domain/webhook-messages';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 import { stopWaiting } from './attempt-store';
 import { claimRound, freshScan, type Claimed, type RoundLimits } from './claim';
-import type { Recorder } from './recorder';
+import type { Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
 import { PACING_HORIZON_MS, spacingMs } from '../domain/delivery-pacing';
-import { hopNow, type HopLog } from '../lib/hop-log';
+import { hopNow, type HopLog } from '../lib/runtime/hop-log';
 
 export interface DispatcherSettings extends Omit<RoundLimits, 'budget' | 'held' | 'reserve' | 'localPace'> {
   /** POSTs this process keeps in flight at most, across every endpoint. */
@@ -30,7 +30,7 @@ export interface Dispatcher {
 /**
  * First attempts (issue 19): rounds of claims from the queue (webhooks/claim.ts), each granted
  * delivery POSTed on its own the moment it is claimed and recorded the moment it ends
- * (webhooks/recorder.ts), so a slow endpoint holds up nothing but its own slots. A round runs when
+ * (webhooks/result-recorder.ts), so a slow endpoint holds up nothing but its own slots. A round runs when
  * a publishing transaction commits (the listener's notification), when a POST to an endpoint that
  * had more queued ends, and when a rate-limited endpoint's next start comes within reach; one round runs at a
  * time and a wake during it runs another right after. No round waits on a poll interval; the
@@ -42,7 +42,7 @@ export function createDispatcher(deps: {
   sender: Sender;
   recorder: Recorder;
   settings: DispatcherSettings;
-  /** The benchmark's per-hop timestamps (lib/hop-log.ts); absent or off, nothing is timed. */
+  /** The benchmark's per-hop timestamps (lib/runtime/hop-log.ts); absent or off, nothing is timed. */
   hops?: HopLog;
 }): Dispatcher {
   const { settings } = deps;

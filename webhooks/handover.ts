@@ -9,7 +9,7 @@ import {
   scheduleRetries,
   type RetryItem,
 } from '../domain/webhook-messages';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 
 /** Deliveries per signal: history events stay small (about 200 bytes an item). */
 const MAX_ITEMS = 1000;
@@ -24,7 +24,7 @@ export interface HandOverDeps {
 /**
  * Hands failed first attempts to a retry scheduler (workflows/retry-scheduler.ts), which starts
  * each one's delivery workflow: the §6.5 schedule from attempt 2 on durable timers. The rows are
- * written with the failure (webhooks/recorder.ts) and deleted here once the signal is in
+ * written with the failure (webhooks/result-recorder.ts) and deleted here once the signal is in
  * Temporal's history, so a crash or a Temporal outage in between only delays the schedule. The
  * signal is idempotent: a delivery workflow already started is not started again.
  * Answers how many were handed over.

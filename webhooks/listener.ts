@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { Client } from 'pg';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 import { QUEUE_CHANNEL } from './publish';
 
 /** The advisory-lock class a live dispatcher holds its own key in (its liveness, for the sweep). */

@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
 import type { EndpointAuthentication } from '../db/entities/webhook-rows';
-import { guardedLookup, type SsrfPolicy } from '../lib/ssrf-guard';
-import type { HostResolver } from '../lib/dns-resolver';
+import { guardedLookup, type SsrfPolicy } from '../lib/runtime/ssrf-guard';
+import type { HostResolver } from '../lib/runtime/dns-resolver';
 import { authenticationAad } from './authentication';
 import type { Connection } from './post';
 import type { SecretBox } from './secret-box';

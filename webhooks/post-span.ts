@@ -1,5 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { inCausedSpan, traceparentOf } from '../lib/tracing';
+import { inCausedSpan, traceparentOf } from '../lib/runtime/tracing';
 import type { Target } from './attempt-store';
 import { post, type Connection, type PostResult } from './post';
 import type { SignedRequest } from './signing';

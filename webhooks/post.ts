@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
-import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy } from '../lib/ssrf-guard';
-import type { HostResolver } from '../lib/dns-resolver';
+import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy } from '../lib/runtime/ssrf-guard';
+import type { HostResolver } from '../lib/runtime/dns-resolver';
 import type { SignedRequest } from './signing';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */

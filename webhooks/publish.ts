@@ -3,7 +3,7 @@ import { preparedStatement } from '../db/prepared';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { EXPLICIT_ONLY_EVENT_TYPES, supportedEventTypes, type ServiceEvent } from '../domain/events';
 import { renderEventBody } from './signing';
-import { activeTraceparent } from '../lib/tracing';
+import { activeTraceparent } from '../lib/runtime/tracing';
 
 /**
  * The channel a publishing transaction notifies at commit; every worker's dispatcher listens

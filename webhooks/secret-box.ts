@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { Config } from '../lib/config';
+import type { Config } from '../lib/runtime/config';
 
 /**
  * Signing secrets at rest (spec §2.6, §8): AES-256-GCM under a keyring, bound to the endpoint id as
@@ -23,7 +23,7 @@ interface RingKey {
 
 /**
  * The keyring: WEBHOOK_SECRET_KEYS (`id:base64,id:base64`, current first), plus WEBHOOK_SECRET_KEY
- * (one key, id `default`) as before rotation existed. Production requires one of them (lib/config);
+ * (one key, id `default`) as before rotation existed. Production requires one of them (lib/runtime/config);
  * dev/test derive a fixed one.
  */
 export function secretBoxFrom(

@@ -1,13 +1,13 @@
 import type { AttemptInput } from '../domain/webhook-messages';
-import { logger } from '../lib/logger';
-import type { SsrfPolicy } from '../lib/ssrf-guard';
-import type { HostResolver } from '../lib/dns-resolver';
+import { logger } from '../lib/runtime/logger';
+import type { SsrfPolicy } from '../lib/runtime/ssrf-guard';
+import type { HostResolver } from '../lib/runtime/dns-resolver';
 import type { Finished, Target } from './attempt-store';
 import { connectionFor, post, type Connection, type PostResult } from './post';
 import { openingCache, type SecretBox } from './secret-box';
 import { endpointKeys, signedRequest } from './signing';
 import { parseRetryAfter } from '../domain/retry-schedule';
-import { tracingOn } from '../lib/tracing';
+import { tracingOn } from '../lib/runtime/tracing';
 import { tracedPost } from './post-span';
 import { mtlsPools } from './mtls-agents';
 import { oauth2Tokens } from './oauth2-tokens';

@@ -1,10 +1,10 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { BehaviourSet } from '../lib/behaviour-set';
-import { logger } from '../lib/logger';
-import { recordSweep } from '../lib/metrics';
+import { logger } from '../lib/runtime/logger';
+import { recordSweep } from '../lib/runtime/metrics';
 import { LIVENESS_LOCK_CLASS } from './listener';
 import { planStoredEvents } from './publish';
-import { IN_DOUBT_ERROR, type Recorder } from './recorder';
+import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
 import { notSent } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
 

@@ -9,7 +9,7 @@ import {
   type DeliveryInput,
 } from '../domain/webhook-messages';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
-import { logger } from '../lib/logger';
+import { logger } from '../lib/runtime/logger';
 
 /**
  * One call takes the oldest queued deliveries of up to this many endpoints, and up to this many of

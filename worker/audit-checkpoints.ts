@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { Config } from '../lib/config';
+import type { Config } from '../lib/runtime/config';
 import {
   AUDIT_CHECKPOINT_MEMO,
   AUDIT_CHECKPOINT_NOW,

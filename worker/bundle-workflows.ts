@@ -1,5 +1,5 @@
 import { Worker as Thread } from 'node:worker_threads';
-import { FAILURE_CONVERTER_PATH } from '../lib/payload-codec';
+import { FAILURE_CONVERTER_PATH } from '../lib/runtime/payload-codec';
 
 // Runs in a thread of its own: webpack's memory goes away with the thread instead of staying in
 // the worker's heap for its whole life (about 300 MiB of RSS on a 2-core machine).

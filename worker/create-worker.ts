@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Config } from '../lib/config';
-import { temporalConnectionOptions, type TemporalConnectionConfig } from '../lib/temporal';
-import { dataConverterOf, type PayloadKeyConfig } from '../lib/payload-codec';
+import type { Config } from '../lib/runtime/config';
+import { temporalConnectionOptions, type TemporalConnectionConfig } from '../lib/runtime/temporal';
+import { dataConverterOf, type PayloadKeyConfig } from '../lib/runtime/payload-codec';
 import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
-import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../lib/tracing';
+import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../lib/runtime/tracing';
 
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
@@ -29,7 +29,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     connection,
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
-    // Payloads are sealed here, before the server stores them (lib/payload-codec.ts).
+    // Payloads are sealed here, before the server stores them (lib/runtime/payload-codec.ts).
     dataConverter: dataConverterOf(setup.config),
     activities: createActivities(setup.deps),
     workflowBundle: setup.workflowBundle ??

@@ -1,16 +1,16 @@
-import './tracing'; // first: see the file
-import { loadConfig } from '../lib/config';
-import { logger } from '../lib/logger';
+import './tracing-preload'; // first: see the file
+import { loadConfig } from '../lib/runtime/config';
+import { logger } from '../lib/runtime/logger';
 import { openOrm, prepareServiceDatabase } from '../db/orm';
 import { currentAuditKey } from '../db/audit-log';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
-import { connectClient } from '../lib/temporal';
+import { connectClient } from '../lib/runtime/temporal';
 import { createDeliveryEngine } from '../webhooks';
-import { startWorkerMetrics } from './metrics-server';
+import { startWorkerMetrics } from './worker-metrics';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { ensureAuditCheckpoints } from './audit-checkpoints';
-import { stopTracing } from '../lib/tracing';
+import { stopTracing } from '../lib/runtime/tracing';
 import { warmWorker } from './warm-up';
 
 /**

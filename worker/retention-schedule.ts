@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import type { Config } from '../lib/config';
-import { logger } from '../lib/logger';
+import type { Config } from '../lib/runtime/config';
+import { logger } from '../lib/runtime/logger';
 import { RETENTION_WORKFLOW, retentionScheduleId } from '../domain/retention-messages';
 
 /**

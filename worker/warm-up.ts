@@ -1,6 +1,6 @@
 import type { Worker } from '@temporalio/worker';
-import { logger } from '../lib/logger';
-import { recordWarmUp } from '../lib/metrics';
+import { logger } from '../lib/runtime/logger';
+import { recordWarmUp } from '../lib/runtime/metrics';
 import type { RunningEngine } from '../webhooks';
 
 /** How often the warm-up looks whether the Temporal worker has begun polling. */

@@ -7,7 +7,7 @@ import { ok } from '../respond';
 import { auditReads } from './audit-reads';
 import { csvHeader, csvLine } from './csv';
 import type { AuditRow } from '../../db/audit-log';
-import { openSealed, personalKeysOf } from '../personal/personal-data';
+import { openSealed, personalKeysOf } from '../personal/sealing';
 import { AuditEventList, AuditEventsQuery, AuditFilterQuery } from './schema';
 
 /** Issue 21: the organisation's audit trail, for its administrators (docs/decisions/README.md, Operating for years). */

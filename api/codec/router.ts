@@ -3,20 +3,20 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Payload } from '@temporalio/common';
 import { forbidden, unauthenticated } from '../../lib/errors';
-import { payloadCodecOf } from '../../lib/payload-codec';
+import { payloadCodecOf } from '../../lib/runtime/payload-codec';
 import type { Principal } from '../../domain/principal';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import { consoleCookies } from '../console/session-cookies';
 import { CodecPayloads } from './schema';
 
 /**
  * The codec server (docs/decisions/0307): the Temporal Web UI and CLI send it sealed payloads and get
  * them back in clear, for the deployment's operators only. Under /console so the console's sign-in
  * cookie (path /console) reaches it from the Web UI with "include cross-origin credentials"; a bearer
- * access token or CODEC_SERVER_TOKEN works too (the CLI's --codec-auth).
+ * access token or CODEC_SERVER_TOKEN works too (the CLI's --codec-auth). The process hands in how to
+ * read that cookie (`readConsoleSession`): the cookie is the console's, and api/ does not import it.
  */
-export function codecRouter(deps: ApiDeps): Router {
+export function codecRouter(deps: ApiDeps, readConsoleSession: (ctx: Context) => string | null): Router {
   const router = new Router({ prefix: '/console/codec' });
   const codec = payloadCodecOf(deps.config);
   const uiOrigin = new URL(deps.config.TEMPORAL_UI_URL).origin;
@@ -31,7 +31,7 @@ export function codecRouter(deps: ApiDeps): Router {
   ] as const) {
     router.post(
       path,
-      operator(deps),
+      operator(deps, readConsoleSession),
       validate(
         {
           body: CodecPayloads,
@@ -67,14 +67,13 @@ function cors(origin: string) {
  * payloads of every organisation share one namespace, so a tenant's own admin may not), signed in to
  * the console or holding an access token, or the holder of CODEC_SERVER_TOKEN.
  */
-function operator(deps: ApiDeps) {
+function operator(deps: ApiDeps, readConsoleSession: (ctx: Context) => string | null) {
   const { CODEC_SERVER_ORG_IDS: orgs, CODEC_SERVER_TOKEN: token } = deps.config;
   const tokenDigest = token ? digest(token) : undefined;
-  const cookies = consoleCookies(deps.config);
   return async (ctx: Context, next: Next) => {
     const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
     if (bearer && tokenDigest && timingSafeEqual(digest(bearer), tokenDigest)) return next();
-    const accessToken = bearer ?? cookies.readSession(ctx);
+    const accessToken = bearer ?? readConsoleSession(ctx);
     if (!accessToken) throw unauthenticated('Sign in to the console, or send Authorization: Bearer <token>');
     const principal: Principal = await deps.tokens.verify(accessToken);
     if (!principal.roles.includes('admin') || !orgs.includes(principal.orgId))

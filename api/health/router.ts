@@ -4,8 +4,8 @@ import { AppError, dependencyName, OUTAGE_RETRY_AFTER_SECONDS } from '../../lib/
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
-import { dependencyWatchOf } from './dependencies';
-import { WARM_PARTS } from './warmth';
+import { dependencyWatchOf } from '../dependency-watch';
+import { WARM_PARTS } from '../warmth';
 
 const Alive = z.object({ status: z.literal('ok') });
 const Ready = z.object({

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
 import { request } from 'undici';
-import { logger } from '../../lib/logger';
-import { recordWarmUp } from '../../lib/metrics';
+import { logger } from '../../lib/runtime/logger';
+import { recordWarmUp } from '../../lib/runtime/metrics';
 import { WARM_LOCK_CLASS, warmAimedPublish } from '../../webhooks';
 import type { ApiDeps } from '../deps';
-import { WARM_PARTS, type WarmPart, type Warmth } from './warmth';
+import { WARM_PARTS, type WarmPart, type Warmth } from '../warmth';
 
 /** Pool connections opened and prepared at once: the test operation's requests in flight side by side. */
 const WARM_CONNECTIONS = 4;

@@ -2,14 +2,13 @@ import type Router from '@koa/router';
 import type { Principal } from '../../domain/principal';
 import { authorizeInOrganisation, organisationRoles, seesWholeOrganisation, type Subject } from '../../domain/policy';
 import { notFound } from '../../lib/errors';
-import { decisionAfter, recordingRefusals, recordSucceeded } from '../audit/recorder';
+import { decisionAfter, recordingRefusals, recordSucceeded } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
-import type { accreditations } from './accreditations';
-import { commitIdentityChange } from './identity-change';
+import { commitIdentityChange, type accreditations } from '../../identity';
 import { ok } from '../respond';
-import { personalSealer } from '../personal/personal-data';
+import { personalSealer } from '../personal/sealing';
 import {
   AccreditationDecisionBody,
   AccreditationDocumentBody,

@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import { IdentityApiKeySchema } from '../../db/entities/identity-api-key';
-import { recordingRefusals, recordSucceeded, transactionOf } from '../audit/recorder';
+import { recordingRefusals, recordSucceeded, transactionOf } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { answerHoldsSecret } from '../middleware/idempotency';
 import { validate } from '../middleware/validate';
-import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from './api-keys';
+import { createApiKey, listApiKeys, revokeApiKey, toApiKeyView } from '../../identity';
 import { ok } from '../respond';
 import { ApiKeyParams, CreateApiKeyBody, ApiKeyCreated, ApiKeyList } from './schema';
 

@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
-import { recordingRefusals, recordSucceeded } from '../audit/recorder';
+import { recordingRefusals, recordSucceeded } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
-import { consoleSessions, statusOf, toConsoleSessionView } from './console-sessions';
+import { consoleSessions, statusOf, toConsoleSessionView } from '../../identity';
 import { ConsoleSessionList, ConsoleSessionParams } from './schema';
 
 /**

@@ -4,9 +4,9 @@ import type { Context } from 'koa';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ROLES } from '../../domain/principal';
-import type { Config } from '../../lib/config';
-import { html } from '../console/html';
-import { DEV_IDP_AUDIENCE, devIdpOf, type DevIdp } from './dev-idp';
+import type { Config } from '../../lib/runtime/config';
+import { html } from '../../lib/html';
+import { DEV_IDP_AUDIENCE, devIdpOf, type DevIdp } from '../../identity';
 
 const CODE_TTL_MS = 60_000;
 /**

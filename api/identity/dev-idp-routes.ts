@@ -1,8 +1,7 @@
 import type Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import { createApiKey } from './api-keys';
-import { DEV_IDP_AUDIENCE, type DevIdp } from './dev-idp';
+import { createApiKey, DEV_IDP_AUDIENCE, type DevIdp } from '../../identity';
 import { ok } from '../respond';
 import { DevMintBody, DevMintResponse } from './schema';
 

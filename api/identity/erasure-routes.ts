@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Knex } from '@mikro-orm/postgresql';
 import { eraseInvestor, liftLegalHold, LegalHoldStands, placeLegalHold } from '../../db/personal-keys';
 import { conflict, notFound } from '../../lib/errors';
-import { recordingRefusals, recordSucceeded } from '../audit/recorder';
+import { recordingRefusals, recordSucceeded } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';

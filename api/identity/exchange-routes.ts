@@ -1,10 +1,9 @@
 import type Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import { parseApiKey } from './api-keys';
+import { parseApiKey, type tokenExchange } from '../../identity';
 import { ok } from '../respond';
 import { ExchangeBody, TokenResponse } from './schema';
-import type { tokenExchange } from './token-exchange';
 
 /** spec §4.2 token exchange, and the JWKS other services verify our access tokens with. */
 export function exchangeRoutes(router: Router, deps: ApiDeps, exchange: ReturnType<typeof tokenExchange>): void {

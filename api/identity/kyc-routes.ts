@@ -1,12 +1,11 @@
 import type Router from '@koa/router';
 import { authorizeInOrganisation, organisationRoles, seesWholeOrganisation, type Subject } from '../../domain/policy';
 import { notFound } from '../../lib/errors';
-import { decisionAfter, recordingRefusals, recordSucceeded } from '../audit/recorder';
+import { decisionAfter, recordingRefusals, recordSucceeded } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
-import { commitIdentityChange } from './identity-change';
-import type { KycModel } from './kyc-model';
+import { commitIdentityChange, type KycModel } from '../../identity';
 import { ok } from '../respond';
 import { kycDecisionBody, RecordParams, SubjectQuery, KycCaseView, KycSessionView } from './schema';
 

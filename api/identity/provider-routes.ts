@@ -1,10 +1,7 @@
 import type Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import type { accreditations } from './accreditations';
-import { commitIdentityChange } from './identity-change';
-import type { KycModel } from './kyc-model';
-import { verifyProviderSignature } from './provider-signature';
+import { commitIdentityChange, verifyProviderSignature, type accreditations, type KycModel } from '../../identity';
 import { ok } from '../respond';
 import { providerNotification, AccreditationView, KycCaseView, KycSessionView } from './schema';
 import { z } from 'zod';

@@ -1,20 +1,23 @@
 import Router from '@koa/router';
-import { RateLimiter } from '../middleware/rate-limiter';
+import { RateLimiter } from '../../db/rate-limits';
 import type { ApiDeps } from '../deps';
-import { accreditationFlow } from './accreditation-flow';
+import {
+  accreditationFlow,
+  accreditations,
+  configuredIssuers,
+  devIdpOf,
+  IdTokenVerifier,
+  kycModel,
+  tokenExchange,
+} from '../../identity';
 import { accreditationRoutes } from './accreditation-routes';
-import { accreditations } from './accreditations';
 import { apiKeyRoutes } from './api-key-routes';
 import { consoleSessionRoutes } from './console-session-routes';
-import { devIdpOf } from './dev-idp';
 import { devIdpRoutes } from './dev-idp-routes';
-import { configuredIssuers, IdTokenVerifier } from './id-token-verifier';
 import { erasureRoutes } from './erasure-routes';
 import { exchangeRoutes } from './exchange-routes';
-import { kycModel } from './kyc-model-of-set';
 import { kycRoutes } from './kyc-routes';
 import { providerRoutes } from './provider-routes';
-import { tokenExchange } from './token-exchange';
 
 /** Everything under /identity (spec §4.2, §5, identity side of §6), and /dev-idp when enabled. */
 export function identityRouter(deps: ApiDeps): Router {

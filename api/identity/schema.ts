@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ROLES } from '../../domain/principal';
-import { ACCREDITATION_DECISIONS } from './accreditation-flow';
+import { ACCREDITATION_DECISIONS } from '../../identity';
 
 export const ExchangeBody = z.object({
   /** The identity provider's ID token (a compact JWS). */

@@ -10,7 +10,7 @@ import type { BehaviourSet } from '../../lib/behaviour-set';
 import type { Principal } from '../../domain/principal';
 import type { NewSubscription } from '../../domain/subscription';
 import type { CreateSubscriptionBody } from './schema';
-import { requireMinimum } from './offering-capacity';
+import { requireMinimum } from './capacity-rules';
 
 /**
  * Builds the new subscription from the offering's terms: price from the tranche or security

@@ -2,7 +2,7 @@ import type { SubscriptionRecord } from '../../db/entities/subscription-record';
 import type { Orm } from '../../db/orm';
 import type { SubscriptionAction } from '../../domain/policy';
 import type { SubscriptionView } from '../../domain/subscription-view';
-import { recordCommand } from '../audit/recorder';
+import { recordCommand } from '../audit/audit-recorder';
 import type { Ctx } from '../middleware/validate';
 
 /** A command's run calls this once it has read the subscription, so the entry names it and its status before. */
@@ -10,7 +10,7 @@ export type SeenRecord = (record: SubscriptionRecord) => void;
 
 /**
  * Staff decisions on subscriptions, in the audit trail once the workflow answers or refuses, with
- * the subscription's status before and after (api/audit/recorder.ts, docs/decisions/README.md, Operating for years).
+ * the subscription's status before and after (api/audit/audit-recorder.ts, docs/decisions/README.md, Operating for years).
  */
 export function staffDecisions(orm: Orm) {
   return (

@@ -5,8 +5,8 @@ import {
   type Client,
 } from '@temporalio/client';
 import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
-import type { Config } from '../../lib/config';
-import { currentIdempotencyScope } from '../../lib/idempotency-scope';
+import type { Config } from '../../lib/runtime/config';
+import { currentIdempotencyScope } from '../../lib/runtime/idempotency-scope';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import type { SubscriptionView } from '../../domain/subscription-view';
 import { OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
@@ -30,7 +30,7 @@ export function subscriptionClient(
   projection: Projection,
 ) {
   // Longest a command may take end to end (a processor call inside it has its own 30 s limit);
-  // past it the API answers 503 COMMAND_OUTCOME_UNKNOWN (api/middleware/errors.ts).
+  // past it the API answers 503 COMMAND_OUTCOME_UNKNOWN (api/middleware/error-envelope.ts).
   const withDeadline = <T>(fn: () => Promise<T>) =>
     temporal.connection.withDeadline(Date.now() + config.COMMAND_TIMEOUT_MS, fn);
   // Under an Idempotency-Key the update id is derived from it: a retry is the same update, and

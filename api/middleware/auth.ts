@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { forbidden, unauthenticated } from '../../lib/errors';
 import type { Principal, Role } from '../../domain/principal';
-import type { AccessTokens } from '../identity/access-tokens';
+import type { AccessTokens } from '../../identity';
 import { runUnderIdempotencyKey } from './idempotency';
 
 export interface AuthState {

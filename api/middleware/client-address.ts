@@ -1,12 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Context, Middleware } from 'koa';
-import type { Config } from '../../lib/config';
+import type { Config } from '../../lib/runtime/config';
 
 /**
  * The console's calls to this API carry the person's address in these headers, with a proof only
  * this process knows (drawn at start, never sent off the host: the console calls its own listening
- * socket, api/console/api-client.ts). Any other client's copy of the headers is ignored.
+ * socket, console/api-client.ts). Any other client's copy of the headers is ignored.
  */
 const CONSOLE_CLIENT_HEADER = 'x-tranche-console-client';
 const CONSOLE_PROOF_HEADER = 'x-tranche-console-proof';

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import { z } from 'zod';
 import { conflict, validationFailed } from '../../lib/errors';
-import { withIdempotencyScope } from '../../lib/idempotency-scope';
-import { logger } from '../../lib/logger';
+import { withIdempotencyScope } from '../../lib/runtime/idempotency-scope';
+import { logger } from '../../lib/runtime/logger';
 import type { Orm } from '../../db/orm';
 import type { SecretBox } from '../../webhooks';
 import type { Principal } from '../../domain/principal';
-import { errorBody, toAppError } from './errors';
+import { errorBody, toAppError } from './error-envelope';
 import { idempotencyStore, type IdempotencyScope } from './idempotency-store';
 
 const IdempotencyKey = z
@@ -28,7 +28,7 @@ type UnderKey = (principal: Principal, next: Next) => Promise<void>;
  * that answer again, with `Idempotent-Replayed: true`. Same key, other body: 409
  * IDEMPOTENCY_KEY_REUSED. While the first still runs: 409 IDEMPOTENCY_KEY_IN_USE with Retry-After.
  * Answers that say nothing about the request (5xx, 401, 403, 408, 429) are not kept: the key is
- * released and a retry runs again, as the same Temporal update (lib/idempotency-scope.ts).
+ * released and a retry runs again, as the same Temporal update (lib/runtime/idempotency-scope.ts).
  *
  * Nothing is claimed or replayed here: this only prepares the key, and auth() runs it once the
  * caller is authenticated and holds a role the route accepts (docs/decisions/README.md, Trust, second pass), so a

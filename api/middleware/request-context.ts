@@ -2,8 +2,8 @@ import type { Middleware } from 'koa';
 import { RequestContext } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
 import type { Orm } from '../../db/orm';
-import { logger } from '../../lib/logger';
-import { withRequestId } from '../../lib/request-scope';
+import { logger } from '../../lib/runtime/logger';
+import { withRequestId } from '../../lib/runtime/request-scope';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

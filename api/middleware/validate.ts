@@ -2,7 +2,7 @@ import type { RouterContext } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { z } from 'zod';
 import { validationFailed } from '../../lib/errors';
-import { logger } from '../../lib/logger';
+import { logger } from '../../lib/runtime/logger';
 import type { AuthState } from './auth';
 
 export interface Schemas {

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
-import { RateLimiter } from './rate-limiter';
+import { RateLimiter } from '../../db/rate-limits';
 import type { ApiDeps } from '../deps';
-import type { AccessTokens } from '../identity/access-tokens';
+import type { AccessTokens } from '../../identity';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 // Signed by a processor or the identity provider on behalf of every investor at once.

@@ -1,8 +1,8 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import type { EndpointAuthentication, PreparedAuthentication } from '../../webhooks';
 import { AppError, badRequest } from '../../lib/errors';
-import { assertDeliverableUrl, SsrfRefusedError, type SsrfPolicy } from '../../lib/ssrf-guard';
-import type { HostResolver } from '../../lib/dns-resolver';
+import { assertDeliverableUrl, SsrfRefusedError, type SsrfPolicy } from '../../lib/runtime/ssrf-guard';
+import type { HostResolver } from '../../lib/runtime/dns-resolver';
 import type { AuthenticationInput } from './schema';
 import { checkHttpsUrl } from './url-policy';
 

@@ -7,7 +7,7 @@ import { attemptView, deliveryView } from './views';
 import { DeliveryParams, ListDeliveriesQuery, DeliveryDetail, DeliveryList, DeliveryView } from './schema';
 import { ok } from '../respond';
 import { byCreation, page, positionAfter } from '../cursor';
-import { recordCommand, type AuditSpec } from '../audit/recorder';
+import { recordCommand, type AuditSpec } from '../audit/audit-recorder';
 
 /**
  * spec §4.3 delivery history and manual retry; status codes and bodies in

@@ -1,6 +1,6 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { endpointStore, type EndpointStore, type SecretBox, type WebhookEndpointReadRow } from '../../webhooks';
-import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/recorder';
+import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import type { Ctx } from '../middleware/validate';
 
@@ -16,7 +16,7 @@ export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({
 /**
  * Runs a change to webhook endpoints and writes its audit entry in one transaction; `work` gets a
  * store bound to it and fills in the spec (subject, before, after) as it learns them. A refusal is
- * recorded as refused (api/audit/recorder.ts).
+ * recorded as refused (api/audit/audit-recorder.ts).
  */
 export function auditedEndpointChange<T>(
   deps: ApiDeps & { secrets: SecretBox },

@@ -18,10 +18,10 @@ import {
   successRates,
   type WebhookEndpointReadRow,
 } from '../../webhooks';
-import { hopLogOf } from '../../lib/hop-log';
+import { hopLogOf } from '../../lib/runtime/hop-log';
 import { recoveryRoutes } from './recovery-routes';
-import { assertDeliverableUrl, policyFromConfig } from '../../lib/ssrf-guard';
-import { createHostResolver, resolverOptionsFromConfig } from '../../lib/dns-resolver';
+import { assertDeliverableUrl, policyFromConfig } from '../../lib/runtime/ssrf-guard';
+import { createHostResolver, resolverOptionsFromConfig } from '../../lib/runtime/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
 import { prepareAuthentication } from './authentication-policy';
 import { endpointView } from './views';

@@ -17,7 +17,7 @@ import {
 } from './schema';
 import { recoveryView } from './views';
 import { ok } from '../respond';
-import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/recorder';
+import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/audit-recorder';
 import { byCreation, page, positionAfter } from '../cursor';
 
 /**
@@ -64,7 +64,7 @@ export function recoveryRoutes(
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
-        // Refused before a recovery exists: the entry names the endpoint (api/audit/recorder.ts).
+        // Refused before a recovery exists: the entry names the endpoint (api/audit/audit-recorder.ts).
         const spec: AuditSpec = {
           action: 'webhook_recovery.start',
           subject: { type: 'webhook_endpoint', id: params.id },

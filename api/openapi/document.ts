@@ -5,7 +5,7 @@ import { ROUTE_DOC, ROUTE_SCHEMAS, type RouteDoc, type Schemas } from '../middle
 import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, outputSchema, type JsonSchema } from './json-schema';
 import { IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
 import { TAGS, tagOf } from './tags';
-import { webhooksSection } from './webhooks';
+import { webhooksSection } from './webhook-document';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 
 type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[]; [ROUTE_DOC]?: RouteDoc };
@@ -109,7 +109,7 @@ function operation(
   if (WRITES.has(method) && !roles) [401, 404].forEach((s) => errors.add(s));
   if (WRITES.has(method)) errors.add(429);
   if (WRITES.has(method) && roles) errors.add(409);
-  // Every route but liveness answers 503 while PostgreSQL or Temporal is down (api/middleware/errors.ts,
+  // Every route but liveness answers 503 while PostgreSQL or Temporal is down (api/middleware/error-envelope.ts,
   // outageGate); a command the workflow did not answer in time may still apply: 503, retry with the same key.
   if (rawPath !== '/health') errors.add(503);
 

@@ -43,7 +43,7 @@ function toComponentRefs(value: unknown): unknown {
   );
 }
 
-/** The one error envelope api/middleware/errors.ts answers with, whatever went wrong. */
+/** The one error envelope api/middleware/error-envelope.ts answers with, whatever went wrong. */
 export const ERROR_ENVELOPE: JsonSchema = {
   type: 'object',
   required: ['success', 'error'],

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Orm } from '../../db/orm';
 import { PaymentNotificationSchema } from '../../db/entities/payment-notification';
-import { logger } from '../../lib/logger';
+import { logger } from '../../lib/runtime/logger';
 import type { InboundEvent } from '../../payments';
 import type { NotificationReceipt } from '../../domain/subscription-messages';
 import type { SubscriptionClient } from '../issuance/subscription-client';

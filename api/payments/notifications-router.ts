@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z, ZodError } from 'zod';
 import { badRequest } from '../../lib/errors';
-import { logger } from '../../lib/logger';
+import { logger } from '../../lib/runtime/logger';
 import { notificationSources } from '../../payments';
 import { SignatureError, type NotificationSource } from '../../payments';
 import type { ApiDeps } from '../deps';
@@ -50,7 +50,7 @@ export function paymentNotificationsRouter(deps: ApiDeps): Router {
           }
           const outcome = await take(source.processor, event, {
             requestId: (ctx.state as { requestId?: string }).requestId ?? null,
-            // Koa's ctx.ip, as TRUST_PROXY decides (api/app.ts), like every other audit entry.
+            // Koa's ctx.ip, as TRUST_PROXY decides (server/app.ts), like every other audit entry.
             clientAddress: ctx.ip || null,
           });
           ok(ctx, { received: true, event_id: event.id, outcome });

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Orm } from '../../db/orm';
-import type { Config } from '../../lib/config';
-import { openSealed, personalKeysOf } from './personal-data';
+import type { Config } from '../../lib/runtime/config';
+import { openSealed, personalKeysOf } from './sealing';
 
 /**
  * Every JSON answer shows personal fields in clear, or the erased marker once their investor's key

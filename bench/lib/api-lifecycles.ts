@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AccessTokens } from '../../api';
+import { AccessTokens } from '../../identity';
 import type { ServiceProcesses } from './service-processes';
 import { pool, summary } from './stats';
 

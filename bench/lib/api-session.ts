@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { AccessTokens } from '../../api';
+import { AccessTokens } from '../../identity';
 import type { Sink } from './sink';
 
 /**

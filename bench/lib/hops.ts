@@ -10,7 +10,7 @@ type ApiLine = { d: string; e: string; q: number; s: number; c: number };
 type WorkerLine = { d: string; cs: number; ce: number; ps: number; pe: number; re: number };
 
 /**
- * Per-hop p50/p99 of the deliveries the hop logs timed (lib/hop-log.ts), joined by delivery id:
+ * Per-hop p50/p99 of the deliveries the hop logs timed (lib/runtime/hop-log.ts), joined by delivery id:
  *   api_handler  client send → the handler hands the event to the publisher (bench clock → API clock)
  *   commit       → the publish statement has committed (group-commit wait + statement)
  *   notify       → the worker's listener hears the first notification after that commit

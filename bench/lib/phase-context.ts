@@ -12,7 +12,7 @@ export interface PhaseContext {
   temporal: Client;
   svc: ServiceProcesses;
   databaseUrl: string;
-  /** The folder the processes write per-hop timestamps to while `<hopDir>/on` exists (lib/hop-log.ts). */
+  /** The folder the processes write per-hop timestamps to while `<hopDir>/on` exists (lib/runtime/hop-log.ts). */
   hopDir: string;
   /** Phase lengths and counts, shortened by BENCH_SCALE. */
   seconds(s: number): number;

@@ -42,7 +42,7 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   const startedAt = Date.now();
   const worker = start('worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
   await new Promise((r) => setTimeout(r, 4000)); // the worker connects first (the stack migrated, as the owner)
-  const api = start('api/main.ts');
+  const api = start('server/main.ts');
   const baseUrl = `http://127.0.0.1:${port}`;
   // Looked at often: the start-up phase measures from the moment /ready first answers 200.
   let ready: { at: number; body: unknown } | undefined;

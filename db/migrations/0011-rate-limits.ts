@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Rate-limit counters shared by every API instance (api/middleware/rate-limiter.ts). The shape is the one
+ * Rate-limit counters shared by every API instance (db/rate-limits.ts). The shape is the one
  * rate-limiter-flexible's PostgreSQL store expects; it is made here so no process needs DDL
  * rights at run time.
  */

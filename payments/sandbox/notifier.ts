@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Orm } from '../../db/orm';
 import { SandboxEventSchema } from '../../db/entities/payment-sandbox';
-import { logger } from '../../lib/logger';
-import type { SandboxEventData, SandboxEventType } from './events';
+import { logger } from '../../lib/runtime/logger';
+import type { SandboxEventData, SandboxEventType } from './sandbox-events';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxBody } from './signature';
 
 const DELIVERY_TIMEOUT_MS = 10_000;

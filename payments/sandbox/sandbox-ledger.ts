@@ -10,7 +10,7 @@ import {
   type SandboxSessionStatus,
 } from '../../db/entities/payment-sandbox';
 import { formatAmount } from '../../lib/money';
-import type { SandboxEventType } from './events';
+import type { SandboxEventType } from './sandbox-events';
 import type { SandboxNotifier } from './notifier';
 
 export type SessionOutcome = 'complete' | 'cancel' | 'decline';

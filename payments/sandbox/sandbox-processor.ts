@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Orm } from '../../db/orm';
 import { SandboxCollectionSchema, SandboxSessionSchema } from '../../db/entities/payment-sandbox';
-import type { Config } from '../../lib/config';
-import { logger } from '../../lib/logger';
+import type { Config } from '../../lib/runtime/config';
+import { logger } from '../../lib/runtime/logger';
 import { parseAmount } from '../../lib/money';
 import {
   PaymentRefused,

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Config } from '../../lib/config';
+import type { Config } from '../../lib/runtime/config';
 
 /**
  * The sandbox signs like real processors do: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">`.

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
-import type { Config } from '../../lib/config';
-import { inClientSpan, tracingOn } from '../../lib/tracing';
+import type { Config } from '../../lib/runtime/config';
+import { inClientSpan, tracingOn } from '../../lib/runtime/tracing';
 
 /**
  * The official SDK, pointed at Stripe or (STRIPE_API_URL) at stripe-mock. Every call has the

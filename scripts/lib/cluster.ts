@@ -199,7 +199,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       ...(process.env as Record<string, string>),
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
-      // The services never hold the owner's URL (blank is unset, lib/config.ts).
+      // The services never hold the owner's URL (blank is unset, lib/runtime/config.ts).
       DATABASE_MIGRATION_URL: '',
       TEMPORAL_ADDRESS: temporalAddress,
       PUBLIC_BASE_URL: publicUrl,
@@ -219,7 +219,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     const apis = o.apiPorts.map((port, i) =>
       serviceProcess({
         name: `api-${i + 1}`,
-        entry: 'api/main',
+        entry: 'server/main',
         env: { ...env, PORT: String(port) },
         compiled: o.compiled,
         output: o.output,

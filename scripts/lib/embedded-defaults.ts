@@ -16,14 +16,14 @@ export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-producti
 /**
  * The audit trail's key on the embedded stack and in the tests (docs/decisions/0266): public on
  * purpose, like the secret above, so `npm run -s audit:verify` beside `npm start` finds it
- * (auditKeysBesideNpmStart). Production sets AUDIT_HMAC_KEYS (lib/config.ts refuses to start without).
+ * (auditKeysBesideNpmStart). Production sets AUDIT_HMAC_KEYS (lib/runtime/config.ts refuses to start without).
  */
 export const DEV_AUDIT_HMAC_KEYS = 'dev:Bm4oZF0dhQ48S5xRxjZmDtnvZ3p3UPKOzNEWsn+5LDQ=';
 
 /**
  * The key investors' data keys are wrapped under on the embedded stack and in the tests
  * (docs/decisions/0313-erasure-by-crypto-shredding.md): public on purpose, like the audit key above; it protects
- * nothing on a development machine. Production sets PERSONAL_DATA_KEYS (lib/config.ts refuses to start without).
+ * nothing on a development machine. Production sets PERSONAL_DATA_KEYS (lib/runtime/config.ts refuses to start without).
  */
 export const DEV_PERSONAL_DATA_KEYS = 'dev:gX6Y+cygeL8hj/yblvOOHvkx9FBHqTDp+qDozzuo8Dg=';
 
@@ -40,7 +40,7 @@ export function auditKeysBesideNpmStart(env: NodeJS.ProcessEnv): NodeJS.ProcessE
     );
     found.AUDIT_HMAC_KEYS = DEV_AUDIT_HMAC_KEYS;
   }
-  // The checkpoints' memo is sealed (lib/payload-codec.ts): npm start keeps its key in its data folder.
+  // The checkpoints' memo is sealed (lib/runtime/payload-codec.ts): npm start keeps its key in its data folder.
   const keyFile = join(env.TRANCHE_DATA_DIR ?? join(__dirname, '..', '..', '.data'), 'temporal-payload-keys');
   if (!env.TEMPORAL_PAYLOAD_KEYS && !env.TEMPORAL_PAYLOAD_KEYS_FILE && existsSync(keyFile))
     found.TEMPORAL_PAYLOAD_KEYS_FILE = keyFile;
@@ -54,7 +54,7 @@ const LOCAL_METRICS_PORTS = { api: 9464, worker: 9465, temporalSdk: 9466 } as co
 
 export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string> {
   return {
-    // Unset is production (lib/config.ts): npm start is the development opt-in, for this machine only
+    // Unset is production (lib/runtime/config.ts): npm start is the development opt-in, for this machine only
     // (docs/decisions/0259-production-by-default.md).
     NODE_ENV: env.NODE_ENV ?? 'development',
     // The development identity provider mints tokens for anyone: on only here, where it is the point.

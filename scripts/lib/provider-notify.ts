@@ -1,8 +1,8 @@
-import { providerSignature } from '../../api';
+import { providerSignature } from '../../identity';
 
 /**
  * Sends one notification as the KYC/accreditation provider would: signed with the provider's
- * secret over `<timestamp>.<body>` (api/identity/provider-signature.ts).
+ * secret over `<timestamp>.<body>` (identity/provider-signature.ts).
  */
 export async function providerNotify(
   baseUrl: string,

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import { AccessTokens, createApp, type ApiDeps } from '../../api';
-import { loadConfig } from '../../lib/config';
+import { AccessTokens } from '../../identity';
+import { createApp, type ApiDeps } from '../../server';
+import { loadConfig } from '../../lib/runtime/config';
 
 /**
  * GET /openapi.json of a running API, or of an app built in process for the set: the document is
@@ -18,7 +19,7 @@ export async function documentFor(set: 'A' | 'B', url?: string): Promise<object>
   });
   const unused = {} as never;
   // request-context opens a MikroORM context on every request, and the shared rate limiters take
-  // the pool's knex when built (api/middleware/rate-limiter.ts); named stand-ins are all either reads here.
+  // the pool's knex when built (db/rate-limits.ts); named stand-ins are all either reads here.
   const orm = {
     em: { name: 'unused', fork: () => unused, getConnection: () => ({ getKnex: () => unused }) },
   } as unknown as ApiDeps['orm'];

@@ -22,7 +22,7 @@ export interface ServiceProcess {
  */
 export function serviceProcess(opts: {
   name: string;
-  entry: 'api/main' | 'worker/main';
+  entry: 'server/main' | 'worker/main';
   env: NodeJS.ProcessEnv;
   compiled: boolean;
   output: NodeJS.WritableStream;

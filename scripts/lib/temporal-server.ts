@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { ensureNamespace } from '../../lib/temporal';
+import { ensureNamespace } from '../../lib/runtime/temporal';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
 
 const run = promisify(execFile);

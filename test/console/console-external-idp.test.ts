@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/runtime/config';
 import { newOrg } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { endpointStore, publishEvents, secretBoxFrom } from '../../webhooks';
 import { openOrm, type Orm } from '../../db/orm';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/runtime/config';
 import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { startCountingSink } from './support/counting-sink';

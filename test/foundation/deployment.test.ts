@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { ConfigError, loadConfig } from '../../lib/runtime/config';
 import { SCHEMA_STEPS, TEMPORAL_CONFIG_DIR, TEMPORAL_CONFIG_ENV } from '../../scripts/lib/temporal-server';
 
 const run = promisify(execFile);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/runtime/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createActivities } from '../../activities';
 import { createDeliveryEngine } from '../../webhooks';
@@ -9,7 +9,7 @@ import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import { cancel, getSubscription, requestSignature, signAgreement } from '../../domain/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
-import { ensureSearchAttributes } from '../../lib/temporal';
+import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { freshDatabase } from '../support/service';
 import { timeSkippingEnv } from '../support/time-skipping';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Client as PgClient } from 'pg';
-import { AccessTokens } from '../../api/identity/access-tokens';
+import { AccessTokens } from '../../identity/access-tokens';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { http } from '../support/http';
@@ -33,7 +33,7 @@ describe('the worker and API processes', () => {
       PORT: String(port),
       LOG_LEVEL: 'info',
     };
-    for (const file of ['worker/main.ts', 'api/main.ts']) {
+    for (const file of ['worker/main.ts', 'server/main.ts']) {
       const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
         env,
         stdio: ['ignore', 'pipe', 'pipe'],

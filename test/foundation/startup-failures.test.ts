@@ -163,7 +163,7 @@ describe('production by default, as a process', () => {
     });
   }
 
-  it.each(['api/main.ts', 'worker/main.ts'])(
+  it.each(['server/main.ts', 'worker/main.ts'])(
     '%s with no NODE_ENV refuses to start, naming every missing secret and how to make it',
     async (file) => {
       const { code, output } = await start(file, await deployed());
@@ -178,7 +178,7 @@ describe('production by default, as a process', () => {
   );
 
   it('refuses the payment sandbox in production unless PAYMENTS_SANDBOX_IN_PRODUCTION=true', async () => {
-    const { code, output } = await start('api/main.ts', { ...(await deployed()), ...secrets() });
+    const { code, output } = await start('server/main.ts', { ...(await deployed()), ...secrets() });
     expect(code).not.toBe(null);
     expect(code).not.toBe(0);
     expect(output).toMatch(/PAYMENT_PROCESSOR: .*PAYMENTS_SANDBOX_IN_PRODUCTION=true/);
@@ -192,7 +192,7 @@ describe('production by default, as a process', () => {
       PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
       TEMPORAL_TASK_QUEUE: `sandbox-${randomBytes(4).toString('hex')}`,
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'api/main.ts')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'server/main.ts')], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

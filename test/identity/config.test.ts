@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../lib/config';
+import { ConfigError, loadConfig } from '../../lib/runtime/config';
 import { embeddedDefaults } from '../../scripts/lib/embedded-defaults';
 
 describe('identity configuration', () => {

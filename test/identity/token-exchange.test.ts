@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { AccessTokens } from '../../api/identity/access-tokens';
+import { AccessTokens } from '../../identity/access-tokens';
 import { actor, approveKyc, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';

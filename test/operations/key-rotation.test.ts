@@ -1,8 +1,8 @@
 import { createCipheriv, createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { AccessTokens } from '../../api/identity/access-tokens';
+import { AccessTokens } from '../../identity/access-tokens';
 import { secretBoxFrom } from '../../webhooks/secret-box';
 import { authenticationAad } from '../../webhooks/authentication';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/runtime/config';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';

@@ -63,7 +63,7 @@ describe('request limits', () => {
   });
 
   it('counts concurrent writes of one subject each in its own place: exactly the limit passes, the rest are refused', async () => {
-    // Hits that arrive together are counted by one upsert (api/middleware/rate-limiter.ts).
+    // Hits that arrive together are counted by one upsert (db/rate-limits.ts).
     const api = http(svc.baseUrl);
     const staff = await actor(svc, newOrg(), ['staff']);
     const statuses = await Promise.all(

@@ -46,7 +46,7 @@ describe('metrics on by default under npm start', () => {
         PORT: String(port),
         ...embeddedDefaults(ports),
       };
-      for (const file of ['worker/main.ts', 'api/main.ts'])
+      for (const file of ['worker/main.ts', 'server/main.ts'])
         children.push(spawn(process.execPath, ['--import', 'tsx', join(root, file)], { env, stdio: 'ignore' }));
     }, 60_000);
     afterAll(async () => {

@@ -1,7 +1,7 @@
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import type { Server } from 'node:http';
-import { serveMetrics } from '../../lib/metrics-server';
+import { serveMetrics } from '../../lib/runtime/metrics-server';
 import { startService, type TestService } from '../support/service';
 import { eventually, Receiver } from '../webhooks/support/receiver';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
@@ -25,7 +25,7 @@ describe('/metrics', () => {
       startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
       Receiver.start(),
     ]);
-    // As api/main.ts does with METRICS_PORT: a port of its own.
+    // As server/main.ts does with METRICS_PORT: a port of its own.
     metricsServer = await serveMetrics('127.0.0.1', 0, 'test');
     metricsUrl = `http://127.0.0.1:${(metricsServer.address() as { port: number }).port}/metrics`;
   }, 120_000);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { subscriptionWorkflowId } from '../../domain/subscription';
-import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../../lib/payload-codec';
+import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../../lib/runtime/payload-codec';
 import { actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';

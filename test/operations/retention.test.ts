@@ -4,7 +4,7 @@ import { publishEvents, createDeliveryEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { createWorker } from '../../worker/create-worker';
 import { ensureRetentionSchedule } from '../../worker/retention-schedule';
-import { scrape } from '../../lib/metrics';
+import { scrape } from '../../lib/runtime/metrics';
 import {
   RETENTION_WORKFLOW,
   retentionScheduleId,
@@ -12,7 +12,7 @@ import {
   type RetentionTable,
 } from '../../domain/retention-messages';
 import type { ServiceEvent } from '../../domain/events';
-import type { Config } from '../../lib/config';
+import type { Config } from '../../lib/runtime/config';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';

@@ -49,7 +49,7 @@ describe('the logs of a full run', () => {
     const worker = spawnService('worker/main.ts', env, 'worker');
     processes.push(worker);
     await worker.waitForLog(/worker started/);
-    processes.push(spawnService('api/main.ts', env, 'api'));
+    processes.push(spawnService('server/main.ts', env, 'api'));
     baseUrl = `http://127.0.0.1:${port}`;
     await waitReady(baseUrl);
     const api = http(baseUrl);

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { ConfigError, loadConfig } from '../../lib/config';
-import { temporalConnectionOptions } from '../../lib/temporal';
+import { ConfigError, loadConfig } from '../../lib/runtime/config';
+import { temporalConnectionOptions } from '../../lib/runtime/temporal';
 
 /** TLS and API-key options for the Temporal connection (issue 14), one builder for every process. */
 describe('Temporal connection options', () => {

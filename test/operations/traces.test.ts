@@ -3,10 +3,10 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
-import { AccessTokens } from '../../api/identity/access-tokens';
+import { AccessTokens } from '../../identity/access-tokens';
 import type { Role } from '../../domain/principal';
-import { loadTracingConfig } from '../../lib/config';
-import { tracingWanted } from '../../lib/tracing';
+import { loadTracingConfig } from '../../lib/runtime/config';
+import { tracingWanted } from '../../lib/runtime/tracing';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { startZipkin, type RunningZipkin } from '../../scripts/lib/zipkin';
@@ -60,11 +60,11 @@ describe('traces', () => {
     // In a process of its own, as the API and worker start: their first import is the tracing start.
     const probe = async (env: Record<string, string>) => {
       const script = `
-        require('./api/tracing');
-        const { tracingOn } = require('./lib/tracing');
+        require('./server/tracing-preload');
+        const { tracingOn } = require('./lib/runtime/tracing');
         const loaded = Object.keys(require.cache).filter((k) => /@opentelemetry[\\\\/](sdk-trace|instrumentation|exporter)/.test(k));
         const { trace } = require('@opentelemetry/api');
-        const { logger } = require('./lib/logger');
+        const { logger } = require('./lib/runtime/logger');
         logger.info({ where: 'outside' }, 'probe');
         trace.getTracer('probe').startActiveSpan('probe', (span) => { logger.info({ where: 'inside' }, 'probe'); span.end(); });
         console.log(JSON.stringify({ on: tracingOn(), loaded: loaded.length, provider: trace.getTracerProvider().constructor.name }));`;
@@ -106,7 +106,7 @@ describe('traces', () => {
     // with a caller's traceparent, baggage and a query string; the handler reports its span.
     const serve = async (env: Record<string, string>) => {
       const script = `
-        require('./api/tracing');
+        require('./server/tracing-preload');
         const { trace, propagation, context } = require('@opentelemetry/api');
         const http = require('node:http');
         const server = http.createServer((req, res) => {
@@ -254,7 +254,7 @@ describe('traces', () => {
         OTEL_EXPORTER_ZIPKIN_ENDPOINT: zipkin.spansEndpoint,
         OTEL_BSP_SCHEDULE_DELAY: '200',
       };
-      for (const file of ['worker/main.ts', 'api/main.ts']) {
+      for (const file of ['worker/main.ts', 'server/main.ts']) {
         const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
           cwd: root,
           env,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import { createPaymentActivities } from '../../activities/payments';
 import { PaymentRefused } from '../../domain/payment-processor';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { ConfigError, loadConfig } from '../../lib/runtime/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { paymentReferences } from '../../payments/payment-references';
 import { sandboxSecret, signSandboxBody, verifySandboxSignature } from '../../payments/sandbox/signature';

@@ -4,7 +4,7 @@ import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/
 import { http } from '../support/http';
 import type { TestService } from '../support/service';
 import { sandboxSecret, signSandboxBody, SANDBOX_SIGNATURE_HEADER } from '../../payments/sandbox/signature';
-import type { SandboxEventData, SandboxEventType } from '../../payments/sandbox/events';
+import type { SandboxEventData, SandboxEventType } from '../../payments/sandbox/sandbox-events';
 
 export interface World {
   api: ReturnType<typeof http>;

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { createHostResolver } from '../../lib/dns-resolver';
+import { createHostResolver } from '../../lib/runtime/dns-resolver';
 import { answeringNameserver, silentNameserver, type Nameserver } from './support/nameservers';
-import { assertDeliverableUrl, classifyAddress, guardedLookup, refusal, type SsrfPolicy } from '../../lib/ssrf-guard';
+import { assertDeliverableUrl, classifyAddress, guardedLookup, refusal, type SsrfPolicy } from '../../lib/runtime/ssrf-guard';
 
 const strict: SsrfPolicy = { allowLoopback: false, allowPrivate: false };
 const loopbackOk: SsrfPolicy = { allowLoopback: true, allowPrivate: false };
@@ -200,7 +200,7 @@ describe('at connect time: guardedLookup', () => {
   });
 });
 
-describe("the process's own resolver (lib/dns-resolver.ts)", () => {
+describe("the process's own resolver (lib/runtime/dns-resolver.ts)", () => {
   const servers: Nameserver[] = [];
   afterAll(() => Promise.all(servers.map((s) => s.stop())));
   const start = async (made: Promise<Nameserver>) => {

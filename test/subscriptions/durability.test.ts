@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/runtime/config';
 import { AppError } from '../../lib/errors';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createActivities } from '../../activities';
@@ -10,7 +10,7 @@ import { createProcessor } from '../../payments';
 import { subscriptionWorkflowId, type NewSubscription, type SubscriptionState } from '../../domain/subscription';
 import * as m from '../../domain/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
-import { ensureSearchAttributes } from '../../lib/temporal';
+import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { subscriptionClient } from '../../api/issuance/subscription-client';
 import { projectionOf } from '../../api/issuance/subscription-reads';

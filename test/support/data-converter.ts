@@ -1,4 +1,4 @@
-import { dataConverterFromEnv } from '../../lib/payload-codec';
+import { dataConverterFromEnv } from '../../lib/runtime/payload-codec';
 
 /**
  * The data converter of the processes under test, from the payload keyring scripts/with-stack.ts

@@ -2,7 +2,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAILURE_CONVERTER_PATH } from '../../lib/payload-codec';
+import { FAILURE_CONVERTER_PATH } from '../../lib/runtime/payload-codec';
 
 /** Bundles the workflow code once for every test worker in the run (about a second, not one per file). */
 export default async function globalSetup(): Promise<void> {

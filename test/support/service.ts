@@ -4,19 +4,19 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { loadConfig, type Config } from '../../lib/config';
+import { loadConfig, type Config } from '../../lib/runtime/config';
 import { migrate, openOrm, type Orm } from '../../db/orm';
 import { migrateAsOwner } from '../../scripts/lib/migrate-as-owner';
 import { ensureAuditCheckpoints } from '../../worker/audit-checkpoints';
 import { auditCheckpointWorkflowId } from '../../domain/audit-checkpoint';
-import { createApp } from '../../api/app';
-import { AccessTokens } from '../../api/identity/access-tokens';
-import { kycEligibility } from '../../api/identity/kyc-eligibility';
+import { createApp } from '../../server/app';
+import { AccessTokens } from '../../identity/access-tokens';
+import { kycEligibility } from '../../identity/kyc-eligibility';
 import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
 import { freePort } from '../../scripts/lib/free-port';
 import { createWorker } from '../../worker/create-worker';
-import { dataConverterOf } from '../../lib/payload-codec';
+import { dataConverterOf } from '../../lib/runtime/payload-codec';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 
 export interface TestService {

@@ -2,7 +2,7 @@ import { testDataConverter } from '../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../../lib/config';
+import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
 import { deliveryIdFor, IN_DOUBT_ERROR } from '../../webhooks';
 import { actor, newOrg } from '../support/fixtures';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { deliveryWorkflowId, orderedWorkflowId, retrySchedulerWorkflowId } from '../../domain/webhook-messages';
-import { registry } from '../../lib/metrics';
+import { registry } from '../../lib/runtime/metrics';
 import { CIRCUIT_OPEN, deliveryIdFor } from '../../webhooks';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';

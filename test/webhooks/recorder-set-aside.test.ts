@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../../lib/config';
+import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
-import { registry } from '../../lib/metrics';
+import { registry } from '../../lib/runtime/metrics';
 import { endpointStore, secretBoxFrom } from '../../webhooks';
 import { claimAttempts, type Finished } from '../../webhooks/attempt-store';
-import { createRecorder } from '../../webhooks/recorder';
+import { createRecorder } from '../../webhooks/result-recorder';
 import { anEvent, publishUnqueued } from './support/publish';
 import { webhookHarness } from './support/webhook-harness';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
-import { AccessTokens } from '../../api/identity/access-tokens';
+import { AccessTokens } from '../../identity/access-tokens';
 import { freePort } from '../../scripts/lib/free-port';
 import { http } from '../support/http';
 import { freshDatabase } from '../support/service';
@@ -37,7 +37,7 @@ describe('a fresh start: warm before ready', () => {
       extra: { WORKER_METRICS_PORT: String(workerMetricsPort), METRICS_HOST: '127.0.0.1' },
     });
     processes.push(spawnService('worker/main.ts', env, 'worker'));
-    processes.push(spawnService('api/main.ts', env, 'api'));
+    processes.push(spawnService('server/main.ts', env, 'api'));
     const baseUrl = `http://127.0.0.1:${port}`;
     const api = http(baseUrl);
     const db = new PgClient({ connectionString: databaseUrl });

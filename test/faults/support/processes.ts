@@ -18,7 +18,7 @@ export interface ServiceProcess {
 }
 
 /**
- * Resolves once `api` has logged `count` workflow commands (lib/workflow-command-log.ts) after
+ * Resolves once `api` has logged `count` workflow commands (lib/runtime/workflow-command-log.ts) after
  * `since` characters of its log: the commands have left for Temporal. Fault tests strike at this
  * observed state, not after a sleep.
  */
@@ -69,9 +69,9 @@ export function serviceEnv(opts: {
   };
 }
 
-/** worker/main.ts or api/main.ts as its own process, as deployed. */
+/** worker/main.ts or server/main.ts as its own process, as deployed. */
 export function spawnService(
-  file: 'worker/main.ts' | 'api/main.ts',
+  file: 'worker/main.ts' | 'server/main.ts',
   env: Record<string, string>,
   name: string = file,
 ): ServiceProcess {

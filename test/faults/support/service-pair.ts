@@ -42,7 +42,7 @@ export async function startServicePair(opts: {
       return worker;
     },
     async startApi(): Promise<void> {
-      api = spawnService('api/main.ts', env, 'api');
+      api = spawnService('server/main.ts', env, 'api');
       await waitReady(baseUrl, 120_000);
     },
     logs: () => [...workers, ...(api ? [api] : [])].map((p) => `--- ${p.name}\n${p.logs()}`).join('\n'),

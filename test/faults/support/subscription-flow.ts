@@ -2,7 +2,7 @@ import { testDataConverter } from '../../support/data-converter';
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
-import { AccessTokens } from '../../../api/identity/access-tokens';
+import { AccessTokens } from '../../../identity/access-tokens';
 import { subscriptionWorkflowId } from '../../../domain/subscription';
 import { getSubscription } from '../../../domain/subscription-messages';
 import { http } from '../../support/http';

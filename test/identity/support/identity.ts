@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { createApiKey } from '../../../api/identity/api-keys';
+import { createApiKey } from '../../../identity/api-keys';
 import { http, type Reply } from '../../support/http';
 import type { TestService } from '../../support/service';
 

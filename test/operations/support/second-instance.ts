@@ -1,8 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../../api/app';
-import { kycEligibility } from '../../../api/identity/kyc-eligibility';
-import type { Config } from '../../../lib/config';
+import { createApp } from '../../../server/app';
+import { kycEligibility } from '../../../identity/kyc-eligibility';
+import type { Config } from '../../../lib/runtime/config';
 import type { TestService } from '../../support/service';
 
 /**

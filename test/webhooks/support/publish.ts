@@ -1,4 +1,4 @@
-import type { Config } from '../../../lib/config';
+import type { Config } from '../../../lib/runtime/config';
 import type { Orm } from '../../../db/orm';
 import type { ServiceEvent } from '../../../domain/events';
 import { publishEvents, type Published } from '../../../webhooks';

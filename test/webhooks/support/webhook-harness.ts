@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { loadConfig, type Config } from '../../../lib/config';
+import { loadConfig, type Config } from '../../../lib/runtime/config';
 import { migrate, openOrm, type Orm } from '../../../db/orm';
 import { createAttemptActivities } from '../../../activities/webhook-attempt';
 import { createDeliveryEngine, deliveryIdFor, deliveryReads, endpointStore, secretBoxFrom } from '../../../webhooks';

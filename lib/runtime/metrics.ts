@@ -1,0 +1,138 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The service's own Prometheus metrics, one registry per process. The API serves it at /metrics;
+ * a worker process serves it on WORKER_METRICS_PORT (the Temporal SDK's metrics have their own
+ * port, TEMPORAL_METRICS_PORT). Labels are bounded sets only: a route template, never a raw path.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'tranche_' });
+
+export const httpRequests = new Counter({
+  name: 'tranche_http_requests_total',
+  help: 'HTTP requests answered, by method, route template and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'tranche_http_request_duration_seconds',
+  help: 'Time from receiving a request to answering it, by method, route template and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+export type DeliveryOutcome = 'success' | 'exhausted' | 'endpoint_deleted';
+
+const deliveries = new Counter({
+  name: 'tranche_webhook_deliveries_total',
+  help: 'Webhook deliveries that ended, by outcome (spec §6.5)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+const attempts = new Counter({
+  name: 'tranche_webhook_attempts_total',
+  help: 'Webhook delivery attempts made, by outcome and response status class (none: no response)',
+  labelNames: ['outcome', 'status_class'] as const,
+  registers: [registry],
+});
+
+// Deliveries back off for up to about 1.5 days (spec §6.5), so the buckets reach that far.
+const publishToDelivery = new Histogram({
+  name: 'tranche_webhook_publish_to_delivery_seconds',
+  help: 'Time from an event being published to its successful delivery to an endpoint',
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 43_200, 86_400, 172_800],
+  registers: [registry],
+});
+
+/** Counts one attempt: `responseStatus` is the endpoint's HTTP status, or null when none came (timeout, refused). */
+export function recordWebhookAttempt(outcome: 'success' | 'failed', responseStatus: number | null): void {
+  attempts.inc({ outcome, status_class: responseStatus === null ? 'none' : `${Math.floor(responseStatus / 100)}xx` });
+}
+
+/** Counts one delivery that ended; on success, also how long after publication it arrived. */
+export function recordWebhookDelivery(outcome: DeliveryOutcome, publishedAt?: Date | string): void {
+  deliveries.inc({ outcome });
+  if (outcome === 'success' && publishedAt !== undefined) {
+    const seconds = (Date.now() - new Date(publishedAt).getTime()) / 1000;
+    if (Number.isFinite(seconds) && seconds >= 0) publishToDelivery.observe(seconds);
+  }
+}
+
+const sweeps = new Counter({
+  name: 'tranche_webhook_sweeps_total',
+  help: "Runs of the delivery engine's safety-net sweep (webhooks/sweep.ts)",
+  registers: [registry],
+});
+
+const circuits = new Counter({
+  name: 'tranche_webhook_circuit_transitions_total',
+  help: "Webhook endpoints' circuit breakers changing state, by the state entered",
+  labelNames: ['to'] as const,
+  registers: [registry],
+});
+
+const resultsSetAside = new Counter({
+  name: 'tranche_webhook_results_set_aside_total',
+  help: 'Attempt results whose record failed alone while the database answered: set aside and retried on their own (webhooks/result-recorder.ts)',
+  registers: [registry],
+});
+
+/** Counts one attempt result set aside by the recorder. */
+export const recordResultSetAside = (): void => resultsSetAside.inc();
+
+/** Counts one finished sweep. */
+export const recordSweep = (): void => sweeps.inc();
+
+/** Counts one endpoint's circuit entering `to`. */
+export const recordCircuitTransition = (to: 'open' | 'closed' | 'half_open'): void => circuits.inc({ to });
+
+const rowsPruned = new Counter({
+  name: 'tranche_retention_rows_pruned_total',
+  help: 'Rows the retention prune deleted, by table',
+  labelNames: ['table'] as const,
+  registers: [registry],
+});
+
+const lastPrune = new Gauge({
+  name: 'tranche_retention_last_run_timestamp_seconds',
+  help: 'When the last retention prune run finished (Unix time), as seen by the worker that finished it',
+  registers: [registry],
+});
+
+const lastPruneRows = new Gauge({
+  name: 'tranche_retention_last_run_rows',
+  help: 'Rows the last finished retention prune run deleted, by table',
+  labelNames: ['table'] as const,
+  registers: [registry],
+});
+
+/** Counts rows one prune statement deleted. */
+export function recordRowsPruned(counts: Record<string, number>): void {
+  for (const [table, n] of Object.entries(counts)) if (n > 0) rowsPruned.inc({ table }, n);
+}
+
+/** Notes a finished prune run: when, and what it deleted in all. */
+export function recordPruneRun(finishedAt: Date, counts: Record<string, number>): void {
+  lastPrune.set(finishedAt.getTime() / 1000);
+  for (const [table, n] of Object.entries(counts)) lastPruneRows.set({ table }, n);
+}
+
+/** The text a Prometheus scrape reads, and its content type. */
+export async function scrape(): Promise<{ contentType: string; body: string }> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}
+
+const warmUpSeconds = new Gauge({
+  name: 'tranche_warm_up_seconds',
+  help: 'How long each part of the start-up warm-up took; a part is listed once it has run (docs/decisions/0302-warm-before-ready.md)',
+  labelNames: ['part'] as const,
+  registers: [registry],
+});
+
+/** Records one warmed part of this process's start-up, and how long it took. */
+export function recordWarmUp(part: string, seconds: number): void {
+  warmUpSeconds.set({ part }, seconds);
+}

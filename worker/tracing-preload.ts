@@ -1,0 +1,4 @@
+import { startTracing } from '../lib/runtime/tracing';
+
+// Imported first by worker/main.ts: the SDK (when OTEL_* turn it on) must patch http and pg before they load.
+startTracing('tranche-worker');
