@@ -36,8 +36,8 @@ const windowSeconds = (seconds: number | undefined, days: number) => seconds ?? 
 /**
  * Retention's one entry: every concern that prunes, in the order a run takes them
  * (RETENTION_STAGES), each with its window and the one place its rules live
- * (docs/decisions/0328-one-home-per-table.md). Null: its window is 0, kept forever. Not pruned:
- * the audit trail (audit_events, db/audit-log.ts) is kept whole, its hash chain unbroken.
+ * (docs/decisions/0328-one-home-per-table.md). Null: its window is 0, kept forever. Not pruned yet:
+ * the audit trail (docs/decisions/0212-audit-retention.md), whose rules will sit in db/audit-log.ts.
  */
 function retentionConcerns(config: RetentionConfig): Record<RetentionStage, Prune | null> {
   const events = windowSeconds(config.RETENTION_EVENTS_SECONDS, config.RETENTION_EVENTS_DAYS);
