@@ -1,4 +1,3 @@
 /** The operator console's public face: the router the API process mounts, and what it is built from. */
 export { consoleRouter } from './router';
-export type { ConsoleDeps } from './console-deps';
 export { consoleCookies } from './session-cookies';

@@ -7,7 +7,7 @@ import { html } from '../lib/html';
 import { banner, type Notice } from './layout';
 import { fundsBodyA, fundsBodyB, issuedRow, type RefundLookup } from './views/funds-view';
 import { doneCard, queueBody, queueCard } from './views/queue-view';
-import { subscriptionBody } from './views/subscription-view';
+import { subscriptionBody } from './views/subscription-detail-view';
 
 /**
  * Staff's pages (issue 15): the review queue and its decisions, a subscription's detail, and funds

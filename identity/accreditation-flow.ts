@@ -1,4 +1,4 @@
-import type { AccreditationStatus } from '../db/entities/identity-accreditation';
+import type { AccreditationStatus } from '../domain/accreditation';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import type { Mover } from './kyc-model';
 

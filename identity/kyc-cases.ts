@@ -1,13 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
-import {
-  KycAttemptSchema,
-  KycCaseSchema,
-  type KycAttempt,
-  type KycAttemptStatus,
-  type KycCase,
-  type KycCaseStatus,
-} from '../db/entities/identity-kyc';
+import { KycAttemptSchema, KycCaseSchema, type KycAttempt, type KycCase } from '../db/entities/identity-kyc';
+import type { KycAttemptStatus, KycCaseStatus } from '../domain/kyc';
 import { conflict, forbidden, notFound } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { identityEvent, type IdentityChange } from './identity-change';

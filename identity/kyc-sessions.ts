@@ -1,5 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
-import { KycSessionSchema, type KycSession, type KycSessionStatus } from '../db/entities/identity-kyc';
+import { KycSessionSchema, type KycSession } from '../db/entities/identity-kyc';
+import type { KycSessionStatus } from '../domain/kyc';
 import { conflict, forbidden, notFound } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { identityEvent, type IdentityChange } from './identity-change';

@@ -1,10 +1,10 @@
 /**
- * `npm run cluster`: the production shape on this machine (scripts/lib/cluster.ts), compiled code,
+ * `npm run cluster`: the production shape on this machine (scripts/lib/cluster-stack.ts), compiled code,
  * data in .data/cluster/ (git-ignored). Ctrl-C stops everything it started.
  */
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startCluster } from './lib/cluster';
+import { startCluster } from './lib/cluster-stack';
 import { explainStartupFailure } from './lib/startup-error';
 
 const root = join(__dirname, '..');

@@ -12,6 +12,7 @@ npx eslint .
 npx prettier --check --log-level warn .
 npm run -s lint:architecture   # each folder imports only what .dependency-cruiser.cjs allows; no circle
 npm run -s lint:unused         # no unused file, export or dependency (knip.json)
+npm run -s lint:names          # a file's name says one thing across the tree
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (test/webhooks/delivery-shape.test.ts sets its own shape, so it runs once). isolation.test.ts runs
 # in the default shape only for now: in `workflow` shape, fairness keys on, one organisation's burst

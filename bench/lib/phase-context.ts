@@ -12,6 +12,11 @@ export interface PhaseContext {
   temporal: Client;
   svc: ServiceProcesses;
   databaseUrl: string;
+  /**
+   * The delivery shape under test. The `workflow` shape's phases are sized to what a workflow per
+   * delivery can carry on this server, so each drains in minutes, not hours (bench/webhooks.ts).
+   */
+  shape: 'engine' | 'workflow';
   /** The folder the processes write per-hop timestamps to while `<hopDir>/on` exists (lib/runtime/hop-log.ts). */
   hopDir: string;
   /** Phase lengths and counts, shortened by BENCH_SCALE. */

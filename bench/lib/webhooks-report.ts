@@ -1,6 +1,9 @@
 /** bench/results/webhooks.md from the run's results: every key beside its ceilings, floor and verdict. */
 export function markdown(r: Record<string, any>): string {
-  const row = (key: string, value: unknown, floor: string, ratio = '') => `| ${key} | ${value} | ${ratio} | ${floor} |`;
+  const row = (key: string, value: unknown, floor: string, ratio = '') =>
+    value === undefined
+      ? `| ${key} | not run in this shape | | ${floor} |`
+      : `| ${key} | ${value} | ${ratio} | ${floor} |`;
   const s = r.sustained_deliveries_per_s;
   const q = r.ratios;
   return [
@@ -9,6 +12,7 @@ export function markdown(r: Record<string, any>): string {
     `Run ${r.when} (\`npm run bench -- webhooks\`). Load average at start ${r.load_average_at_start.join(', ')}, at end ${r.load_average_at_end.join(', ')}. ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}.`,
     `Server: ${r.server}.`,
     `Shape: ${r.shape}.`,
+    ...(r.measured_apart ? [`Measured apart: ${r.measured_apart}.`] : []),
     '',
     '| key | value | ratio to the ceilings | floor |',
     '|---|---|---|---|',

@@ -1,7 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-
-/** Set A starts at `submitted`; Set B starts at `created` and is submitted later (spec §6.2). */
-export type AccreditationStatus = 'created' | 'submitted' | 'more_info_needed' | 'approved' | 'denied';
+import type { AccreditationStatus } from '../../domain/accreditation';
 
 export interface Accreditation {
   id: string;

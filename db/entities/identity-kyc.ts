@@ -1,10 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-
-/** Set A: one KYC case per user and organisation; each verification try is an attempt. */
-export type KycCaseStatus = 'pending' | 'approved' | 'rejected' | 'resubmission_requested';
-export type KycAttemptStatus = 'pending' | 'action_required' | 'needs_review' | 'approved' | 'rejected';
-/** Set B: each verification try is a session; the newest one is the user's KYC state. */
-export type KycSessionStatus = 'created' | 'pii_submitted' | 'processing' | 'requires_review' | 'approved' | 'denied';
+import type { KycAttemptStatus, KycCaseStatus, KycSessionStatus } from '../../domain/kyc';
 
 export interface KycCase {
   id: string;

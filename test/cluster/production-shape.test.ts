@@ -2,7 +2,7 @@ import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { Client as PgClient } from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startCluster, type Cluster } from '../../scripts/lib/cluster';
+import { startCluster, type Cluster } from '../../scripts/lib/cluster-stack';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from '../faults/support/postgres-process';
 import { finishAndExpectRecovered } from '../faults/support/recovery';
@@ -10,7 +10,7 @@ import { eventually, wireFlowWorld } from '../faults/support/subscription-flow';
 import { startReceiver } from '../faults/support/webhook-receiver';
 
 /**
- * The shape `npm run cluster` runs (scripts/lib/cluster.ts): its own PostgreSQL (a process of its
+ * The shape `npm run cluster` runs (scripts/lib/cluster-stack.ts): its own PostgreSQL (a process of its
  * own, so it can restart) holding Temporal's
  * databases and the service's, the full Temporal server, two workers and two API instances behind
  * one balancer port. Each fault strikes while commands are in flight through the balancer; after

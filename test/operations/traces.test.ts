@@ -227,7 +227,7 @@ describe('traces', () => {
       const jar = (
         await run('bash', [join(root, 'scripts', 'tools.sh'), 'zipkin'], { timeout: 600_000 })
       ).stdout.trim();
-      // `npm run cluster` starts it the same way (scripts/lib/cluster.ts).
+      // `npm run cluster` starts it the same way (scripts/lib/cluster-stack.ts).
       zipkin = await startZipkin({ jar, port: await freePort(), output: process.stderr });
       receiver = await Receiver.start();
       const privateKeyPem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
