@@ -14,14 +14,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const invalid = () => badRequest('INVALID_CURSOR', 'The cursor is not one this list returned');
 
-/**
- * A timestamp column as PostgreSQL holds it, to the microsecond, in ISO 8601 UTC: what a cursor
- * carries. A JavaScript Date keeps milliseconds, and rows written in one statement share one
- * microsecond timestamp, so a cursor cut to milliseconds skipped the rest of them. The engine's
- * lists page the same way in db/keyset.ts.
- */
-export const exactTime = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 const encodeCursor = (at: Date | string, id: string) =>
   Buffer.from(JSON.stringify([typeof at === 'string' ? at : at.toISOString(), id])).toString('base64url');
 

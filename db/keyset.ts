@@ -3,10 +3,10 @@ import type { Knex } from '@mikro-orm/postgresql';
 /**
  * A timestamp column as PostgreSQL holds it, to the microsecond, in ISO 8601 UTC: what a cursor
  * carries. A JavaScript Date keeps milliseconds, and rows written in one statement share one
- * microsecond timestamp, so a cursor cut to milliseconds skipped the rest of them. The same as
- * api/cursor.ts's, which the API's own lists use (the API may not import this file).
+ * microsecond timestamp, so a cursor cut to milliseconds skipped the rest of them. The engine's lists
+ * (newestFirst) and the API's own (api/cursor.ts) both use it.
  */
-const exactTime = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+export const exactTime = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
  * Newest first by (created_at, id), continuing after `after` (a position the API decoded from its
