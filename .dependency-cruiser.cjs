@@ -21,7 +21,8 @@
  *   lib              -> nothing of ours, and no I/O module: pure helpers (money, ids, errors)
  *
  * Inside api/: the ground (middleware/, personal/, respond.ts, cursor.ts, deps.ts,
- * dependency-watch.ts, warmth.ts) imports no feature folder. test/ may import anything. No circle.
+ * dependency-watch.ts, warmth.ts) imports no feature folder; inside console/, views/ import no route,
+ * kit or router. test/ may import anything. No circle.
  */
 const FACES = ['identity/index.ts', 'webhooks/index.ts', 'payments/index.ts'];
 const LIB = ['lib/runtime', 'lib'];
@@ -39,7 +40,7 @@ const ROOMS = [
     'api',
     [
       ...FACES,
-      're:^db/(orm|audit-log|personal-keys|offering-capacity|rate-limits)\\.ts$',
+      're:^db/(orm|audit-log|personal-keys|offering-capacity|rate-limits|keyset)\\.ts$',
       're:^db/entities/(offering|security-class|tranche|subscription-record|payment-[a-z-]+|identity-[a-z-]+)\\.ts$',
       'domain',
       ...LIB,
@@ -70,6 +71,7 @@ const target = (t) => {
   return t.endsWith('.ts') ? `^${escape(t)}$` : `^${escape(t)}/`;
 };
 const roomPattern = (room) => (room === 'lib' ? '^lib/(?!runtime/)' : `^${escape(room)}/`);
+const CONSOLE_VIEW_GROUND = '^console/(views/|(api-types|api-client|commands|format|layout|links)\\.ts$)';
 const API_GROUND = '^api/(middleware/|personal/|(respond|cursor|deps|dependency-watch|warmth)\\.ts$)';
 
 module.exports = {
@@ -111,6 +113,14 @@ module.exports = {
       comment: "api/'s middleware, personal/, respond, cursor, deps and the dependency watch import no feature folder.",
       from: { path: API_GROUND },
       to: { path: '^api/', pathNot: API_GROUND },
+    },
+    {
+      name: 'console-views-render-only',
+      severity: 'error',
+      comment:
+        'console/views/ render HTML from what they are given: they import no route, kit or router of the console.',
+      from: { path: '^console/views/' },
+      to: { path: '^console/', pathNot: CONSOLE_VIEW_GROUND },
     },
   ],
   options: {

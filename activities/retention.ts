@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
 import type { Config } from '../lib/runtime/config';
 import { pruneExpiredIdempotencyKeys, prunePaymentNotifications } from '../db/retention';
@@ -6,8 +7,10 @@ import { recordPruneRun, recordRowsPruned } from '../lib/runtime/metrics';
 import { pruneEventBatch } from '../webhooks';
 import {
   noRowsPruned,
+  type PruneStatement,
   type RetentionProgress,
   type RetentionResult,
+  type RetentionStage,
   type RetentionStep,
 } from '../domain/retention-messages';
 
@@ -24,8 +27,37 @@ type RetentionConfig = Pick<
   | 'RETENTION_PAYMENT_NOTIFICATIONS_SECONDS'
 >;
 
+/** One statement of one concern's prune, from where the last stopped, deleting `limit` rows at most. */
+type Prune = (knex: Knex, afterSeq: string, limit: number) => Promise<PruneStatement>;
+
 /** A window in seconds: the short override when set, else the days (0: kept forever). */
 const windowSeconds = (seconds: number | undefined, days: number) => seconds ?? days * 86_400;
+
+/**
+ * Retention's one entry: every concern that prunes, in the order a run takes them
+ * (RETENTION_STAGES), each with its window and the one place its rules live
+ * (docs/decisions/0328-one-home-per-table.md). Null: its window is 0, kept forever. Not pruned yet:
+ * the audit trail (docs/decisions/0212-audit-retention.md), whose rules will sit in db/audit-log.ts.
+ */
+function retentionConcerns(config: RetentionConfig): Record<RetentionStage, Prune | null> {
+  const events = windowSeconds(config.RETENTION_EVENTS_SECONDS, config.RETENTION_EVENTS_DAYS);
+  const notifications = windowSeconds(
+    config.RETENTION_PAYMENT_NOTIFICATIONS_SECONDS,
+    config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS,
+  );
+  return {
+    // The engine's outbox with its finished deliveries and attempts, bodies and ping targets (webhooks/retention.ts).
+    events:
+      events === 0 ? null : (knex, afterSeq, limit) => pruneEventBatch(knex, { seconds: events, afterSeq, limit }),
+    // Processor notifications, by age (db/retention.ts).
+    payment_notifications:
+      notifications === 0
+        ? null
+        : (knex, afterSeq, limit) => prunePaymentNotifications(knex, { seconds: notifications, afterSeq, limit }),
+    // Idempotency-Keys past their own expiry (db/retention.ts).
+    idempotency_keys: (knex, afterSeq, limit) => pruneExpiredIdempotencyKeys(knex, { afterSeq, limit }),
+  };
+}
 
 /**
  * The retention prune's activities (workflows/retention-prune.ts): a few batch statements of one
@@ -33,11 +65,7 @@ const windowSeconds = (seconds: number | undefined, days: number) => seconds ?? 
  */
 export function createRetentionActivities(deps: { orm: Orm; config: RetentionConfig }) {
   const { config } = deps;
-  const eventsSeconds = windowSeconds(config.RETENTION_EVENTS_SECONDS, config.RETENTION_EVENTS_DAYS);
-  const notificationsSeconds = windowSeconds(
-    config.RETENTION_PAYMENT_NOTIFICATIONS_SECONDS,
-    config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS,
-  );
+  const concerns = retentionConcerns(config);
   return {
     async pruneRetention(step: RetentionStep): Promise<RetentionProgress> {
       const ctx = Context.current();
@@ -48,6 +76,8 @@ export function createRetentionActivities(deps: { orm: Orm; config: RetentionCon
         afterSeq: step.afterSeq,
         done: false,
       };
+      const prune = concerns[step.stage];
+      if (!prune) return { ...progress, done: true };
       const started = Date.now();
       let lastStatementMs = 0;
       while (!progress.done && progress.statements < STATEMENTS_PER_CALL && Date.now() - started < CALL_BUDGET_MS) {
@@ -55,33 +85,10 @@ export function createRetentionActivities(deps: { orm: Orm; config: RetentionCon
         // holds more than half of a connection and a core from the first attempts it runs beside.
         if (progress.statements > 0) await ctx.sleep(lastStatementMs);
         const statementStarted = Date.now();
-        const counts = noRowsPruned();
-        if (step.stage === 'events') {
-          if (eventsSeconds === 0) return { ...progress, done: true };
-          const batch = await pruneEventBatch(knex, {
-            seconds: eventsSeconds,
-            afterSeq: progress.afterSeq,
-            limit: config.RETENTION_BATCH_SIZE,
-          });
-          Object.assign(counts, {
-            events: batch.events,
-            webhook_deliveries: batch.deliveries,
-            webhook_attempts: batch.attempts,
-          });
-          progress.afterSeq = batch.afterSeq;
-          progress.done = batch.done;
-        } else if (step.stage === 'payment_notifications') {
-          if (notificationsSeconds === 0) return { ...progress, done: true };
-          counts.payment_notifications = await prunePaymentNotifications(
-            knex,
-            notificationsSeconds,
-            config.RETENTION_BATCH_SIZE,
-          );
-          progress.done = counts.payment_notifications < config.RETENTION_BATCH_SIZE;
-        } else {
-          counts.idempotency_keys = await pruneExpiredIdempotencyKeys(knex, config.RETENTION_BATCH_SIZE);
-          progress.done = counts.idempotency_keys < config.RETENTION_BATCH_SIZE;
-        }
+        const statement = await prune(knex, progress.afterSeq, config.RETENTION_BATCH_SIZE);
+        const counts = { ...noRowsPruned(), ...statement.deleted };
+        progress.afterSeq = statement.afterSeq;
+        progress.done = statement.done;
         progress.statements++;
         lastStatementMs = Date.now() - statementStarted;
         for (const [table, n] of Object.entries(counts)) progress.deleted[table as keyof typeof counts] += n;

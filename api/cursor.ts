@@ -1,4 +1,3 @@
-import type { Knex } from '@mikro-orm/postgresql';
 import { badRequest } from '../lib/errors';
 
 /**
@@ -14,13 +13,6 @@ export interface Position {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
 const invalid = () => badRequest('INVALID_CURSOR', 'The cursor is not one this list returned');
-
-/**
- * A timestamp column as PostgreSQL holds it, to the microsecond, in ISO 8601 UTC: what a cursor
- * carries. A JavaScript Date keeps milliseconds, and rows written in one statement share one
- * microsecond timestamp, so a cursor cut to milliseconds skipped the rest of them.
- */
-export const exactTime = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 const encodeCursor = (at: Date | string, id: string) =>
   Buffer.from(JSON.stringify([typeof at === 'string' ? at : at.toISOString(), id])).toString('base64url');
@@ -42,6 +34,10 @@ export function decodeCursor(cursor: string): Position {
   }
 }
 
+/** Where a list newest first continues (db/keyset.ts): after the cursor's row, or from the start without one. */
+export const positionAfter = (cursor: string | undefined): Position | undefined =>
+  cursor ? decodeCursor(cursor) : undefined;
+
 /** The MikroORM filter for the rows after `cursor` in a list newest first by (createdAt, id). */
 export function olderThan(cursor: string) {
   const { at, id } = decodeCursor(cursor);
@@ -49,20 +45,7 @@ export function olderThan(cursor: string) {
   return { $or: [{ createdAt: { $lt: createdAt } }, { createdAt, id: { $lt: id } }] };
 }
 
-/** Newest first by (created_at, id), continuing after `cursor`; each row gains its `cursor_at`. */
-export function applyCursor(query: Knex.QueryBuilder, table: string, cursor: string | undefined): void {
-  query.select(query.client.raw(`${exactTime(`${table}.created_at`)} as cursor_at`));
-  if (cursor) {
-    const { at, id } = decodeCursor(cursor);
-    query.whereRaw(`(${table}.created_at, ${table}.id) < (?::timestamptz, ?::uuid)`, [at, id]);
-  }
-  query.orderBy([
-    { column: `${table}.created_at`, order: 'desc' },
-    { column: `${table}.id`, order: 'desc' },
-  ]);
-}
-
-/** Where a row read through applyCursor sits in its list. */
+/** Where a row read newest first (db/keyset.ts) sits in its list. */
 export const byCreation = (r: { cursor_at: string; id: string }) => ({ at: r.cursor_at, id: r.id });
 
 /** The first `limit` of `limit + 1` rows, and the cursor after them when there were more. */

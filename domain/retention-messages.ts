@@ -1,7 +1,8 @@
 /**
- * The retention prune (docs/decisions/0203-retention-prune-schedule.md): its workflow's name and shape, the
- * schedule that starts it, and what each activity call answers. The worker imports this module, not the
- * workflow code.
+ * The retention prune (docs/decisions/0203-retention-prune-schedule.md): its workflow's name and shape, the schedule that starts it, what
+ * one statement of a concern and each activity call answer. The worker imports this module, not the
+ * workflow code. Which concern prunes what, and where its rules live: activities/retention.ts
+ * (docs/decisions/0328-one-home-per-table.md).
  */
 export const RETENTION_WORKFLOW = 'retentionPruneWorkflow';
 
@@ -10,6 +11,7 @@ export const retentionScheduleId = (taskQueue: string) => `retention-prune-${tas
 
 /** The groups pruned, in this order, each oldest first. */
 export const RETENTION_STAGES = ['events', 'payment_notifications', 'idempotency_keys'] as const;
+export type RetentionStage = (typeof RETENTION_STAGES)[number];
 
 /**
  * The tables rows are deleted from, as counted in results and metrics.
@@ -29,8 +31,19 @@ export const noRowsPruned = (): RetentionCounts => ({
 
 /** One activity call: which group, and for events where the last call stopped (an event `seq`). */
 export interface RetentionStep {
-  stage: (typeof RETENTION_STAGES)[number];
+  stage: RetentionStage;
   afterSeq: string;
+}
+
+/**
+ * What one statement of one concern's prune did: rows deleted per table, where the next statement
+ * starts (an event `seq`; unchanged for the groups pruned by age alone), and whether nothing past
+ * the window is left.
+ */
+export interface PruneStatement {
+  deleted: Partial<RetentionCounts>;
+  afterSeq: string;
+  done: boolean;
 }
 
 /** What one activity call did: rows deleted per table, statements run, where it stopped, whether the group is done. */

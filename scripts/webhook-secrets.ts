@@ -10,7 +10,14 @@
  * it seals under are yours, never the development key); against npm start's database, where the
  * development key sealed, run it with NODE_ENV=development.
  */
-import { authenticationAad, secretBoxFrom, type SecretBox } from '../webhooks';
+import {
+  authenticationAad,
+  replaceSealedValues,
+  SEALED_COLUMNS,
+  sealedEndpointValues,
+  secretBoxFrom,
+  type SecretBox,
+} from '../webhooks';
 import { appendAuditEvent, type AuditActor } from '../db/audit-log';
 import { openOrm, type Orm } from '../db/orm';
 import { loadConfig } from '../lib/runtime/config';
@@ -30,12 +37,10 @@ export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ 
   // The secret a rotation replaced still signs during its overlap, so it is re-sealed too:
   // once the old key leaves the keyring, a value left under it would no longer open.
   // So is the client key or client secret of an authenticated endpoint, sealed to its own purpose.
-  const columns = ['secret_ciphertext', 'previous_secret_ciphertext', 'authentication_secret_ciphertext'] as const;
+  const columns = SEALED_COLUMNS;
   const aad = (c: (typeof columns)[number], id: string) =>
     c === 'authentication_secret_ciphertext' ? authenticationAad(id) : id;
-  const rows: ({ id: string; org_id: string } & Record<(typeof columns)[number], string | null>)[] = await knex(
-    'webhook_endpoints',
-  ).select('id', 'org_id', ...columns);
+  const rows = await sealedEndpointValues(knex);
   let resealed = 0;
   let current = 0;
   for (const row of rows) {
@@ -48,10 +53,8 @@ export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ 
       const fresh = Object.fromEntries(
         stale.map((c) => [c, box.seal(aad(c, row.id), box.open(aad(c, row.id), row[c]!))]),
       );
-      const changed = await trx('webhook_endpoints')
-        .where({ id: row.id, ...Object.fromEntries(stale.map((c) => [c, row[c]])) })
-        .update(fresh);
-      if (changed === 0) return 0;
+      const was = Object.fromEntries(stale.map((c) => [c, row[c]]));
+      if (!(await replaceSealedValues(trx, row.id, was, fresh))) return 0;
       await appendAuditEvent(trx, {
         orgId: row.org_id,
         actor: RESEAL_ACTOR,

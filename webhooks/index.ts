@@ -1,11 +1,15 @@
 /**
  * The webhook delivery engine's public face (docs/decisions/0173-dispatcher-engine-shape.md). The API,
  * the activities, the worker, scripts and benchmarks import the engine from here and nowhere else.
+ * Every query of the engine's tables (db/migrations/0005-webhooks.ts and later: the outbox, endpoints,
+ * deliveries, attempts, queue, recoveries) lives behind this face (docs/decisions/0328-one-home-per-table.md).
  *   publish:  publishEvents (one statement: outbox, deliveries, queue, notify); aimedPublisher (the
  *             test operation's: one event to one enabled endpoint, concurrent requests in one statement)
  *   deliver:  createDeliveryEngine (a worker's dispatcher, sweep and hand-overs; a delivery
  *             workflow's attempts)
- *   manage:   retryDelivery, recoverPage, disableEndpoint, the secret box, the §6.3 body
+ *   manage:   endpointStore (endpoints, in the caller's transaction), retryDelivery, recoverPage,
+ *             recoveriesStore, disableEndpoint, the secret box and the endpoints' sealed values, the §6.3 body
+ *   read:     deliveryReads, eventReads, successRates and endpointHealth, with the rows' shapes
  *   retain:   pruneEventBatch (old events with their finished deliveries and attempts)
  */
 export { publishEvents } from './publish';
@@ -15,9 +19,29 @@ export { retryDelivery } from './manual-retry';
 export { recoverPage, type RecoveryStep } from './recovery';
 export { pruneEventBatch } from './retention';
 export { disableEndpoint } from './endpoint-health-store';
-export { lastAttemptNumber } from './attempt-store';
-export { secretBoxFrom, newSigningSecret, type SecretBox } from './secret-box';
+export { secretBoxFrom, type SecretBox } from './secret-box';
 export { authenticationAad } from './authentication';
-export { renderEventBody, type EnvelopeSource } from './signing';
+export { renderEventBody } from './signing';
 export { takeForParent } from './workflow-shape';
 export { WARM_LOCK_CLASS } from './listener';
+export { endpointStore, lockedEndpointCount, type EndpointStore, type PreparedAuthentication } from './endpoints-store';
+export { deliveryReads } from './delivery-reads';
+export { eventReads } from './event-reads';
+export { recoveriesStore } from './recoveries-store';
+export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './sealed-secrets';
+export {
+  endpointHealth,
+  successRates,
+  SUCCESS_WINDOW_HOURS,
+  type AttemptBucket,
+  type SuccessRate,
+} from './endpoint-health-reads';
+export {
+  DELIVERY_STATUSES,
+  ENDPOINT_ORDERINGS,
+  type EndpointAuthentication,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WebhookEndpointReadRow,
+  type WebhookRecoveryRow,
+} from '../db/entities/webhook-rows';

@@ -1,29 +1,21 @@
 import type { Knex } from '@mikro-orm/postgresql';
-
-/** What one statement of the events' retention did, and where the next one starts. */
-export interface EventPruneBatch {
-  events: number;
-  deliveries: number;
-  attempts: number;
-  /** The last event `seq` looked at: the next statement starts after it. */
-  afterSeq: string;
-  /** Nothing older than the window is left after `afterSeq` (kept rows aside). */
-  done: boolean;
-}
+import type { PruneStatement } from '../domain/retention-messages';
 
 /**
- * One statement of the events' retention (docs/decisions/0202-retention-what-is-kept.md), oldest first by
- * `seq`: of the next `limit` events, those stored more than `seconds` ago and already planned lose their
- * finished deliveries (success, exhausted, failed with no attempt to come, or pending for an endpoint that is
- * disabled or deleted) untouched for as long, with their attempts; an event goes, with its §6.3 body and ping
- * target, once no delivery of it is left. A delivery that waits for its turn or a retry, has an attempt in
- * flight, sits in the queue or a hand-over, or is locked by a writer stays, and so does its event. Rows are
- * locked only for this statement, at most `limit` deliveries (each with its few attempts) and `limit` events.
+ * The engine's retention: every rule of what of its tables is pruned lives here (activities/retention.ts
+ * lists it beside the other concerns). One statement, oldest first by `seq`: of the next `limit`
+ * events, those stored more than `seconds` ago and already planned lose their finished
+ * deliveries (success, exhausted, failed with no attempt to come, or pending for an endpoint that
+ * is disabled or deleted) untouched for as long, with their attempts; an event goes, with its §6.3
+ * body and ping target, once no delivery of it is left. A delivery that waits for its turn or a
+ * retry, has an attempt in flight, sits in the queue or a hand-over, or is locked by a writer
+ * stays, and so does its event. Rows are locked only for
+ * this statement, at most `limit` deliveries (each with its few attempts) and `limit` events.
  */
 export async function pruneEventBatch(
   knex: Knex,
   opts: { seconds: number; afterSeq: string; limit: number },
-): Promise<EventPruneBatch> {
+): Promise<PruneStatement> {
   const result = await knex.raw(
     `with scan as (
        select e.id, e.seq, e.created_at < now() - make_interval(secs => ?) as expired, e.dispatched_at is not null as planned
@@ -73,9 +65,13 @@ export async function pruneEventBatch(
   // Deliveries of these events may be left past the limit: the next statement looks at the same events.
   const full = picked >= opts.limit;
   return {
-    events: Number(row.events),
-    deliveries: Number(row.deliveries),
-    attempts: Number(row.attempts),
+    deleted: {
+      events: Number(row.events),
+      webhook_deliveries: Number(row.deliveries),
+      webhook_attempts: Number(row.attempts),
+    },
+    // The last event `seq` looked at: the next statement starts after it. Done: nothing older than
+    // the window is left after it (kept rows aside).
     afterSeq: full || row.last_seq === null ? opts.afterSeq : String(row.last_seq),
     done: !full && (scanned < opts.limit || row.all_expired !== true),
   };

@@ -7,8 +7,10 @@ import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
-import { decodeCursor, exactTime, page } from '../cursor';
+import { exactTime } from '../../db/keyset';
+import { decodeCursor, page } from '../cursor';
 import { deliveryView } from '../notifications/views';
+import { deliveryReads, eventReads } from '../../webhooks';
 import { ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
 import { subscriptionReads } from './subscription-reads';
 
@@ -33,6 +35,8 @@ export function reviewRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/issuance' });
   const staff = auth(deps.tokens, 'staff', 'admin');
   const reads = subscriptionReads(deps.orm);
+  const events = eventReads(deps.orm);
+  const deliveries = deliveryReads(deps.orm);
   const sql = () => deps.orm.em.getConnection();
 
   router.get(
@@ -88,29 +92,15 @@ export function reviewRouter(deps: ApiDeps): Router {
       },
       async (ctx, { params }) => {
         const record = await reads.authorized(params.subscription_id, ctx.state.principal, 'read');
-        const events = await sql().execute<
-          { id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]
-        >(
-          `select id, type, occurred_at, data from events
-        where org_id = ? and coalesce(data->>'subscription_id', data->>'id') = ?
-          and (type like 'subscription.%' or type = 'shares.issued')
-        order by seq`,
-          [record.orgId, record.id],
-        );
-        const deliveries = events.length
-          ? await sql()
-              .getKnex()('webhook_deliveries as d')
-              .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-              .where('d.org_id', record.orgId)
-              .whereIn(
-                'd.event_id',
-                events.map((e) => e.id),
-              )
-              .orderBy([{ column: 'd.created_at' }, { column: 'd.id' }])
-              .select('d.*', 'e.url as endpoint_url')
+        const happened = await events.ofSubscription(record.orgId, record.id);
+        const sent = happened.length
+          ? await deliveries.ofEvents(
+              record.orgId,
+              happened.map((e) => e.id),
+            )
           : [];
         ok(ctx, {
-          events: events.map((e) => ({
+          events: happened.map((e) => ({
             id: e.id,
             type: e.type,
             occurred_at: new Date(e.occurred_at).toISOString(),
@@ -119,7 +109,7 @@ export function reviewRouter(deps: ApiDeps): Router {
             reason: typeof e.data.reason === 'string' ? e.data.reason : null,
             message: typeof e.data.message === 'string' ? e.data.message : null,
           })),
-          deliveries: deliveries.map((d: Parameters<typeof deliveryView>[0] & { endpoint_url: string }) => ({
+          deliveries: sent.map((d) => ({
             ...deliveryView(d),
             endpoint_url: d.endpoint_url,
           })),

@@ -1,35 +1,25 @@
 import Router from '@koa/router';
-import { conflict, validationFailed } from '../../lib/errors';
-import { currencyPlaces, toMinor } from '../../lib/money';
-import { toSubscriptionView, type SubscriptionView } from '../../domain/subscription-view';
-import type { UpdateDefinition } from '@temporalio/common';
+import { conflict } from '../../lib/errors';
+import { toSubscriptionView } from '../../domain/subscription-view';
 import * as m from '../../domain/subscription-messages';
 import type { ApiDeps } from '../deps';
-import { auth } from '../middleware/auth';
-import { authorize, authorizeApproval, rolesFor, type SubscriptionAction } from '../../domain/policy';
-import { validate, type Ctx } from '../middleware/validate';
+import { authorize } from '../../domain/policy';
+import { validate } from '../middleware/validate';
 import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
 import { newSubscription } from './create-subscription';
-import { personalSealer } from '../personal/sealing';
 import { reserveCapacity } from './capacity-rules';
 import { releaseCommitment } from '../../db/offering-capacity';
-import { kycGate } from './kyc-gate';
 import { paymentRoutes } from './payment-routes';
-import { staffDecisions, type SeenRecord } from './staff-decisions';
-import { subscriptionClient } from './subscription-client';
-import { projectionOf, subscriptionReads } from './subscription-reads';
+import { staffRoutes } from './staff-routes';
+import { subscriptionKit } from './subscription-kit';
 import {
   CreateSubscriptionBody,
   IdempotencyKey,
   ListSubscriptionsQuery,
   OfferingParams,
   ProvideInfoBody,
-  ReasonBody,
-  ReconcileBody,
-  RefundBody,
   SignAgreementBody,
-  ReferenceCodeParams,
   SubscriptionList,
   SubscriptionParams,
 } from './schema';
@@ -37,36 +27,8 @@ import {
 /** spec §4.1, plus the staff operations the spec leaves unshown (docs/decisions/0009-staff-operations.md). */
 export function subscriptionsRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/issuance' });
-  const set = deps.config.BEHAVIOUR_SET;
-  const reads = subscriptionReads(deps.orm);
-  const workflows = subscriptionClient(deps.temporal, deps.config, projectionOf(deps.orm));
-  const gate = kycGate(set, deps.kyc);
-  /** Authentication plus the roles the policy needs before anything is loaded (and documented). */
-  const may = (action: SubscriptionAction) => auth(deps.tokens, ...rolesFor(action));
-
-  const staffDecision = staffDecisions(deps.orm);
-  /** The investor's own words and traces, sealed under their key before the workflow sees them (decision 0313). */
-  const seal = personalSealer(deps);
-
-  /** Runs a command on a subscription the policy allows, and answers with the updated view. */
-  function command<A extends unknown[]>(
-    action: SubscriptionAction,
-    update: UpdateDefinition<SubscriptionView, A>,
-    args: (ctx: Ctx, body: never) => A,
-    audited = false,
-  ) {
-    return async (ctx: Ctx, input: { params: { subscription_id: string }; body?: unknown }) => {
-      const run = async (seen: SeenRecord) => {
-        const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, action);
-        seen(record);
-        return workflows.command(record.id, update, ...args(ctx, input.body as never));
-      };
-      ok(
-        ctx,
-        audited ? await staffDecision(ctx, action, input.params.subscription_id, run) : await run(() => undefined),
-      );
-    };
-  }
+  const kit = subscriptionKit(deps);
+  const { set, reads, workflows, gate, may, seal, command } = kit;
 
   router.post(
     '/offerings/:offering_id/subscriptions',
@@ -203,52 +165,6 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   );
 
   router.post(
-    '/subscriptions/:subscription_id/approve',
-    may('approve'),
-    validate(
-      { params: SubscriptionParams, response: View, summary: 'Approve a subscription under review (staff)' },
-      async (ctx, input) => {
-        const p = ctx.state.principal;
-        const approved = await staffDecision(ctx, 'approve', input.params.subscription_id, async (seen) => {
-          const record = await reads.authorized(input.params.subscription_id, p, 'read');
-          seen(record);
-          authorizeApproval(p, record, await deps.kyc.isApproved(record.investorId, record.orgId));
-          return workflows.command(record.id, m.approve, { actorId: p.userId });
-        });
-        ok(ctx, approved);
-      },
-    ),
-  );
-
-  const reason = (ctx: Ctx, body: { reason: string }) =>
-    [{ reason: body.reason, actorId: ctx.state.principal.userId }] as [m.ReasonInput];
-  router.post(
-    '/subscriptions/:subscription_id/reject',
-    may('reject'),
-    validate(
-      {
-        params: SubscriptionParams,
-        body: ReasonBody,
-        response: View,
-        summary: 'Reject a subscription under review, with a reason (staff)',
-      },
-      command('reject', m.reject, reason, true),
-    ),
-  );
-  router.post(
-    '/subscriptions/:subscription_id/request-info',
-    may('request_info'),
-    validate(
-      {
-        params: SubscriptionParams,
-        body: ReasonBody,
-        response: View,
-        summary: 'Ask the investor for more information (staff)',
-      },
-      command('request_info', m.requestInfo, reason, true),
-    ),
-  );
-  router.post(
     '/subscriptions/:subscription_id/provide-info',
     may('provide_info'),
     validate(
@@ -276,136 +192,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
       },
     ),
   );
-  router.post(
-    '/subscriptions/:subscription_id/void',
-    may('void'),
-    validate(
-      { params: SubscriptionParams, body: ReasonBody, response: View, summary: 'Void the signed agreement (admin)' },
-      command('void', m.voidAgreement, reason, true),
-    ),
-  );
-
-  // Money back through the deployment's processor (docs/decisions/0284-refunds.md); both sets.
-  router.post(
-    '/subscriptions/:subscription_id/refund',
-    may('refund'),
-    validate(
-      {
-        params: SubscriptionParams,
-        body: RefundBody,
-        response: View,
-        summary:
-          'Refund money taken: a held payment, or the payment of a cancelled, rejected or voided subscription (admin)',
-      },
-      async (ctx, input) => {
-        const { amount, reason } = input.body;
-        const refunded = await staffDecision(
-          ctx,
-          'refund',
-          input.params.subscription_id,
-          async (seen) => {
-            const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'refund');
-            seen(record);
-            if (amount !== undefined && toMinor(amount, record.state.currency) === null) {
-              throw validationFailed([
-                {
-                  in: 'body',
-                  path: 'amount',
-                  message: `${record.state.currency} ${currencyPlaces(record.state.currency)}`,
-                },
-              ]);
-            }
-            return workflows.command(record.id, m.refund, {
-              ...(amount !== undefined ? { amount } : {}),
-              reason,
-              actorId: ctx.state.principal.userId,
-            });
-          },
-          (view) => ({
-            status: view.status,
-            payment_status: view.payment_status,
-            amount_received: view.amount_received ?? null,
-            amount_refunded: view.amount_refunded ?? null,
-            requested: amount ?? 'all',
-            reason: reason.slice(0, 200),
-          }),
-        );
-        ok(ctx, refunded);
-      },
-    ),
-  );
-
-  const actor = (ctx: Ctx) => [{ actorId: ctx.state.principal.userId }] as [{ actorId: string }];
-  if (set === 'B') {
-    router.post(
-      '/subscriptions/:subscription_id/issue-shares',
-      may('issue_shares'),
-      validate(
-        {
-          params: SubscriptionParams,
-          response: View,
-          summary: 'Issue shares for an approved subscription (Set B, staff)',
-        },
-        command('issue_shares', m.issueShares, actor, true),
-      ),
-    );
-  } else {
-    router.post(
-      '/subscriptions/:subscription_id/retry-collection',
-      may('retry_collection'),
-      validate(
-        { params: SubscriptionParams, response: View, summary: 'Collect a failed payment again (Set A, staff)' },
-        command('retry_collection', m.retryCollection, actor, true),
-      ),
-    );
-    // Set A wire/check: staff match received funds to a subscription by its reference code.
-    router.post(
-      '/reconciliations',
-      may('reconcile'),
-      validate(
-        {
-          body: ReconcileBody,
-          response: View,
-          summary: 'Reconcile wire or check funds by reference code (Set A, staff)',
-        },
-        async (ctx, input) => {
-          const reconciled = await staffDecision(
-            ctx,
-            'reconcile',
-            { type: 'reference_code', id: input.body.referenceCode },
-            async (seen) => {
-              const record = await reads.byReferenceCode(input.body.referenceCode, ctx.state.principal);
-              seen(record);
-              return workflows.command(record.id, m.reconcile, {
-                amount: input.body.amount,
-                actorId: ctx.state.principal.userId,
-              });
-            },
-          );
-          ok(ctx, reconciled);
-        },
-      ),
-    );
-    // Read-only: staff find what a payment's reference names before (or instead of) reconciling it.
-    router.get(
-      '/subscriptions/by-reference/:reference_code',
-      may('reconcile'),
-      validate(
-        {
-          params: ReferenceCodeParams,
-          response: View,
-          summary: 'Look a subscription up by its reference code, without reconciling (Set A, staff)',
-        },
-        async (ctx, input) => {
-          ok(
-            ctx,
-            toSubscriptionView((await reads.byReferenceCode(input.params.reference_code, ctx.state.principal)).state),
-          );
-        },
-      ),
-    );
-  }
-
+  staffRoutes(router, kit);
   paymentRoutes(set, router, { may, workflows, reads });
   return router;
 }

@@ -1,17 +1,10 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
-import type { EndpointAuthentication } from '../../db/entities/webhook-rows';
+import type { EndpointAuthentication, PreparedAuthentication } from '../../webhooks';
 import { AppError, badRequest } from '../../lib/errors';
 import { assertDeliverableUrl, SsrfRefusedError, type SsrfPolicy } from '../../lib/runtime/ssrf-guard';
 import type { HostResolver } from '../../lib/runtime/dns-resolver';
 import type { AuthenticationInput } from './schema';
 import { checkHttpsUrl } from './url-policy';
-
-/** An endpoint's authentication as stored: the settings in the clear, the secret to seal beside them. */
-export interface PreparedAuthentication {
-  settings: EndpointAuthentication;
-  /** The client key (PKCS#8 PEM) or the client secret; sealed by the store, never shown again. */
-  secret: string;
-}
 
 const invalid = (why: string) => badRequest('INVALID_AUTHENTICATION', `Invalid authentication: ${why}`);
 

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import type { EndpointAuthentication } from '../../db/entities/webhook-rows';
+import type { EndpointAuthentication } from '../../webhooks';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 

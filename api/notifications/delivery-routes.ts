@@ -2,11 +2,11 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
-import { deliveryReads } from './delivery-reads';
-import { retryDelivery } from '../../webhooks';
+import { deliveryReads, retryDelivery } from '../../webhooks';
 import { attemptView, deliveryView } from './views';
 import { DeliveryParams, ListDeliveriesQuery, DeliveryDetail, DeliveryList, DeliveryView } from './schema';
 import { ok } from '../respond';
+import { byCreation, page, positionAfter } from '../cursor';
 import { recordCommand, type AuditSpec } from '../audit/audit-recorder';
 
 /**
@@ -28,7 +28,9 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
           'List webhook deliveries (filter by endpoint_id, status, event_type, event_id, created_after, created_before)',
       },
       async (ctx, { query }) => {
-        const { items, next_cursor } = await reads.list(ctx.state.principal.orgId, query);
+        const { cursor, ...filter } = query;
+        const rows = await reads.list(ctx.state.principal.orgId, { ...filter, after: positionAfter(cursor) });
+        const { items, next_cursor } = page(rows, query.limit, byCreation);
         ok(ctx, { items: items.map(deliveryView), next_cursor });
       },
     ),

@@ -1,10 +1,8 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
-import type { SecretBox } from '../../webhooks';
+import { endpointStore, type EndpointStore, type SecretBox, type WebhookEndpointReadRow } from '../../webhooks';
 import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import type { Ctx } from '../middleware/validate';
-import { endpointStore, type EndpointStore } from './endpoint-store';
 
 /** What an endpoint's audit entry shows of it before and after a change: never its secret. */
 export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({

@@ -8,13 +8,17 @@ import type { SecretBox } from '../../webhooks';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
 import { newId } from '../../lib/ids';
 import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
-import { endpointStore } from './endpoint-store';
 import { checkEventTypes } from './event-type-policy';
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors';
-import type { WebhookEndpointReadRow } from '../../db/entities/webhook-rows';
-import { aimedPublisher, disableEndpoint } from '../../webhooks';
+import {
+  aimedPublisher,
+  disableEndpoint,
+  endpointStore,
+  lockedEndpointCount,
+  successRates,
+  type WebhookEndpointReadRow,
+} from '../../webhooks';
 import { hopLogOf } from '../../lib/runtime/hop-log';
-import { successRates } from './endpoint-success';
 import { recoveryRoutes } from './recovery-routes';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/runtime/ssrf-guard';
 import { createHostResolver, resolverOptionsFromConfig } from '../../lib/runtime/dns-resolver';
@@ -35,6 +39,7 @@ import {
   TestEventView,
 } from './schema';
 import { ok } from '../respond';
+import { byCreation, page, positionAfter } from '../cursor';
 
 /** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions/0071-webhook-status-codes.md. */
 export function endpointRoutes(
@@ -111,7 +116,11 @@ export function endpointRoutes(
     validate(
       { query: ListEndpointsQuery, response: EndpointList, summary: "List the organisation's webhook endpoints" },
       async (ctx, { query }) => {
-        const { items, next_cursor } = await store.list(ctx.state.principal.orgId, query);
+        const rows = await store.list(ctx.state.principal.orgId, {
+          limit: query.limit,
+          after: positionAfter(query.cursor),
+        });
+        const { items, next_cursor } = page(rows, query.limit, byCreation);
         const rates = await successRates(
           deps.orm,
           items.map((r) => r.id),
@@ -304,9 +313,7 @@ function refuseMtlsOverHttp(row: WebhookEndpointReadRow): void {
  * under a per-organisation transaction lock, so two creates at once cannot both take the last place.
  */
 async function refuseOverEndpointLimit(trx: Knex.Transaction, orgId: string, limit: number): Promise<void> {
-  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhook-endpoints:${orgId}`]);
-  const [row] = await trx('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at').count({ n: '*' });
-  if (Number(row?.n ?? 0) >= limit)
+  if ((await lockedEndpointCount(trx, orgId)) >= limit)
     throw conflict(
       'ENDPOINT_LIMIT_REACHED',
       `An organisation may have at most ${limit} webhook endpoints; delete one before registering another`,

@@ -3,13 +3,11 @@ import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { supportedEventTypes } from '../../domain/events';
-import { renderEventBody, type EnvelopeSource } from '../../webhooks';
+import { eventReads, renderEventBody } from '../../webhooks';
 import { checkEventTypes } from './event-type-policy';
 import { decodeSeqCursor, encodeSeqCursor } from '../cursor';
 import { EventList, ListEventsQuery } from './schema';
 import { ok } from '../respond';
-
-type EventRow = EnvelopeSource & { seq: string; body: string | null };
 
 /**
  * The events API (docs/decisions/0168-events-api.md): what a webhook missed, pulled. Every deliverable event of the
@@ -18,6 +16,7 @@ type EventRow = EnvelopeSource & { seq: string; body: string | null };
  */
 export function eventRoutes(router: Router, staff: Middleware, deps: ApiDeps): void {
   const types = supportedEventTypes(deps.config.BEHAVIOUR_SET);
+  const events = eventReads(deps.orm);
   router.get(
     '/events',
     staff,
@@ -28,21 +27,13 @@ export function eventRoutes(router: Router, staff: Middleware, deps: ApiDeps): v
         summary: "The organisation's events, oldest first, as delivered envelopes (pull what a webhook missed)",
       },
       async (ctx, { query }) => {
-        const knex = deps.orm.em.getConnection().getKnex();
         // An unknown type is the same 400 as on subscription; "*" (or none) means every type.
         const wanted = query.event_type ? checkEventTypes(deps.config.BEHAVIOUR_SET, [query.event_type]) : ['*'];
-        const q = knex('events as e')
-          .leftJoin('webhook_event_bodies as b', 'b.event_id', 'e.id')
-          .where('e.org_id', ctx.state.principal.orgId)
-          .whereIn('e.type', wanted[0] === '*' ? types : wanted)
-          // An event of a transaction still open (a lower seq that commits later) must not be paged
-          // past: only events older than every running transaction are listed.
-          .whereRaw('(e.txid is null or e.txid < pg_snapshot_xmin(pg_current_snapshot()))')
-          .orderBy('e.seq')
-          .limit(query.limit + 1)
-          .select('e.seq', 'e.id', 'e.type', 'e.source', 'e.org_id', 'e.occurred_at', 'e.data', 'b.body');
-        if (query.after) q.where('e.seq', '>', decodeSeqCursor(query.after));
-        const rows = (await q) as EventRow[];
+        const rows = await events.page(ctx.state.principal.orgId, {
+          types: wanted[0] === '*' ? types : wanted,
+          afterSeq: query.after ? decodeSeqCursor(query.after) : undefined,
+          limit: query.limit + 1,
+        });
         const items = rows.slice(0, query.limit);
         const last = items[items.length - 1];
         ok(ctx, {

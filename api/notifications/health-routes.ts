@@ -8,6 +8,7 @@ import { NOTIFICATION_PATHS } from './paths';
 import { ok } from '../respond';
 import { EndpointHealthView } from './schema';
 import { deliveryView } from './views';
+import { endpointHealth, type AttemptBucket } from '../../webhooks';
 
 const HealthParams = z.object({ id: z.uuid() });
 /** The window looked back over and the width of each point of the success-rate series. */
@@ -21,9 +22,6 @@ const HealthQuery = z.strictObject({
   bucket_minutes: z.enum(['5', '15', '60', '360', '1440']).default('60').transform(Number),
 });
 
-const RECENT_FAILURES = 20;
-const WAITING = 50;
-
 /**
  * An endpoint's delivery health for the operator console (docs/decisions/0106-console-success-rate.md):
  * attempts and 2xx answers per time bucket, the latest failed attempts with their response codes, and the
@@ -33,7 +31,6 @@ const WAITING = 50;
 export function endpointHealthRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/notifications' });
   const staff = auth(deps.tokens, 'staff', 'admin');
-  const knex = () => deps.orm.em.getConnection().getKnex();
   const base = NOTIFICATION_PATHS[deps.config.BEHAVIOUR_SET].endpoints;
 
   router.get(
@@ -47,49 +44,11 @@ export function endpointHealthRouter(deps: ApiDeps): Router {
         summary: "A webhook endpoint's delivery health: success rate over time, latest failures, retries waiting",
       },
       async (ctx, { params, query }) => {
-        const orgId = ctx.state.principal.orgId;
-        const endpoint = await knex()('webhook_endpoints')
-          .where({ id: params.id, org_id: orgId, deleted_at: null })
-          .first('id');
-        if (!endpoint) throw notFound('Webhook endpoint');
         const seconds = query.bucket_minutes * 60;
         const since = new Date(Math.floor((Date.now() - query.hours * 3600_000) / (seconds * 1000)) * seconds * 1000);
-
-        const buckets = (await knex()('webhook_attempts as a')
-          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
-          .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
-          .where('a.attempted_at', '>=', since)
-          .select(knex().raw('floor(extract(epoch from a.attempted_at) / ?)::bigint as bucket', [seconds]))
-          .count({ attempts: '*' })
-          .select(knex().raw('count(*) filter (where a.response_status between 200 and 299) as succeeded'))
-          .groupBy('bucket')
-          .orderBy('bucket')) as { bucket: string; attempts: string; succeeded: string }[];
-
-        const failures = await knex()('webhook_attempts as a')
-          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
-          .where({ 'd.org_id': orgId, 'd.endpoint_id': params.id })
-          .whereRaw('(a.response_status is null or a.response_status not between 200 and 299)')
-          .orderBy([
-            { column: 'a.attempted_at', order: 'desc' },
-            { column: 'a.number', order: 'desc' },
-          ])
-          .limit(RECENT_FAILURES)
-          .select(
-            'a.delivery_id',
-            'd.event_type',
-            'd.status',
-            'a.number',
-            'a.attempted_at',
-            'a.response_status',
-            'a.error',
-          );
-
-        const waiting = await knex()('webhook_deliveries')
-          .where({ org_id: orgId, endpoint_id: params.id, status: 'failed' })
-          .whereNotNull('next_attempt_at')
-          .orderBy('next_attempt_at')
-          .limit(WAITING)
-          .select('*');
+        const health = await endpointHealth(deps.orm, ctx.state.principal.orgId, params.id, { since, seconds });
+        if (!health) throw notFound('Webhook endpoint');
+        const { buckets, failures, waiting } = health;
 
         const series = fillBuckets(
           buckets,
@@ -124,12 +83,7 @@ export function endpointHealthRouter(deps: ApiDeps): Router {
 }
 
 /** One point per bucket in the window, empty ones included, so a chart's gaps mean silence. */
-function fillBuckets(
-  rows: { bucket: string; attempts: string; succeeded: string }[],
-  first: number,
-  last: number,
-  seconds: number,
-) {
+function fillBuckets(rows: AttemptBucket[], first: number, last: number, seconds: number) {
   const byBucket = new Map(rows.map((r) => [Number(r.bucket), r]));
   const out: { start: string; attempts: number; succeeded: number; success_rate: number | null }[] = [];
   for (let b = first; b <= last; b++) {

@@ -3,11 +3,10 @@ import type { Middleware } from 'koa';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { ApiDeps } from '../deps';
 import { validate, type Ctx } from '../middleware/validate';
-import type { WebhookRecoveryRow } from '../../db/entities/webhook-rows';
-import { conflict, notFound } from '../../lib/errors';
+import { recoveriesStore, type EndpointStore, type WebhookRecoveryRow } from '../../webhooks';
+import { conflict } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '../../domain/recovery-messages';
-import type { EndpointStore } from './endpoint-store';
 import {
   EndpointParams,
   ListRecoveriesQuery,
@@ -19,7 +18,7 @@ import {
 import { recoveryView } from './views';
 import { ok } from '../respond';
 import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/audit-recorder';
-import { applyCursor, byCreation, page } from '../cursor';
+import { byCreation, page, positionAfter } from '../cursor';
 
 /**
  * Bulk recovery under an endpoint (docs/decisions/0167-bulk-recovery.md): POST starts one (one running per
@@ -34,15 +33,8 @@ export function recoveryRoutes(
   deps: ApiDeps & { store: EndpointStore },
 ): void {
   const knex = () => deps.orm.em.getConnection().getKnex();
+  const recoveries = recoveriesStore(deps.orm);
   const base = `${one}/recoveries`;
-
-  const get = async (orgId: string, endpointId: string, id: string): Promise<WebhookRecoveryRow> => {
-    const row: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries')
-      .where({ org_id: orgId, endpoint_id: endpointId, id })
-      .first();
-    if (!row) throw notFound('Recovery');
-    return row;
-  };
 
   // The row first, then the workflow: a start that failed (or a crash between the two) leaves a
   // running row without a workflow, which the next POST finds and starts again (resumes).
@@ -98,9 +90,7 @@ export function recoveryRoutes(
         'ENDPOINT_DISABLED',
         'The endpoint is disabled; re-enable it with PATCH before recovering its deliveries',
       );
-    const running: WebhookRecoveryRow | undefined = await knex()('webhook_recoveries')
-      .where({ endpoint_id: endpoint.id, status: 'running' })
-      .first();
+    const running = await recoveries.running(endpoint.id);
     if (running) {
       await start(running.id);
       throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running', {
@@ -110,27 +100,15 @@ export function recoveryRoutes(
     const id = newId();
     const since = new Date(window.since);
     const until = window.until === undefined ? new Date() : new Date(window.until);
-    const [counted] = await knex()('webhook_deliveries')
-      .where({ endpoint_id: endpoint.id })
-      .whereIn('status', ['failed', 'exhausted'])
-      .whereBetween('created_at', [since, until])
-      .count<{ total: string }[]>({ total: '*' });
+    const total = await recoveries.recoverableCount(endpoint.id, since, until);
     return knex().transaction(async (trx) => {
-      const [row] = (await trx('webhook_recoveries')
-        .insert({ id, org_id: orgId, endpoint_id: endpoint.id, since, until, total: Number(counted?.total ?? 0) })
-        .returning('*')
-        .catch((err: { code?: string }) => {
-          // Two POSTs at once: the one-running-per-endpoint index lets one through.
-          if (err.code === '23505')
-            throw conflict('RECOVERY_RUNNING', 'A recovery of this endpoint is already running');
-          throw err;
-        })) as WebhookRecoveryRow[];
+      const row = await recoveries.insert(trx, { id, org_id: orgId, endpoint_id: endpoint.id, since, until, total });
       await recordSucceeded(trx, ctx, {
         action: 'webhook_recovery.start',
         subject: { type: 'webhook_recovery', id },
-        after: { endpoint_id: endpoint.id, since: since.toISOString(), until: until.toISOString(), total: row!.total },
+        after: { endpoint_id: endpoint.id, since: since.toISOString(), until: until.toISOString(), total: row.total },
       });
-      return row!;
+      return row;
     });
   };
 
@@ -147,16 +125,11 @@ export function recoveryRoutes(
       async (ctx, { params, query }) => {
         const orgId = ctx.state.principal.orgId;
         const endpoint = await deps.store.get(orgId, params.id);
-        const q = knex()('webhook_recoveries')
-          .where({ org_id: orgId, endpoint_id: endpoint.id })
-          .select('*')
-          .limit(query.limit + 1);
-        applyCursor(q, 'webhook_recoveries', query.cursor);
-        const { items, next_cursor } = page(
-          (await q) as (WebhookRecoveryRow & { cursor_at: string })[],
-          query.limit,
-          byCreation,
-        );
+        const rows = await recoveries.list(orgId, endpoint.id, {
+          limit: query.limit,
+          after: positionAfter(query.cursor),
+        });
+        const { items, next_cursor } = page(rows, query.limit, byCreation);
         ok(ctx, { items: items.map(recoveryView), next_cursor });
       },
     ),
@@ -168,7 +141,7 @@ export function recoveryRoutes(
     validate(
       { params: RecoveryParams, response: RecoveryView, summary: "A bulk recovery's progress" },
       async (ctx, { params }) => {
-        ok(ctx, recoveryView(await get(ctx.state.principal.orgId, params.id, params.recovery_id)));
+        ok(ctx, recoveryView(await recoveries.get(ctx.state.principal.orgId, params.id, params.recovery_id)));
       },
     ),
   );
@@ -191,22 +164,16 @@ export function recoveryRoutes(
           subject: { type: 'webhook_recovery', id: params.recovery_id },
         };
         const updated = await recordingRefusals(deps.orm, ctx, spec, async () => {
-          const row = await get(ctx.state.principal.orgId, params.id, params.recovery_id);
+          const row = await recoveries.get(ctx.state.principal.orgId, params.id, params.recovery_id);
           if (row.status !== 'running') throw conflict('RECOVERY_FINISHED', `This recovery is already ${row.status}`);
           return knex().transaction(async (trx) => {
-            const [changed] = (await trx('webhook_recoveries')
-              .where({ id: row.id })
-              .update({
-                cancel_requested_at: trx.raw('coalesce(cancel_requested_at, now())'),
-                updated_at: trx.fn.now(),
-              })
-              .returning('*')) as WebhookRecoveryRow[];
+            const changed = await recoveries.requestCancel(trx, row.id);
             await recordSucceeded(trx, ctx, {
               ...spec,
               before: { status: row.status, cancel_requested_at: row.cancel_requested_at },
-              after: { status: changed!.status, cancel_requested_at: changed!.cancel_requested_at },
+              after: { status: changed.status, cancel_requested_at: changed.cancel_requested_at },
             });
-            return changed!;
+            return changed;
           });
         });
         ok(ctx, recoveryView(updated), 202);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS } from '../../db/entities/webhook-rows';
+import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS } from '../../webhooks';
 
 export const EndpointParams = z.object({ id: z.uuid() });
 export const DeliveryParams = z.object({ delivery_id: z.uuid() });

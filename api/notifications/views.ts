@@ -1,10 +1,11 @@
-import type {
-  WebhookAttemptRow,
-  WebhookDeliveryRow,
-  WebhookEndpointReadRow,
-  WebhookRecoveryRow,
-} from '../../db/entities/webhook-rows';
-import { SUCCESS_WINDOW_HOURS, type SuccessRate } from './endpoint-success';
+import {
+  SUCCESS_WINDOW_HOURS,
+  type SuccessRate,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WebhookEndpointReadRow,
+  type WebhookRecoveryRow,
+} from '../../webhooks';
 import { authenticationView } from './authentication-view';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);

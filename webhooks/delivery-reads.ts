@@ -1,27 +1,41 @@
-import type { Orm } from '../../db/orm';
-import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../db/entities/webhook-rows';
-import { notFound } from '../../lib/errors';
-import { lastAttemptNumber } from '../../webhooks';
-import { applyCursor, byCreation, page } from '../cursor';
-import type { ListDeliveriesQuery } from './schema';
+import type { Orm } from '../db/orm';
+import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../db/entities/webhook-rows';
+import { newestFirst } from '../db/keyset';
+import { notFound } from '../lib/errors';
+import { lastAttemptNumber } from './attempt-store';
+
+/** Which deliveries a list shows (spec §4.3's filters), `limit + 1` of them newest first after `after`. */
+export interface DeliveryFilter {
+  limit: number;
+  after?: { at: string; id: string } | undefined;
+  endpoint_id?: string | undefined;
+  status?: string | undefined;
+  event_type?: string | undefined;
+  event_id?: string | undefined;
+  /** ISO 8601: created at or after. */
+  created_after?: string | undefined;
+  /** ISO 8601: created before. */
+  created_before?: string | undefined;
+}
 
 /** Delivery history of an organisation (spec §2.7, §4.3), newest first. */
 export function deliveryReads(orm: Orm) {
   const knex = () => orm.em.getConnection().getKnex();
   return {
-    async list(orgId: string, q: ListDeliveriesQuery) {
+    /** Each row with its `cursor_at`; the API pages them. */
+    async list(orgId: string, q: DeliveryFilter) {
       const query = knex()<WebhookDeliveryRow>('webhook_deliveries')
         .where({ org_id: orgId })
         .select('*')
         .limit(q.limit + 1);
       if (q.endpoint_id) query.where({ endpoint_id: q.endpoint_id });
-      if (q.status) query.where({ status: q.status });
+      if (q.status) query.where({ status: q.status as DeliveryStatus });
       if (q.event_type) query.where({ event_type: q.event_type });
       if (q.event_id) query.where({ event_id: q.event_id });
       if (q.created_after) query.where('created_at', '>=', new Date(q.created_after));
       if (q.created_before) query.where('created_at', '<', new Date(q.created_before));
-      applyCursor(query, 'webhook_deliveries', q.cursor);
-      return page((await query) as (WebhookDeliveryRow & { cursor_at: string })[], q.limit, byCreation);
+      newestFirst(query, 'webhook_deliveries', q.after);
+      return (await query) as (WebhookDeliveryRow & { cursor_at: string })[];
     },
 
     async get(orgId: string, id: string): Promise<WebhookDeliveryRow> {
@@ -54,7 +68,15 @@ export function deliveryReads(orm: Orm) {
         .first('deleted_at', 'status');
       return !row || row.deleted_at !== null ? 'deleted' : row.status;
     },
+
+    /** The deliveries of these events in the organisation, oldest first, each with its endpoint's URL. */
+    async ofEvents(orgId: string, eventIds: string[]): Promise<(WebhookDeliveryRow & { endpoint_url: string })[]> {
+      return knex()('webhook_deliveries as d')
+        .join('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+        .where('d.org_id', orgId)
+        .whereIn('d.event_id', eventIds)
+        .orderBy([{ column: 'd.created_at' }, { column: 'd.id' }])
+        .select('d.*', 'e.url as endpoint_url');
+    },
   };
 }
-
-type DeliveryReads = ReturnType<typeof deliveryReads>;

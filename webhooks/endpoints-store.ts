@@ -1,11 +1,16 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import type { Orm } from '../../db/orm';
-import type { EndpointOrdering, WebhookEndpointReadRow, WebhookEndpointRow } from '../../db/entities/webhook-rows';
-import { newId } from '../../lib/ids';
-import { notFound } from '../../lib/errors';
-import { authenticationAad, newSigningSecret, type SecretBox } from '../../webhooks';
-import { applyCursor, byCreation, page } from '../cursor';
-import type { PreparedAuthentication } from './authentication-policy';
+import type { Orm } from '../db/orm';
+import type {
+  EndpointAuthentication,
+  EndpointOrdering,
+  WebhookEndpointReadRow,
+  WebhookEndpointRow,
+} from '../db/entities/webhook-rows';
+import { newestFirst } from '../db/keyset';
+import { newId } from '../lib/ids';
+import { notFound } from '../lib/errors';
+import { authenticationAad } from './authentication';
+import { newSigningSecret, type SecretBox } from './secret-box';
 
 /**
  * Webhook endpoints of an organisation; every read and write is scoped by the caller's org. With
@@ -87,10 +92,11 @@ export function endpointStore(
       return { row: await get(orgId, id), secret };
     },
 
-    async list(orgId: string, q: { limit: number; cursor?: string }) {
+    /** Newest first: `limit + 1` rows after `after`, each with its `cursor_at` (the API pages them). */
+    async list(orgId: string, q: { limit: number; after?: { at: string; id: string } | undefined }) {
       const query = reading(orgId).limit(q.limit + 1);
-      applyCursor(query, 'webhook_endpoints', q.cursor);
-      return page((await query) as (WebhookEndpointReadRow & { cursor_at: string })[], q.limit, byCreation);
+      newestFirst(query, 'webhook_endpoints', q.after);
+      return (await query) as (WebhookEndpointReadRow & { cursor_at: string })[];
     },
 
     update: (orgId: string, id: string, patch: EndpointPatch) =>
@@ -149,6 +155,23 @@ export function endpointStore(
 }
 
 export type EndpointStore = ReturnType<typeof endpointStore>;
+
+/**
+ * The organisation's live endpoints, counted under its transaction lock (held until `trx` ends), so
+ * two creates at once cannot both take the last place (docs/decisions/0294-endpoints-per-organisation.md).
+ */
+export async function lockedEndpointCount(trx: Knex.Transaction, orgId: string): Promise<number> {
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`webhook-endpoints:${orgId}`]);
+  const [row] = await trx('webhook_endpoints').where({ org_id: orgId }).whereNull('deleted_at').count({ n: '*' });
+  return Number(row?.n ?? 0);
+}
+
+/** An endpoint's authentication as stored: the settings in the clear, the secret to seal beside them. */
+export interface PreparedAuthentication {
+  settings: EndpointAuthentication;
+  /** The client key (PKCS#8 PEM) or the client secret; sealed by the store, never shown again. */
+  secret: string;
+}
 
 export interface EndpointInput {
   url: string;

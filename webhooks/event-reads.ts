@@ -1,0 +1,46 @@
+import type { Orm } from '../db/orm';
+import type { EnvelopeSource } from './signing';
+
+/** An event of the outbox as the events API reads it: its envelope's source, its order, its stored §6.3 body if sent. */
+type EventRow = EnvelopeSource & { seq: string; body: string | null };
+
+/**
+ * Reads of the outbox (`events`, written by publish.ts) beside the engine's own: what a webhook
+ * missed, pulled, and what happened to one subscription.
+ */
+export function eventReads(orm: Orm) {
+  const knex = () => orm.em.getConnection().getKnex();
+  return {
+    /**
+     * The organisation's events of these types after `afterSeq`, oldest first, `limit` at most, each
+     * with the body stored when some endpoint got it.
+     */
+    async page(orgId: string, q: { types: readonly string[]; afterSeq?: string | undefined; limit: number }) {
+      const query = knex()('events as e')
+        .leftJoin('webhook_event_bodies as b', 'b.event_id', 'e.id')
+        .where('e.org_id', orgId)
+        .whereIn('e.type', q.types)
+        // An event of a transaction still open (a lower seq that commits later) must not be paged
+        // past: only events older than every running transaction are listed.
+        .whereRaw('(e.txid is null or e.txid < pg_snapshot_xmin(pg_current_snapshot()))')
+        .orderBy('e.seq')
+        .limit(q.limit)
+        .select('e.seq', 'e.id', 'e.type', 'e.source', 'e.org_id', 'e.occurred_at', 'e.data', 'b.body');
+      if (q.afterSeq) query.where('e.seq', '>', q.afterSeq);
+      return (await query) as EventRow[];
+    },
+
+    /** One subscription's lifecycle events (subscription.* and shares.issued), in publication order. */
+    ofSubscription(orgId: string, subscriptionId: string) {
+      return orm.em
+        .getConnection()
+        .execute<{ id: string; type: string; occurred_at: Date; data: Record<string, unknown> }[]>(
+          `select id, type, occurred_at, data from events
+        where org_id = ? and coalesce(data->>'subscription_id', data->>'id') = ?
+          and (type like 'subscription.%' or type = 'shares.issued')
+        order by seq`,
+          [orgId, subscriptionId],
+        );
+    },
+  };
+}
