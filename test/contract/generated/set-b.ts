@@ -214,6 +214,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuance/subscriptions/{subscription_id}/provide-info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer staff's open information request (the investor who owns it)
+         * @description Needs the role investor.
+         */
+        post: operations["postIssuanceSubscriptionsSubscriptionIdProvideInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/issuance/subscriptions/{subscription_id}/approve": {
         parameters: {
             query?: never;
@@ -268,26 +288,6 @@ export interface paths {
          * @description Needs the role staff or admin.
          */
         post: operations["postIssuanceSubscriptionsSubscriptionIdRequestInfo"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/issuance/subscriptions/{subscription_id}/provide-info": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Answer staff's open information request (the investor who owns it)
-         * @description Needs the role investor.
-         */
-        post: operations["postIssuanceSubscriptionsSubscriptionIdProvideInfo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3922,6 +3922,137 @@ export interface operations {
             };
         };
     };
+    postIssuanceSubscriptionsSubscriptionIdProvideInfo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    message: string;
+                    /** @default [] */
+                    documentReferences?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the configured limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     postIssuanceSubscriptionsSubscriptionIdApprove: {
         parameters: {
             query?: never;
@@ -4190,137 +4321,6 @@ export interface operations {
             content: {
                 "application/json": {
                     reason: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: components["schemas"]["Subscription"];
-                    };
-                };
-            };
-            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description No valid bearer access token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The token lacks the role, organisation or KYC this needs */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource does not exist or is not visible to the caller */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The body is larger than the configured limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The body is not application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Path, query or body failed validation; details lists every issue */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Too many requests from this client; see Retry-After */
-            429: {
-                headers: {
-                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
-            503: {
-                headers: {
-                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    postIssuanceSubscriptionsSubscriptionIdProvideInfo: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                subscription_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    message: string;
-                    /** @default [] */
-                    documentReferences?: string[];
                 };
             };
         };
