@@ -1,5 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { startBalancer } from './balancer';
@@ -8,7 +7,7 @@ import { migrateAsOwner } from './migrate-as-owner';
 import { TEMPORAL_PORT_OFFSETS } from './free-port';
 import { startTlsGateway } from './gateway';
 import { ensurePortsFree, type WantedPort } from './ports';
-import { newPayloadKey } from './payload-key-file';
+import { clusterSecrets } from './cluster-secrets';
 import { startingPart, StartupError } from './startup-error';
 import { serviceProcess, type ServiceProcess } from './service-process';
 import { stopProcess, type RunningTemporal } from './temporal-dev-server';
@@ -290,40 +289,6 @@ const OWN_EXPORT = [
   'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
   'OTEL_EXPORTER_ZIPKIN_ENDPOINT',
 ];
-
-function clusterSecrets(dataDir: string): Record<string, string> {
-  const file = join(dataDir, 'secrets.json');
-  if (!existsSync(file)) {
-    const ecKey = () =>
-      generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const secrets = {
-      ACCESS_TOKEN_PRIVATE_KEY: ecKey(),
-      // The next key of a rotation, published ahead (docs/decisions/0137-access-token-key-rotation.md).
-      ACCESS_TOKEN_PUBLISHED_KEYS: ecKey(),
-      WEBHOOK_SECRET_KEYS: `k${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`,
-      SANDBOX_NOTIFICATION_SECRET: randomBytes(32).toString('hex'),
-      TEMPORAL_PAYLOAD_KEYS: newPayloadKey(),
-    };
-    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  }
-  const secrets = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-  // Added later than the others: a secrets file from before gets its audit key once, then keeps it.
-  if (!secrets.AUDIT_HMAC_KEYS) {
-    secrets.AUDIT_HMAC_KEYS = `a${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
-    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  }
-  // Added later still: investors' data keys are wrapped under it (docs/decisions/0313).
-  if (!secrets.PERSONAL_DATA_KEYS) {
-    secrets.PERSONAL_DATA_KEYS = `p${new Date().toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
-    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  }
-  // A folder made before payloads were sealed gets its key now; its older histories stay readable (clear).
-  if (!secrets.TEMPORAL_PAYLOAD_KEYS) {
-    secrets.TEMPORAL_PAYLOAD_KEYS = newPayloadKey();
-    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  }
-  return secrets;
-}
 
 /** Before anything starts: the tools are there and every port is free, or say which and what to do. */
 async function preflight(o: ClusterOptions): Promise<void> {
