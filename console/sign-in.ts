@@ -145,7 +145,6 @@ export function consoleSignIn(deps: {
     },
   };
 }
-type ConsoleSignIn = ReturnType<typeof consoleSignIn>;
 
 /** The organisation comes from the ID token (there is no API key to name it); verify() then checks the issuer vouches for it. */
 function orgClaim(idToken: string): string {

@@ -73,12 +73,6 @@ export const INFO_PROVIDED = 'subscription.info_provided';
  */
 export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [ENDPOINT_DISABLED, INFO_PROVIDED];
 
-/** Whether an endpoint subscribed to `eventTypes` wants an event of `type`. */
-function subscribedTo(eventTypes: readonly string[], type: string): boolean {
-  if (eventTypes.includes(type)) return true;
-  return eventTypes.includes('*') && !EXPLICIT_ONLY_EVENT_TYPES.includes(type);
-}
-
 /** spec §6.2: what a deployment of the given set delivers; anything else is dropped silently. */
 export function supportedEventTypes(set: BehaviourSet): readonly string[] {
   return [

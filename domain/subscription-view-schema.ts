@@ -76,4 +76,3 @@ export type SubscriptionView = z.infer<typeof SubscriptionViewSchema>;
 export const PaymentSessionSchema = z
   .object({ session_id: z.string(), session_url: z.url() })
   .meta({ id: 'PaymentSession' });
-type PaymentSession = z.infer<typeof PaymentSessionSchema>;

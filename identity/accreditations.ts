@@ -13,8 +13,6 @@ import type { Mover, Target } from './kyc-model';
 
 const OPEN: Accreditation['status'][] = ['created', 'submitted', 'more_info_needed'];
 
-type AccreditationView = ReturnType<ReturnType<typeof accreditations>['view']>;
-
 /** Accreditation records of users in organisations, moved through the set's flow. */
 export function accreditations(flow: AccreditationFlow) {
   const view = (a: Accreditation) => ({

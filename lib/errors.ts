@@ -26,7 +26,6 @@ export const kycRequired = () =>
   new AppError(403, 'KYC_REQUIRED', 'An approved KYC verification for this organisation is required');
 export const notFound = (what: string) => new AppError(404, 'NOT_FOUND', `${what} not found`);
 export const conflict = (code: string, message: string, details?: unknown) => new AppError(409, code, message, details);
-const tooLarge = () => new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is too large');
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'RATE_LIMITED', 'Too many requests', { retry_after_seconds: retryAfterSeconds });
 export const unavailable = (message: string) => new AppError(503, 'UNAVAILABLE', message);

@@ -9,7 +9,6 @@ import {
   TERMINAL,
   type NewSubscription,
   type InfoExchange,
-  type PaymentStatus,
   type SubscriptionState,
   type SubscriptionStatus,
 } from '../domain/subscription';

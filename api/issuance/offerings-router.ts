@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import type { FilterQuery } from '@mikro-orm/core';
-import { z } from 'zod';
 import { OfferingSchema, type Offering } from '../../db/entities/offering';
 import { SecurityClassSchema } from '../../db/entities/security-class';
 import { TrancheSchema } from '../../db/entities/tranche';

@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { SubscriptionState } from '../../domain/subscription';
 import { toSubscriptionView } from '../../domain/subscription-view';
-import { notFound } from '../../lib/errors';
 import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
-import type { EndpointAuthentication, PreparedAuthentication } from '../../webhooks';
+import type { PreparedAuthentication } from '../../webhooks';
 import { AppError, badRequest } from '../../lib/errors';
 import { assertDeliverableUrl, SsrfRefusedError, type SsrfPolicy } from '../../lib/runtime/ssrf-guard';
 import type { HostResolver } from '../../lib/runtime/dns-resolver';

@@ -37,5 +37,3 @@ export const logger = pino({
     censor: '[redacted]',
   },
 });
-
-type Logger = typeof logger;

@@ -1,4 +1,4 @@
-import { actor, newOrg, openOffering, type Actor } from '../support/fixtures';
+import { newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { apiKeyFor, exchange, notifyAsProvider, PROVIDER_SECRET } from './support/identity';

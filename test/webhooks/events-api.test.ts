@@ -4,7 +4,7 @@ import type { ServiceEvent } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { PATHS, registerHook } from './support/hooks';
+import { registerHook } from './support/hooks';
 import { eventually, Receiver } from './support/receiver';
 
 describe('GET /notifications/events', () => {
