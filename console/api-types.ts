@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import type * as audit from '../api/audit/schema';
 import type * as issuance from '../api/issuance/schema';
 import type * as offerings from '../api/issuance/offerings-schema';
-import type * as schema from '../api/notifications/schema';
+import type * as schema from '../api/notifications/answer-schema';
+import type { ListDeliveriesQuery } from '../api/notifications/schema';
 
 // The shapes the console reads from the JSON API, inferred from the same zod schemas the API's
 // answers are checked against (and its OpenAPI document is generated from), never copied by hand.
@@ -14,7 +15,7 @@ export type EventTypes = z.infer<typeof schema.EventTypesView>;
 export type TestEvent = z.infer<typeof schema.TestEventView>;
 export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;
 export type DeliveryList = z.infer<typeof schema.DeliveryList>;
-export type DeliveryQuery = z.input<typeof schema.ListDeliveriesQuery>;
+export type DeliveryQuery = z.input<typeof ListDeliveriesQuery>;
 export type Recovery = z.infer<typeof schema.RecoveryView>;
 export type RecoveryList = z.infer<typeof schema.RecoveryList>;
 export type EventList = z.infer<typeof schema.EventList>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from '../../domain/subscription';
 import { isDecimalAmount, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
-import { DeliveryView } from '../notifications/schema';
+import { DeliveryView } from '../notifications/answer-schema';
 
 export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
 export const OfferingParams = z.object({ offering_id: z.uuid() });

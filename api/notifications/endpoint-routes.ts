@@ -32,12 +32,8 @@ import {
   SetEventTypesBody,
   UpdateEndpointBody,
   type AuthenticationInput,
-  EndpointList,
-  EndpointView,
-  EndpointWithSecret,
-  EventTypesView,
-  TestEventView,
 } from './schema';
+import { EndpointList, EndpointView, EndpointWithSecret, EventTypesView, TestEventView } from './answer-schema';
 import { ok } from '../respond';
 import { byCreation, page, positionAfter } from '../cursor';
 

@@ -6,7 +6,8 @@ import { supportedEventTypes } from '../../domain/events';
 import { eventReads, renderEventBody } from '../../webhooks';
 import { checkEventTypes } from './event-type-policy';
 import { decodeSeqCursor, encodeSeqCursor } from '../cursor';
-import { EventList, ListEventsQuery } from './schema';
+import { ListEventsQuery } from './schema';
+import { EventList } from './answer-schema';
 import { ok } from '../respond';
 
 /**

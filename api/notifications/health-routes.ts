@@ -6,7 +6,7 @@ import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { NOTIFICATION_PATHS } from './paths';
 import { ok } from '../respond';
-import { EndpointHealthView } from './schema';
+import { EndpointHealthView } from './answer-schema';
 import { deliveryView } from './views';
 import { endpointHealth, type AttemptBucket } from '../../webhooks';
 

@@ -7,14 +7,8 @@ import { recoveriesStore, type EndpointStore, type WebhookRecoveryRow } from '..
 import { conflict } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '../../domain/recovery-messages';
-import {
-  EndpointParams,
-  ListRecoveriesQuery,
-  RecoveryList,
-  RecoveryParams,
-  RecoveryView,
-  StartRecoveryBody,
-} from './schema';
+import { EndpointParams, ListRecoveriesQuery, RecoveryParams, StartRecoveryBody } from './schema';
+import { RecoveryList, RecoveryView } from './answer-schema';
 import { recoveryView } from './views';
 import { ok } from '../respond';
 import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/audit-recorder';

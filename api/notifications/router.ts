@@ -6,7 +6,7 @@ import { ok } from '../respond';
 import { secretBoxFrom } from '../../webhooks';
 import { supportedEventTypes } from '../../domain/events';
 import { NOTIFICATION_PATHS } from './paths';
-import { EventTypesView } from './schema';
+import { EventTypesView } from './answer-schema';
 import { endpointRoutes } from './endpoint-routes';
 import { deliveryRoutes } from './delivery-routes';
 import { eventRoutes } from './event-routes';
