@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import type { TestService } from '../support/service';
+import { until } from '../support/wait';
 import { sandboxSecret, signSandboxBody, SANDBOX_SIGNATURE_HEADER } from '../../payments/sandbox/signature';
 import type { SandboxEventData, SandboxEventType } from '../../payments/sandbox/events';
 
@@ -69,26 +70,19 @@ export async function subscription(w: World, id: string): Promise<Record<string,
   return res.body.data;
 }
 
-/** Polls the subscription through the API until it matches, or fails with the last one seen. */
-export async function eventually(
+/** Waits until the subscription, read through the API, matches `expected`; fails with the last one seen. */
+export const reaches = (
   w: World,
   id: string,
   expected: Record<string, unknown>,
   timeoutMs = 20_000,
-): Promise<Record<string, any>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: Record<string, any> = {};
-  while (Date.now() < deadline) {
-    last = await subscription(w, id);
-    if (Object.entries(expected).every(([k, v]) => last[k] === v)) return last;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  expect(last).toMatchObject(expected);
-  return last;
-}
-
-/** Lets a signal reach the workflow and a change (if any) reach the projection. */
-export const settle = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
+): Promise<Record<string, any>> =>
+  until(
+    `subscription ${id} to reach ${JSON.stringify(expected)}`,
+    () => subscription(w, id),
+    (last) => Object.entries(expected).every(([k, v]) => last[k] === v),
+    { timeoutMs, intervalMs: 150 },
+  );
 
 /** A sandbox notification signed with the service's sandbox secret, as the sandbox itself sends one. */
 export async function postSandboxEvent(

@@ -2,7 +2,7 @@ import { actor } from '../support/fixtures';
 import { Client as PgClient } from 'pg';
 import { ownerUrlOf, startService, type TestService } from '../support/service';
 import {
-  eventually,
+  reaches,
   openCheckout,
   postSandboxEvent,
   signedSubscription,
@@ -71,7 +71,7 @@ describe('Set B: payment after cancel or void', () => {
       amount: '25.00',
       currency: 'USD',
     });
-    await eventually(w, id, { status: 'cancelled', payment_status: 'received' });
+    await reaches(w, id, { status: 'cancelled', payment_status: 'received' });
     expect(await eventTypes(svc, id)).toContain('payment.held');
   });
 });

@@ -5,7 +5,8 @@ import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 import { publish, publishUnqueued } from './support/publish';
 
@@ -17,11 +18,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   const hook = () => `h-${randomUUID().slice(0, 8)}`;
   const delivery = (id: string) => api.get(`${PATHS[set].deliveries}/${id}`, staff.token).then((r) => r.body.data);
   const statusIs = (id: string, status: string) =>
-    eventually(
-      async () => ((await delivery(id))?.status === status ? delivery(id) : undefined),
-      30_000,
-      `delivery ${status}`,
-    );
+    until(`delivery ${status}`, async () => ((await delivery(id))?.status === status ? delivery(id) : undefined));
   const ping = async (endpointId: string) =>
     (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
@@ -250,14 +247,14 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const { delivery_id } = await ping(endpoint.id);
     await statusIs(delivery_id, 'failed');
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id));
-    await eventually(
+    await until(
+      'delivery workflow started',
       () =>
         handle.describe().then(
           () => true,
           () => undefined,
         ),
-      10_000,
-      'delivery workflow started',
+      { timeoutMs: 10_000 },
     );
     expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     expect(await handle.result()).toBe('endpoint_deleted');
@@ -280,11 +277,9 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     await receiver.waitFor(h1, 3);
     await receiver.waitFor(h2, 1);
     const list = (q: string) => api.get(`${PATHS[set].deliveries}?${q}`, own.token).then((r) => r.body.data);
-    await eventually(
-      async () => ((await list(`status=failed`)).items.length === 1 ? true : undefined),
-      15_000,
-      'failed listed',
-    );
+    await until('failed listed', async () => ((await list(`status=failed`)).items.length === 1 ? true : undefined), {
+      timeoutMs: 15_000,
+    });
 
     const byEndpoint = await list(`endpoint_id=${e1.id}&event_type=test.ping&status=success&limit=2`);
     expect(byEndpoint.items.map((d: { id: string }) => d.id)).toEqual([pings[2], pings[1]]);
@@ -316,13 +311,13 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     };
     await publish(svc, [event]);
     const knex = svc.orm.em.getConnection().getKnex();
-    const made = await eventually(
+    const made = await until(
+      'fanned out',
       async () => {
         const rows: { id: string }[] = await knex('webhook_deliveries').where({ event_id: event.id }).select('id');
         return rows.length === hooks.length ? rows.map((r) => r.id).sort() : undefined;
       },
-      15_000,
-      'fanned out',
+      { timeoutMs: 15_000 },
     );
     const seen: string[] = [];
     let cursor: string | null = null;

@@ -3,7 +3,8 @@ import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * Every failed delivery keeps a schedule (docs/decisions/0291-every-hand-over-lands.md): a manual
@@ -49,22 +50,18 @@ describe('every hand-over lands', () => {
     // Every delivery failed and waits for its next attempt on a running schedule (the next is minutes away).
     // Seen failing before the fix: raced ones sat `failed` with their workflow closed and nothing to retry them.
     for (const id of ids) {
-      const run = await eventually(
-        async () => {
-          const d = await svc.temporal.workflow
-            .getHandle(deliveryWorkflowId(id))
-            .describe()
-            .catch(() => undefined);
-          const row: { status: string } | undefined = await svc.orm.em
-            .getConnection()
-            .getKnex()('webhook_deliveries')
-            .where({ id })
-            .first('status');
-          return d && row?.status === 'failed' ? d : undefined;
-        },
-        30_000,
-        `delivery ${id} failed with a workflow`,
-      );
+      const run = await until(`delivery ${id} failed with a workflow`, async () => {
+        const d = await svc.temporal.workflow
+          .getHandle(deliveryWorkflowId(id))
+          .describe()
+          .catch(() => undefined);
+        const row: { status: string } | undefined = await svc.orm.em
+          .getConnection()
+          .getKnex()('webhook_deliveries')
+          .where({ id })
+          .first('status');
+        return d && row?.status === 'failed' ? d : undefined;
+      });
       // Give a closing run its moment, then it must still be open, holding the schedule.
       await new Promise((r) => setTimeout(r, 500));
       const again = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();

@@ -5,7 +5,7 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { eventually } from './support/receiver';
+import { until } from '../support/wait';
 import { throwawayCa } from './support/throwaway-ca';
 
 /**
@@ -62,14 +62,10 @@ describe('authenticated receivers: mutual TLS (issue 32)', () => {
   const firstAttempt = async (endpointId: string) => {
     const ping = await api.post(`${base}/${endpointId}/test`, staff.token);
     expect(ping.status).toBe(202);
-    return eventually(
-      async () => {
-        const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
-        return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
-      },
-      30_000,
-      'the first attempt recorded',
-    );
+    return until('the first attempt recorded', async () => {
+      const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
+      return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
+    });
   };
 
   it('delivers to a receiver that demands our client certificate; the key is sealed and never shown', async () => {

@@ -7,7 +7,7 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { eventually } from './support/receiver';
+import { until } from '../support/wait';
 
 const CLIENT_ID = 'tranche-webhooks';
 const CLIENT_SECRET = 'client-secret-0123456789-abcdefghij';
@@ -110,14 +110,10 @@ describe('authenticated receivers: OAuth2 client credentials (issue 32)', () => 
   const firstAttempt = async (endpointId: string) => {
     const ping = await api.post(`${base}/${endpointId}/test`, staff.token);
     expect(ping.status).toBe(202);
-    return eventually(
-      async () => {
-        const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
-        return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
-      },
-      30_000,
-      'the first attempt recorded',
-    );
+    return until('the first attempt recorded', async () => {
+      const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
+      return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
+    });
   };
 
   it('sends a bearer token from the token endpoint, kept for the next deliveries; the secret is never shown', async () => {

@@ -2,7 +2,8 @@ import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * Issue 28, item 1 (docs/decisions/0309-slots-taken-at-the-post.md): a 2xx that takes most of an
@@ -40,13 +41,13 @@ describe('a slow success counts against the endpoint’s health (issue 28)', () 
 
     const sent = await Promise.all([ping(slow.id), ping(slow.id), ping(fast.id), ping(fast.id)]);
     for (const id of sent) {
-      const done = await eventually(
+      const done = await until(
+        `delivery ${id} a success`,
         async () => {
           const d = await delivery(id);
           return d?.status === 'success' ? d : undefined;
         },
-        45_000,
-        `delivery ${id} a success`,
+        { timeoutMs: 45_000 },
       );
       expect(done.attempts).toMatchObject([{ number: 1, response_status: 200 }]);
     }

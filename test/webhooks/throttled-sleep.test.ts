@@ -3,7 +3,8 @@ import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * A throttled retry sleeps until the start reserved for it (docs/decisions/0293-throttled-retries-sleep.md):
@@ -39,14 +40,14 @@ describe('throttled retries sleep, they do not poll', () => {
     const handle = (id: string) => svc.temporal.workflow.getHandle(deliveryWorkflowId(id));
     // Each failed its first attempt and waits, on its schedule, for the second.
     for (const id of ids)
-      await eventually(
+      await until(
+        `delivery workflow ${id} waiting for its second attempt`,
         async () =>
           (
             await handle(id)
               .describe()
               .catch(() => undefined)
           )?.status.name === 'RUNNING' || undefined,
-        30_000,
       );
     await receiver.plan('throttled', { secret: hook.secret, defaultStatus: 200 });
     const from = Date.now();
