@@ -4,6 +4,7 @@ import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { AccessTokens } from '../../../api/identity/access-tokens';
 import { subscriptionWorkflowId } from '../../../domain/subscription';
+import { until } from '../../support/wait';
 import { getSubscription } from '../../../domain/subscription-messages';
 import { http } from '../../support/http';
 
@@ -79,20 +80,8 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
   };
 }
 
-/** Retries a command that may meet a restarting dependency; gives up after `timeoutMs`. */
-export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      return await fn();
-    } catch (err) {
-      last = err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  throw new Error(`${what}: still failing after ${timeoutMs} ms: ${String((last as Error)?.message ?? last)}`);
-}
+/** How long a test keeps retrying a command that may meet a restarting dependency, and how often. */
+export const THROUGH_A_RESTART = { timeoutMs: 120_000, intervalMs: 500 };
 
 export interface Verdict {
   status: string;
@@ -115,15 +104,17 @@ export async function verdict(
   const connection = await Connection.connect({ address: opts.temporalAddress, connectTimeout: '10s' });
   try {
     const client = new Client({ connection, dataConverter: testDataConverter() });
-    const deadline = Date.now() + timeoutMs;
     let workflow: unknown;
     let projection: unknown;
-    do {
+    const same = async () => {
       workflow = await client.workflow.getHandle(subscriptionWorkflowId(id)).query(getSubscription);
       projection = (await sql(opts.databaseUrl, 'select state from subscriptions where id = $1', [id]))[0]?.state;
-      if (JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection))) break;
-      await new Promise((r) => setTimeout(r, 500));
-    } while (Date.now() < deadline);
+      return JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection));
+    };
+    // Not equal in time is a verdict, not an error: the caller's expectation names the difference.
+    await until(`the projection of ${id} to equal its workflow`, same, { timeoutMs, intervalMs: 500 }).catch(
+      () => undefined,
+    );
     const rows = await sql(
       opts.databaseUrl,
       `select type, count(*)::int as n from events where data->>'id' = $1 or data->>'subscription_id' = $1 group by type`,
