@@ -11,6 +11,7 @@ import {
 import { recordingProxy } from './recording-proxy';
 import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
+import { until } from '../support/wait';
 
 /**
  * Issue 20, money: every payment is compared with what is owed. One that does not match the total,
@@ -31,13 +32,15 @@ async function heldReasons(svc: TestService, id: string): Promise<string[]> {
 
 /** Waits until the subscription has `count` payment.held events (they are written with the change). */
 async function heldCount(svc: TestService, id: string, count: number): Promise<string[]> {
-  const deadline = Date.now() + 20_000;
-  let reasons = await heldReasons(svc, id);
-  while (reasons.length < count && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 150));
-    reasons = await heldReasons(svc, id);
-  }
-  return reasons;
+  return until(
+    `${count} payment.held events for ${id}`,
+    () => heldReasons(svc, id),
+    (r) => r.length >= count,
+    {
+      timeoutMs: 20_000,
+      intervalMs: 150,
+    },
+  );
 }
 
 describe('Set B, sandbox: payments compared with what is owed', () => {

@@ -2,6 +2,7 @@ import { DEV_PROVIDER_SECRET, embeddedDefaults } from '../../scripts/lib/embedde
 import { providerNotify } from '../../scripts/lib/provider-notify';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
+import { until } from '../support/wait';
 
 /**
  * Issue 10, the embedded default: `BEHAVIOUR_SET=B npm start` with nothing else set lets a
@@ -86,13 +87,10 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
       signal: AbortSignal.timeout(30_000),
     });
     expect(paid.status).toBe(303);
-    const deadline = Date.now() + 30_000;
-    let status = '';
-    while (status !== 'pending_review' && Date.now() < deadline) {
-      status = (await api.get(`/issuance/subscriptions/${id}`, kycAlice.access)).body.data.status;
-      if (status !== 'pending_review') await new Promise((r) => setTimeout(r, 150));
-    }
-    expect(status).toBe('pending_review');
+    const status = async () => (await api.get(`/issuance/subscriptions/${id}`, kycAlice.access)).body.data.status;
+    expect(await until(`${id} in review`, status, (s) => s === 'pending_review', { intervalMs: 150 })).toBe(
+      'pending_review',
+    );
     expect((await api.post(`/issuance/subscriptions/${id}/approve`, bob.access)).body.data.status).toBe('approved');
     const done = await api.post(`/issuance/subscriptions/${id}/issue-shares`, bob.access);
     expect(done.body.data).toMatchObject({ status: 'completed', payment_status: 'received', total_amount: '30.00' });
