@@ -19,6 +19,14 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   const delivery = (id: string) => api.get(`${PATHS[set].deliveries}/${id}`, staff.token).then((r) => r.body.data);
   const statusIs = (id: string, status: string) =>
     until(`delivery ${status}`, async () => ((await delivery(id))?.status === status ? delivery(id) : undefined));
+  /** The endpoints an event's deliveries were planned for, once its fan-out is done (dispatched). */
+  const plannedFor = async (eventId: string): Promise<string[]> => {
+    const knex = svc.orm.em.getConnection().getKnex();
+    await until(`event ${eventId} dispatched`, () =>
+      knex('events').where({ id: eventId }).whereNotNull('dispatched_at').first(),
+    );
+    return (await knex('webhook_deliveries').where({ event_id: eventId }).pluck('endpoint_id')).sort();
+  };
   const ping = async (endpointId: string) =>
     (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
@@ -38,7 +46,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   it('sends test.ping to that endpoint only, with the exact §6.3 body and headers, verifiably signed', async () => {
     const [a, b] = [hook(), hook()];
     const target = await registerHook(svc, receiver, staff, a, ['subscription.created']);
-    await registerHook(svc, receiver, staff, b, ['*']);
+    const other = await registerHook(svc, receiver, staff, b, ['*']);
     const res = await api.post(`${PATHS[set].endpoints}/${target.id}/test`, staff.token);
     expect(res.status).toBe(202);
     const { event_id, delivery_id } = res.body.data;
@@ -78,7 +86,10 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       },
     ]);
     expect(sentAsStored(done.attempts[0].request_headers, got!.headers)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The event's deliveries, planned once it is dispatched: the target's alone, none for the other endpoint.
+    const planned = await plannedFor(event_id);
+    expect(planned).toEqual([target.id]);
+    expect(planned).not.toContain(other.id);
     expect(await receiver.received(b)).toEqual([]);
   });
 
@@ -88,8 +99,8 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const orgStaff = await actor(svc, org, ['staff']);
     const investor = await actor(svc, org, ['investor'], { kycCompleted: true });
     await approveKyc(svc, investor);
-    await registerHook(svc, receiver, orgStaff, exact, ['subscription.created']);
-    await registerHook(svc, receiver, orgStaff, star, ['*']);
+    const exactHook = await registerHook(svc, receiver, orgStaff, exact, ['subscription.created']);
+    const starHook = await registerHook(svc, receiver, orgStaff, star, ['*']);
     await registerHook(svc, receiver, orgStaff, other, ['subscription.approved']);
     await registerHook(svc, receiver, await actor(svc, newOrg(), ['staff']), foreign, ['*']);
     const offering = await openOffering(svc, orgStaff);
@@ -112,7 +123,8 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const [fromExact, fromStar] = [(await receiver.received(exact))[0]!, (await receiver.received(star))[0]!];
     expect(fromExact.headers['x-service-event-id']).toBe(fromStar.headers['x-service-event-id']);
     expect(fromExact.headers['x-service-delivery-id']).not.toBe(fromStar.headers['x-service-delivery-id']);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The fan-out is done (the event dispatched) and planned these two alone: nothing is on its way elsewhere.
+    expect(await plannedFor(fromExact.headers['x-service-event-id']!)).toEqual([exactHook.id, starHook.id].sort());
     expect(await receiver.received(other)).toEqual([]);
     expect(await receiver.received(foreign)).toEqual([]);
   });

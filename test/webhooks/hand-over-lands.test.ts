@@ -5,6 +5,7 @@ import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { PATHS, registerHook } from './support/hooks';
 import { Receiver } from './support/receiver';
 import { until } from '../support/wait';
+import { timerPending } from './support/webhook-harness';
 
 /**
  * Every failed delivery keeps a schedule (docs/decisions/0291-every-hand-over-lands.md): a manual
@@ -62,8 +63,13 @@ describe('every hand-over lands', () => {
           .first('status');
         return d && row?.status === 'failed' ? d : undefined;
       });
-      // Give a closing run its moment, then it must still be open, holding the schedule.
-      await new Promise((r) => setTimeout(r, 500));
+      // Settled, not slept on: no workflow task outstanding and the run holding its timer (or closed,
+      // which the expectation below names); then it must still be open, holding the schedule.
+      const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(id));
+      await until(`delivery ${id}'s run settled`, async () => {
+        const d = await handle.describe();
+        return d.status.name !== 'RUNNING' || (!d.raw.pendingWorkflowTask && (await timerPending(handle)));
+      });
       const again = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();
       expect({ id, status: again.status.name }).toEqual({ id, status: 'RUNNING' });
       expect(run.workflowId).toBe(deliveryWorkflowId(id));

@@ -99,9 +99,9 @@ describe('a tenant’s parked deliveries never hold the worker’s slots (issue 
         svc,
         Array.from({ length: Math.ceil(DELIVERIES / ENDPOINTS) }, () => anEvent(x.orgId)),
       );
-      // X's first POSTs are out, and (before the fix) enough of its deliveries parked to fill the worker.
-      for (const hook of slow) await receiver.waitFor(hook, 1, 10_000);
-      await new Promise((r) => setTimeout(r, 3000));
+      // Three of X's rounds have sent (one POST a second per endpoint): before the fix, by then enough
+      // of its deliveries parked to fill the worker (8 endpoints x 3 = the scaled limit of 24).
+      for (const hook of slow) await receiver.waitFor(hook, 3, 15_000);
 
       const during = await pings(SCALE.pingSeconds);
       console.log({ parked_neighbour: { baseline, during } });
