@@ -17,6 +17,7 @@ import { PATHS, registerHook } from '../webhooks/support/hooks';
 import { publishEvents } from '../../webhooks';
 import { Receiver } from '../webhooks/support/receiver';
 import { until } from '../support/wait';
+import { createOffering, createSubscription } from '../support/fixtures';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -313,18 +314,9 @@ describe('traces', () => {
         await receiver.plan(hook, { secret: res.body.data.signing_secret, defaultStatus: 200 });
       }
 
-      const offering = await api.post('/issuance/offerings', staff, { name: 'Series A', currency: 'USD' });
-      expect(offering.status).toBe(201);
-      const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff, {
-        name: 'Preferred',
-        pricePerUnit: '100.00',
-      });
-      expect(cls.status).toBe(201);
+      const offering = await createOffering(api, staff, { securityClass: { pricePerUnit: '100.00' } });
       // The subscription command.
-      const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, investor, {
-        securityClassId: cls.body.data.id,
-        unitsSubscribed: 5,
-      });
+      const created = await createSubscription(api, investor, offering);
       expect(created.status).toBe(201);
 
       const [traced] = await receiver.waitFor(hooks.traced, 1, 60_000);

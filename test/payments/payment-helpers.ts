@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
+import { actor, approveKyc, createSubscription, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import type { TestService } from '../support/service';
 import { until } from '../support/wait';
@@ -50,10 +50,7 @@ export async function openCheckout(
 
 /** A subscription of `units` units, created and signed: pending_payment. */
 export async function signedSubscription(w: World, units = 4): Promise<string> {
-  const created = await w.api.post(`/issuance/offerings/${w.offering.offeringId}/subscriptions`, w.investor.token, {
-    securityClassId: w.offering.securityClassId,
-    unitsSubscribed: units,
-  });
+  const created = await createSubscription(w.api, w.investor.token, w.offering, { unitsSubscribed: units });
   if (created.status !== 201) throw new Error(`create: ${JSON.stringify(created.body)}`);
   const id = created.body.data.id as string;
   const signed = await w.api.post(`/issuance/subscriptions/${id}/sign-agreement`, w.investor.token, {

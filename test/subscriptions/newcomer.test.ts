@@ -3,6 +3,7 @@ import { providerNotify } from '../../scripts/lib/provider-notify';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { until } from '../support/wait';
+import { createOffering, createSubscription } from '../support/fixtures';
 
 /**
  * Issue 10, the embedded default: `BEHAVIOUR_SET=B npm start` with nothing else set lets a
@@ -42,10 +43,9 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
     // 1. Tokens for an investor and a staff member; staff open an offering.
     const alice = await token('alice', 'investor');
     const bob = await token('bob', 'staff', alice.key);
-    const offering = await api.post('/issuance/offerings', bob.access, { name: 'Seed', currency: 'USD' });
-    const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, bob.access, {
-      name: 'Common',
-      pricePerUnit: '10.00',
+    const offering = await createOffering(api, bob.access, {
+      offering: { name: 'Seed' },
+      securityClass: { name: 'Common', pricePerUnit: '10.00' },
     });
 
     // 2. KYC: alice starts a session; the provider (you, with the documented dev secret) reports it.
@@ -62,10 +62,7 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
     const kycAlice = await token('alice', 'investor', alice.key); // a fresh token carries kyc_completed
 
     // 3. The subscription: create, sign, pay on the sandbox checkout page, approval, shares.
-    const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, kycAlice.access, {
-      securityClassId: cls.body.data.id,
-      unitsSubscribed: 3,
-    });
+    const created = await createSubscription(api, kycAlice.access, offering, { unitsSubscribed: 3 });
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     expect(

@@ -7,6 +7,7 @@ import { subscriptionWorkflowId } from '../../../domain/subscription';
 import { until } from '../../support/wait';
 import { getSubscription } from '../../../domain/subscription-messages';
 import { http } from '../../support/http';
+import { createOffering, createSubscription } from '../../support/fixtures';
 
 /** The events a Set A wire subscription publishes from creation to completion, in order. */
 export const WIRE_FLOW_EVENTS = [
@@ -47,11 +48,10 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
     [org],
   );
   const api = http(opts.baseUrl);
-  const offering = await expectOk(api.post('/issuance/offerings', staff, { name: 'Faults', currency: 'USD' }), 201);
-  const cls = await expectOk(
-    api.post(`/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '100.00' }),
-    201,
-  );
+  const offering = await createOffering(api, staff, {
+    offering: { name: 'Faults' },
+    securityClass: { name: 'Common', pricePerUnit: '100.00' },
+  });
   const sub = (id: string, op: string, token: string, body: unknown = {}) =>
     api.post(`/issuance/subscriptions/${id}/${op}`, token, body);
 
@@ -60,13 +60,7 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
     tokens: { staff, investor, consoleStaff },
     /** draft -> pending_signature -> pending_payment -> pending_review (wire). */
     async toReview(): Promise<{ id: string; reference_code: string }> {
-      const s = await expectOk(
-        api.post(`/issuance/offerings/${offering.id}/subscriptions`, investor, {
-          securityClassId: cls.id,
-          unitsSubscribed: 5,
-        }),
-        201,
-      );
+      const s = await expectOk(createSubscription(api, investor, offering), 201);
       await expectOk(sub(s.id, 'request-signature', investor));
       await expectOk(
         sub(s.id, 'sign-agreement', investor, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' }),
