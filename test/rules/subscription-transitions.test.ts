@@ -1,32 +1,14 @@
 import type { ApplicationFailure } from '@temporalio/common';
 import type { SubscriptionState } from '../../domain/subscription';
 import type { PaymentNotification } from '../../domain/subscription-messages';
+import { newSubscription } from '../support/fixtures';
 import { applyPayment, guards, initialState, transitions } from '../../workflows/subscription-transitions';
 
 /**
  * Spec §3's transitions as pure functions (workflows/subscription-transitions.ts), without a
  * server: which command each status allows, what a change sets and emits, how payments apply.
  */
-const draft = (set: 'A' | 'B'): SubscriptionState =>
-  initialState({
-    id: 'sub-1',
-    set,
-    orgId: 'org-1',
-    offeringId: 'off-1',
-    securityClassId: 'cls-1',
-    trancheId: null,
-    investorId: 'investor-1',
-    unitsSubscribed: 2,
-    pricePerUnit: '10.00',
-    totalAmount: '20.00',
-    currency: 'USD',
-    paymentMethod: null,
-    accreditationStatus: null,
-    suitabilityConfirmed: null,
-    riskAcknowledgmentSigned: null,
-    requestHash: null,
-    createdAt: '2026-11-21T10:00:00.000Z',
-  } as Parameters<typeof initialState>[0]);
+const draft = (set: 'A' | 'B'): SubscriptionState => initialState(newSubscription({ set }));
 
 const signed = (set: 'A' | 'B') =>
   transitions.sign(transitions.requestSignature(draft(set)).state, {

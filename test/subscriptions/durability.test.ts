@@ -18,6 +18,7 @@ import { notificationIntake } from '../../api/payments/notification-intake';
 import { freshDatabase } from '../support/service';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { until } from '../support/wait';
+import { newSubscription as newSubscriptionInput } from '../support/fixtures';
 
 /** Issue 10, Durability: after the 90-day linger, and inputs that could wedge a workflow. */
 describe('a subscription workflow after it closed, and poison inputs', () => {
@@ -75,25 +76,7 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     );
   }
 
-  const newSubscription = (set: 'A' | 'B'): NewSubscription => ({
-    id: randomUUID(),
-    set,
-    orgId: randomUUID(),
-    offeringId: randomUUID(),
-    securityClassId: randomUUID(),
-    trancheId: null,
-    investorId: 'investor-1',
-    unitsSubscribed: 2,
-    pricePerUnit: '10.00',
-    totalAmount: '20.00',
-    currency: 'USD',
-    paymentMethod: null,
-    accreditationStatus: null,
-    suitabilityConfirmed: null,
-    riskAcknowledgmentSigned: null,
-    requestHash: null,
-    createdAt: new Date().toISOString(),
-  });
+  const newSubscription = (set: 'A' | 'B') => newSubscriptionInput({ set });
   const start = (s: NewSubscription) =>
     env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
       workflowId: subscriptionWorkflowId(s.id),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Role } from '../../domain/principal';
+import type { NewSubscription } from '../../domain/subscription';
 import { http } from './http';
 import type { TestService } from './service';
 
@@ -40,6 +41,28 @@ export const securityClassBody = (over: Record<string, unknown> = {}) => ({
 export const subscriptionBody = (securityClassId: string, over: Record<string, unknown> = {}) => ({
   securityClassId,
   unitsSubscribed: 5,
+  ...over,
+});
+
+/** What a subscription workflow starts from (2 units at 10.00 USD, Set A, fresh ids); any field overridable. */
+export const newSubscription = (over: Partial<NewSubscription> = {}): NewSubscription => ({
+  id: randomUUID(),
+  set: 'A',
+  orgId: randomUUID(),
+  offeringId: randomUUID(),
+  securityClassId: randomUUID(),
+  trancheId: null,
+  investorId: 'investor-1',
+  unitsSubscribed: 2,
+  pricePerUnit: '10.00',
+  totalAmount: '20.00',
+  currency: 'USD',
+  paymentMethod: null,
+  accreditationStatus: null,
+  suitabilityConfirmed: null,
+  riskAcknowledgmentSigned: null,
+  requestHash: null,
+  createdAt: new Date().toISOString(),
   ...over,
 });
 

@@ -1,10 +1,11 @@
 import { actor, newOrg, type Actor } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { PATHS, registerHook } from './support/hooks';
 import { Receiver } from './support/receiver';
 import { until } from '../support/wait';
+import { deliveryDetail, startWebhookStack, stopWebhookStack, testPing } from './support/stack';
 
 /**
  * No delivery is left `pending` forever (docs/decisions/0290-nothing-left-pending.md): deliveries
@@ -20,24 +21,13 @@ describe('nothing is left pending', () => {
   const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_SWEEP_INTERVAL_MS: '300' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, { WEBHOOK_SWEEP_INTERVAL_MS: '300' }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
-  const ping = async (who: Actor, endpointId: string): Promise<string> => {
-    const res = await api.post(`${base}/${endpointId}/test`, who.token);
-    expect(res.status).toBe(202);
-    return res.body.data.delivery_id;
-  };
+  const ping = (who: Actor, endpointId: string) => testPing(api, who, endpointId, set);
   const detail = async (who: Actor, id: string) =>
-    (await api.get(`${PATHS[set].deliveries}/${id}`, who.token)).body.data as {
+    (await deliveryDetail(api, who, id, set)) as {
       status: string;
       next_attempt_at: string | null;
       attempts: { error: string | null; response_status: number | null }[];

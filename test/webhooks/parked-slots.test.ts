@@ -1,9 +1,10 @@
 import { actor, newOrg } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 /**
  * Issue 28, item 1 (docs/decisions/0309-slots-taken-at-the-post.md): organisation X's endpoints
@@ -34,22 +35,11 @@ describe('a tenant’s parked deliveries never hold the worker’s slots (issue 
   const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set,
-        env: {
-          WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-          WEBHOOK_DISPATCH_MAX_IN_FLIGHT: String(SCALE.maxInFlight),
-        },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, {
+      WEBHOOK_DISPATCH_MAX_IN_FLIGHT: String(SCALE.maxInFlight),
+    }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  }, 60_000);
+  afterAll(() => stopWebhookStack({ svc, receiver }), 60_000);
 
   it(
     'keeps another organisation’s test pings under 100 ms p99 while one organisation has 2,100 deliveries waiting on slow rate-limited endpoints',
