@@ -4,6 +4,7 @@ import { sql, THROUGH_A_RESTART, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from
 import { settledDeliveries, startReceiver } from './webhook-receiver';
 import { Client, Connection } from '@temporalio/client';
 import { deliveryWorkflowId } from '../../../domain/webhook-messages';
+import { subscriptionWorkflowId } from '../../../domain/subscription';
 import { timerPending } from '../../webhooks/support/webhook-harness';
 
 type World = Awaited<ReturnType<typeof wireFlowWorld>>;
@@ -111,4 +112,30 @@ export async function expectDeliveriesSurviveBackoffFault(
     { attempt_count: 2, status: 'success' },
     { attempt_count: 2, status: 'success' },
   ]);
+}
+
+/**
+ * Each subscription's command either landed (its projection says `status`) or waits in a workflow
+ * task no worker has finished: the in-flight state a worker crash is meant to meet, observed.
+ */
+export async function commandsHeld(
+  stack: { databaseUrl: string; temporalAddress: string },
+  ids: string[],
+  status: string,
+): Promise<void> {
+  const connection = await Connection.connect({ address: stack.temporalAddress, connectTimeout: '10s' });
+  try {
+    const client = new Client({ connection, dataConverter: testDataConverter() });
+    const held = async (id: string) => {
+      const { raw } = await client.workflow.getHandle(subscriptionWorkflowId(id)).describe();
+      if (raw.pendingWorkflowTask) return true;
+      const [row] = await sql(stack.databaseUrl, 'select status from subscriptions where id = $1', [id]);
+      return row?.status === status;
+    };
+    await until(`each command landed (${status}) or waiting for a worker`, async () =>
+      (await Promise.all(ids.map(held))).every(Boolean),
+    );
+  } finally {
+    await connection.close();
+  }
 }
