@@ -1,4 +1,12 @@
-import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
+import {
+  actor,
+  approveKyc,
+  newOrg,
+  offeringBody,
+  openOffering,
+  securityClassBody,
+  type Actor,
+} from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { reaches, openCheckout, RETURN_URLS, signedSubscription, world, type World } from './payment-helpers';
@@ -40,11 +48,19 @@ describe('prices and totals in the currency of the offering', () => {
   afterAll(() => svc?.stop());
 
   async function offeringIn(currency: string) {
-    const res = await api().post('/issuance/offerings', staff.token, { name: `Fund ${currency}`, currency });
+    const res = await api().post(
+      '/issuance/offerings',
+      staff.token,
+      offeringBody({ name: `Fund ${currency}`, currency }),
+    );
     return res;
   }
   const addClass = (offeringId: string, pricePerUnit: string) =>
-    api().post(`/issuance/offerings/${offeringId}/security-classes`, staff.token, { name: 'Common', pricePerUnit });
+    api().post(
+      `/issuance/offerings/${offeringId}/security-classes`,
+      staff.token,
+      securityClassBody({ name: 'Common', pricePerUnit }),
+    );
 
   it('refuses a price more precise than the currency, and writes each price in its currency', async () => {
     const yen = (await offeringIn('JPY')).body.data.id as string;
