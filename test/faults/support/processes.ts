@@ -128,15 +128,15 @@ export async function waitReady(baseUrl: string, timeoutMs = 90_000): Promise<vo
 }
 
 /**
- * Waits until the API sees `dependency` gone (GET /ready answers 503 naming it): an outage the
+ * Waits until the API sees `dependency` gone (GET /ready answers 503 with it `down`): an outage the
  * service has observed, where a fixed pause only hoped for one.
  */
 export async function outageSeen(baseUrl: string, dependency: 'database' | 'temporal', timeoutMs = 30_000) {
   const down = async () => {
     const res = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).catch(() => null);
     if (res?.status !== 503) return false;
-    const body = (await res.json()) as { error?: { details?: { down?: string[] } } };
-    return body.error?.details?.down?.includes(dependency) ?? false;
+    const body = (await res.json()) as { error?: { details?: Record<string, unknown> } };
+    return body.error?.details?.[dependency] === 'down';
   };
   await until(`the API to see ${dependency} gone`, down, { timeoutMs, intervalMs: 200 });
 }
