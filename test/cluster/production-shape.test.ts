@@ -6,7 +6,8 @@ import { startCluster, type Cluster } from '../../scripts/lib/cluster-stack';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from '../faults/support/postgres-process';
 import { finishAndExpectRecovered } from '../faults/support/recovery';
-import { eventually, wireFlowWorld } from '../faults/support/subscription-flow';
+import { THROUGH_A_RESTART, wireFlowWorld } from '../faults/support/subscription-flow';
+import { eventually } from '../support/wait';
 import { startReceiver } from '../faults/support/webhook-receiver';
 
 /**
@@ -82,8 +83,10 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const subs = [await w.toReview(), await w.toReview(), await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
     // Strike once the first approval has landed: the rest are being worked on.
-    await eventually('an approval landed', async () =>
-      (await w.get(subs[0]!.id)).status === 'approved' ? true : undefined,
+    await eventually(
+      'an approval landed',
+      async () => expect((await w.get(subs[0]!.id)).status).toBe('approved'),
+      THROUGH_A_RESTART,
     );
     await cluster.workers[0]!.kill9();
     await Promise.all(inFlight);
@@ -110,8 +113,10 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
     const subs = [await w.toReview(), await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
-    await eventually('an approval landed', async () =>
-      (await w.get(subs[0]!.id)).status === 'approved' ? true : undefined,
+    await eventually(
+      'an approval landed',
+      async () => expect((await w.get(subs[0]!.id)).status).toBe('approved'),
+      THROUGH_A_RESTART,
     );
     await cluster.killTemporal();
     await cluster.startTemporal();
@@ -125,8 +130,10 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
     const subs = [await w.toReview(), await w.toReview()];
     const inFlight = subs.map((s) => w.approve(s.id).catch((err: Error) => err));
-    await eventually('an approval landed', async () =>
-      (await w.get(subs[0]!.id)).status === 'approved' ? true : undefined,
+    await eventually(
+      'an approval landed',
+      async () => expect((await w.get(subs[0]!.id)).status).toBe('approved'),
+      THROUGH_A_RESTART,
     );
     await postgres.stop();
     postgres = await startPostgres();

@@ -4,7 +4,8 @@ import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import type { TestService } from '../support/service';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
-import { eventually, type Receiver } from '../webhooks/support/receiver';
+import { type Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 import { screenshot, seriousA11yViolations } from './console-browser';
 
 /** Webhook health and manual retry, the same in both sets (only the API paths differ). */
@@ -24,10 +25,8 @@ export function consoleDeliveryTests(
       .delivery_id as string;
     const status = async (id: string) =>
       (await api.get(`${paths.deliveries}/${id}`, staff.token)).body.data?.status as string | undefined;
-    await eventually(
-      async () => ((await status(first)) === 'failed' && (await status(second)) === 'failed' ? true : undefined),
-      30_000,
-      'both failed',
+    await until('both failed', async () =>
+      (await status(first)) === 'failed' && (await status(second)) === 'failed' ? true : undefined,
     );
 
     await page.goto(`${svc.baseUrl}/console/webhooks`);
@@ -64,11 +63,7 @@ export function consoleDeliveryTests(
     await page.keyboard.press('Enter');
     await page.locator(`#retry-${first}`).getByTestId('notice').waitFor();
     expect(await page.locator(`#retry-${first}`).textContent()).toContain('accepted');
-    await eventually(
-      async () => ((await status(first)) === 'success' ? true : undefined),
-      30_000,
-      'retried delivery succeeded',
-    );
+    await until('retried delivery succeeded', async () => ((await status(first)) === 'success' ? true : undefined));
     expect(await status(second)).toBe('failed');
     await screenshot(page, `${svc.set.toLowerCase()}-08-webhook-retry`);
 

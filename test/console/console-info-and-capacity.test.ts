@@ -10,6 +10,7 @@ import {
   signIn,
   type Browser,
 } from './console-browser';
+import { createOffering, createSubscription } from '../support/fixtures';
 
 /**
  * The console shows an information request beside its answer in the review queue, marks one still
@@ -66,20 +67,12 @@ describe('Set A operator console: information requests and offering capacity', (
   });
 
   it("lists each offering's maximum, committed and remaining amounts", async () => {
-    const offering = await w.api.post('/issuance/offerings', w.staff.token, {
-      name: 'Capped seed',
-      currency: 'USD',
-      maxAmount: '1000.00',
+    const offering = await createOffering(w.api, w.staff.token, {
+      offering: { name: 'Capped seed', maxAmount: '1000.00' },
+      securityClass: { name: 'Common', pricePerUnit: '100.00' },
     });
-    const id = offering.body.data.id as string;
-    const cls = await w.api.post(`/issuance/offerings/${id}/security-classes`, w.staff.token, {
-      name: 'Common',
-      pricePerUnit: '100.00',
-    });
-    const created = await w.api.post(`/issuance/offerings/${id}/subscriptions`, w.investor.token, {
-      securityClassId: cls.body.data.id,
-      unitsSubscribed: 3,
-    });
+    const id = offering.offeringId;
+    const created = await createSubscription(w.api, w.investor.token, offering, { unitsSubscribed: 3 });
     expect(created.status).toBe(201);
     await page.goto(`${svc.baseUrl}/console/offerings`);
     const row = page.getByTestId(`offering-${id}`);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
-import { eventually, Receiver } from '../webhooks/support/receiver';
+import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 import { registerHook } from '../webhooks/support/hooks';
 import {
   failOnConsoleErrors,
@@ -137,7 +138,7 @@ describe('Set A operator console', () => {
     await page.getByLabel(/Amount received/).fill('500.00');
     await page.getByTestId('reconcile').click();
     expect(await page.getByTestId('notice').textContent()).toContain('reconciled');
-    await eventually(async () => ((await sub(s.id)).status === 'completed' ? true : undefined), 30_000, 'completed');
+    await until('completed', async () => ((await sub(s.id)).status === 'completed' ? true : undefined));
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshot(page, 'a-05-reconciled');
   });
@@ -145,14 +146,11 @@ describe('Set A operator console', () => {
   it('shows a subscription’s history, its deliveries and a link to its workflow in the Temporal Web UI', async () => {
     const s = await w.inReviewByWire();
     await w.post(s.id, 'reject', w.staff, { reason: 'Incomplete documents' });
-    await eventually(
-      async () =>
-        (await w.api.get(`/notifications/webhook-deliveries?event_type=subscription.rejected`, w.staff.token)).body.data
-          .items.length
-          ? true
-          : undefined,
-      30_000,
-      'delivery',
+    await until('delivery', async () =>
+      (await w.api.get(`/notifications/webhook-deliveries?event_type=subscription.rejected`, w.staff.token)).body.data
+        .items.length
+        ? true
+        : undefined,
     );
     await page.goto(`${svc.baseUrl}/console/subscriptions/${s.id}`);
     const history = await page.getByTestId('history').textContent();

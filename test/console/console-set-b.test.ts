@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { BrowserContext, Page } from 'playwright-core';
 import { actor } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
-import { eventually, signedSubscription, subscription, world, type World } from '../payments/payment-helpers';
+import { reaches, signedSubscription, subscription, world, type World } from '../payments/payment-helpers';
 import { Receiver } from '../webhooks/support/receiver';
 import {
   failOnConsoleErrors,
@@ -39,7 +39,7 @@ describe('Set B operator console', () => {
       signal: AbortSignal.timeout(30_000),
     });
     expect(paid.status).toBe(303);
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     return id;
   }
 

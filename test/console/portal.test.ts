@@ -6,7 +6,8 @@ import { startService, type TestService } from '../support/service';
 import { http } from '../support/http';
 import { failedDeliveries } from '../webhooks/support/failed-deliveries';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
-import { eventually, Receiver } from '../webhooks/support/receiver';
+import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 import {
   failOnConsoleErrors,
   openBrowser,
@@ -140,10 +141,8 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
       (await api.post(`${paths.endpoints}/${endpoint.id}/test`, staff.token)).body.data.delivery_id as string;
     const [older, newer] = [await ping(), await ping()];
     const status = async (id: string) => (await api.get(`${paths.deliveries}/${id}`, staff.token)).body.data.status;
-    await eventually(
-      async () => ((await status(older)) === 'failed' && (await status(newer)) === 'failed' ? true : undefined),
-      30_000,
-      'both failed',
+    await until('both failed', async () =>
+      (await status(older)) === 'failed' && (await status(newer)) === 'failed' ? true : undefined,
     );
 
     const hour = (offset: number) => new Date(Date.now() + offset * 3600_000).toISOString().slice(0, 16);
@@ -191,7 +190,7 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
 
     await page.getByTestId('retry-delivery').click();
     await hasText(page, 'notice', 'Retry accepted');
-    await eventually(async () => ((await status(older)) === 'success' ? true : undefined), 30_000, 'retried');
+    await until('retried', async () => ((await status(older)) === 'success' ? true : undefined));
     await page.reload();
     await hasText(page, 'delivery-status', 'success');
     expect(await page.getByTestId('attempt-response').allTextContents()).toEqual(['500', '200']);

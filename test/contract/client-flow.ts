@@ -6,6 +6,7 @@
 import createClient from 'openapi-fetch';
 import type { paths as SetA } from './generated/set-a';
 import type { paths as SetB } from './generated/set-b';
+import { until } from '../support/wait';
 
 export interface FlowActors {
   baseUrl: string;
@@ -21,16 +22,6 @@ function must<T>(what: string, r: { data?: { data: T }; error?: unknown; respons
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const sessionId = (url: string) => new URL(url).pathname.split('/').pop()!;
-
-/** Polls a read until it says what we wait for: progress is observed, never slept on. */
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, tries = 200): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const v = await read();
-    if (done(v)) return v;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the expected state was not reached');
-}
 
 /** Set A: card linked by a setup session, approved, collected to escrow; and a wire one reconciled by reference. */
 export async function setAFlow(a: FlowActors, idempotencyKey: (step: string) => string) {
@@ -124,6 +115,7 @@ export async function setAFlow(a: FlowActors, idempotencyKey: (step: string) => 
     }),
   );
   const cardDone = await until(
+    'the card subscription completed',
     async () =>
       must(
         'get',
@@ -238,6 +230,7 @@ export async function setBFlow(a: FlowActors, idempotencyKey: (step: string) => 
   });
   if (page.response.status !== 303) throw new Error(`checkout page: ${page.response.status}`);
   await until(
+    'the paid subscription in review',
     async () =>
       must(
         'get',

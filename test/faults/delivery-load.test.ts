@@ -11,6 +11,7 @@ import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/
 import { startCountingSink } from './support/counting-sink';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
+import { until as waitUntil } from '../support/wait';
 
 const ENDPOINTS = 10;
 // x 10 endpoints: 300 deliveries/s offered, so that the rate sustained through the faults (their
@@ -65,15 +66,18 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
   });
 
   /** Waits for an observed state; a worker that dies meanwhile fails the test at once, with its log. */
-  const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      const dead = pair.workers.find((w) => w.child.exitCode !== null && w.child.signalCode !== 'SIGKILL');
-      if (dead) throw new Error(`${dead.name} exited while waiting for ${what}:\n${dead.logs().slice(-4000)}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${pair.logs().slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 300_000) =>
+    waitUntil(
+      what,
+      () => {
+        const dead = pair.workers.find((w) => w.child.exitCode !== null && w.child.signalCode !== 'SIGKILL');
+        if (dead) throw new Error(`${dead.name} exited while waiting for ${what}:\n${dead.logs().slice(-4000)}`);
+        return check();
+      },
+      { timeoutMs },
+    ).catch((err: Error) => {
+      throw err.message.startsWith('timed out') ? new Error(`${err.message}:\n${pair.logs().slice(-4000)}`) : err;
+    });
 
   it('loses, doubles and misnumbers nothing', async () => {
     const config = loadConfig({ ...pair.env, LOG_LEVEL: 'fatal' });

@@ -7,7 +7,8 @@ import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/
 import { http, type Reply } from '../support/http';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { eventually, wireFlowWorld } from './support/subscription-flow';
+import { eventually } from '../support/wait';
+import { THROUGH_A_RESTART, wireFlowWorld } from './support/subscription-flow';
 
 /**
  * PostgreSQL stopped, then the Temporal server killed, under a running API (docs/decisions/0199-outages-answer-503.md).
@@ -100,10 +101,14 @@ describe('a dependency outage', () => {
     } finally {
       postgres = await startPostgres();
     }
-    await eventually('the read is served again', async () => {
-      const r = await api.get(`/issuance/subscriptions/${sub.id}`, w.tokens.investor);
-      if (r.status !== 200) throw new Error(`status ${r.status}`);
-    });
+    await eventually(
+      'the read is served again',
+      async () => {
+        const r = await api.get(`/issuance/subscriptions/${sub.id}`, w.tokens.investor);
+        if (r.status !== 200) throw new Error(`status ${r.status}`);
+      },
+      THROUGH_A_RESTART,
+    );
     expect((await api.get('/ready')).status).toBe(200);
     expect((await w.approve(other.id)).status).toBe('approved');
   }, 300_000);
@@ -132,10 +137,14 @@ describe('a dependency outage', () => {
     } finally {
       temporal = await startTemporal();
     }
-    await eventually('the API is ready again', async () => {
-      const r = await api.get('/ready');
-      if (r.status !== 200) throw new Error(`status ${r.status}`);
-    });
+    await eventually(
+      'the API is ready again',
+      async () => {
+        const r = await api.get('/ready');
+        if (r.status !== 200) throw new Error(`status ${r.status}`);
+      },
+      THROUGH_A_RESTART,
+    );
     expect((await w.approve(sub.id)).status).toBe('approved');
   }, 300_000);
 });

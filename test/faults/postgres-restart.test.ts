@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { commandsSent } from './support/processes';
+import { commandsSent, outageSeen } from './support/processes';
 import { wireFlowWorld } from './support/subscription-flow';
 import { startReceiver } from './support/webhook-receiver';
 import { expectDeliveriesSurviveBackoffFault, finishAndExpectRecovered } from './support/recovery';
@@ -51,7 +51,7 @@ describe('PostgreSQL restarted mid-flow', () => {
     );
     await commandsSent(pair.api, since, inFlight.length);
     await postgres.stop();
-    await new Promise((r) => setTimeout(r, 3000));
+    await outageSeen(pair.baseUrl, 'database');
     postgres = await start();
     await Promise.all(inFlight);
 
@@ -64,7 +64,7 @@ describe('PostgreSQL restarted mid-flow', () => {
     // Both deliveries wait on their 30 s timer while the database is away.
     await expectDeliveriesSurviveBackoffFault(pair, { databaseUrl, temporalAddress }, async () => {
       await postgres.stop();
-      await new Promise((r) => setTimeout(r, 3000));
+      await outageSeen(pair.baseUrl, 'database');
       postgres = await start();
     });
   }, 300_000);

@@ -5,7 +5,7 @@ import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
-import { commandsSent } from './support/processes';
+import { commandsSent, outageSeen } from './support/processes';
 import { wireFlowWorld } from './support/subscription-flow';
 import { startReceiver } from './support/webhook-receiver';
 import { expectDeliveriesSurviveBackoffFault, finishAndExpectRecovered } from './support/recovery';
@@ -60,7 +60,7 @@ describe('the Temporal server restarted mid-flow', () => {
     // A crash, not a shutdown: workflow tasks in flight are lost and run again after the restart.
     temporal.process.kill('SIGKILL');
     await new Promise((r) => temporal.process.once('exit', r));
-    await new Promise((r) => setTimeout(r, 3000));
+    await outageSeen(pair.baseUrl, 'temporal');
     temporal = await start(port);
     await Promise.all(inFlight);
 
@@ -76,7 +76,7 @@ describe('the Temporal server restarted mid-flow', () => {
       const port = Number(temporalAddress.split(':')[1]);
       temporal.process.kill('SIGKILL');
       await new Promise((r) => temporal.process.once('exit', r));
-      await new Promise((r) => setTimeout(r, 3000));
+      await outageSeen(pair.baseUrl, 'temporal');
       temporal = await start(port);
     });
   }, 300_000);

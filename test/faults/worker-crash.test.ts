@@ -3,7 +3,7 @@ import { startServicePair, type ServicePair } from './support/service-pair';
 import { commandsSent } from './support/processes';
 import { wireFlowWorld } from './support/subscription-flow';
 import { startReceiver } from './support/webhook-receiver';
-import { finishAndExpectRecovered } from './support/recovery';
+import { commandsHeld, finishAndExpectRecovered } from './support/recovery';
 
 /**
  * kill -9 of the only worker while a command is in flight. Expected after a new worker starts:
@@ -32,7 +32,12 @@ describe('a worker killed with SIGKILL mid-flow', () => {
     const approvals = subs.map((s) => world.approve(s.id).catch((err: Error) => err));
     await commandsSent(pair.api, since, subs.length);
     await pair.workers[0]!.kill9();
-    await new Promise((r) => setTimeout(r, 3000));
+    // Observed, not slept on: each approval landed before the kill or waits for a worker.
+    await commandsHeld(
+      { databaseUrl, temporalAddress },
+      subs.map((s) => s.id),
+      'approved',
+    );
     await pair.addWorker();
     await Promise.all(approvals);
 

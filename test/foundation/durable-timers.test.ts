@@ -6,13 +6,14 @@ import { migrate, openOrm, type Orm } from '../../db/orm';
 import { createActivities } from '../../activities';
 import { createDeliveryEngine } from '../../webhooks';
 import { createProcessor } from '../../payments';
-import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
+import { subscriptionWorkflowId } from '../../domain/subscription';
 import { cancel, getSubscription, requestSignature, signAgreement } from '../../domain/subscription-messages';
 import type { subscriptionWorkflow } from '../../workflows/subscription';
 import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { freshDatabase } from '../support/service';
 import { timeSkippingEnv } from '../support/time-skipping';
+import { newSubscription as newSubscriptionInput } from '../support/fixtures';
 
 describe('durable timers under time skipping', () => {
   let env: TestWorkflowEnvironment;
@@ -55,25 +56,7 @@ describe('durable timers under time skipping', () => {
     await env?.teardown();
   });
 
-  const newSubscription = (): NewSubscription => ({
-    id: randomUUID(),
-    set: 'A',
-    orgId: randomUUID(),
-    offeringId: randomUUID(),
-    securityClassId: randomUUID(),
-    trancheId: null,
-    investorId: 'investor-1',
-    unitsSubscribed: 2,
-    pricePerUnit: '10.00',
-    totalAmount: '20.00',
-    currency: 'USD',
-    paymentMethod: null,
-    accreditationStatus: null,
-    suitabilityConfirmed: null,
-    riskAcknowledgmentSigned: null,
-    requestHash: null,
-    createdAt: new Date().toISOString(),
-  });
+  const newSubscription = () => newSubscriptionInput();
 
   it('carries a subscription on after its worker was stopped for a day', async () => {
     const start = newSubscription();

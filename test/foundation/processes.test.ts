@@ -7,6 +7,7 @@ import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { http } from '../support/http';
 import { freshDatabase } from '../support/service';
+import { until } from '../support/wait';
 
 const root = join(__dirname, '..', '..');
 
@@ -43,15 +44,16 @@ describe('the worker and API processes', () => {
       children.push(child);
     }
     baseUrl = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 90_000;
-    while (
-      Date.now() < deadline &&
-      !(await fetch(`${baseUrl}/ready`).then(
-        (r) => r.ok,
-        () => false,
-      ))
-    )
-      await new Promise((r) => setTimeout(r, 300));
+    // Not ready in time: the tests below fail with what they meet.
+    await until(
+      'the API to be ready',
+      () =>
+        fetch(`${baseUrl}/ready`).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      { timeoutMs: 90_000, intervalMs: 300 },
+    ).catch(() => undefined);
   }, 120_000);
 
   afterAll(async () => {

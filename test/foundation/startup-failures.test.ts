@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
+import { until } from '../support/wait';
 
 const root = join(__dirname, '..', '..');
 
@@ -210,13 +211,13 @@ describe('production by default, as a process', () => {
     worker.stderr.on('data', (d) => (output += d));
     const base = `http://127.0.0.1:${env.PORT}`;
     try {
-      const deadline = Date.now() + 90_000;
-      let ready: Response | null = null;
-      while (Date.now() < deadline && child.exitCode === null) {
-        ready = await fetch(`${base}/ready`).catch(() => null);
-        if (ready?.ok) break;
-        await new Promise((r) => setTimeout(r, 300));
-      }
+      let ready = null as Response | null;
+      // Until ready, or the API exits, or time is up: the expectation below says which.
+      await until(
+        'the API to be ready, or to exit',
+        async () => (ready = await fetch(`${base}/ready`).catch(() => null))?.ok || child.exitCode !== null,
+        { timeoutMs: 90_000, intervalMs: 300 },
+      ).catch(() => undefined);
       expect({ status: ready?.status, output }).toMatchObject({ status: 200 });
       expect(((await ready!.json()) as { data: unknown }).data).toMatchObject({
         database: 'ok',

@@ -1,4 +1,4 @@
-import { newOrg, openOffering, type Actor } from '../support/fixtures';
+import { createSubscription, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { apiKeyFor, exchange, notifyAsProvider, PROVIDER_SECRET } from './support/identity';
@@ -54,11 +54,7 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     const staff = await signIn(org, 'staff-1', ['staff']);
     const offering = await openOffering(svc, staff);
     let investor = await signIn(org, 'investor-1', ['investor']);
-    const create = () =>
-      api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, investor.token, {
-        securityClassId: offering.securityClassId,
-        unitsSubscribed: 2,
-      });
+    const create = () => createSubscription(api, investor.token, offering, { unitsSubscribed: 2 });
 
     const refused = await create();
     expect([refused.status, refused.body.error.code]).toEqual([403, 'KYC_REQUIRED']);
@@ -81,10 +77,7 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     const investorA = await signIn(orgA, 'investor-a', ['investor']);
     await approveThroughProvider(investorA);
     const owner = set === 'B' ? await signIn(orgA, 'investor-a', ['investor']) : investorA;
-    const sub = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, owner.token, {
-      securityClassId: offering.securityClassId,
-      unitsSubscribed: 1,
-    });
+    const sub = await createSubscription(api, owner.token, offering, { unitsSubscribed: 1 });
     expect(sub.status).toBe(201);
     const id = sub.body.data.id;
 
@@ -109,10 +102,7 @@ describe.each(['A', 'B'] as const)('Set %s: the KYC gate and organisation bounda
     const staffB = await signIn(orgB, 'staff-x', ['staff']);
     const offering = await openOffering(svc, staffB);
     const inB = await signIn(orgB, 'investor-x', ['investor']);
-    const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, inB.token, {
-      securityClassId: offering.securityClassId,
-      unitsSubscribed: 1,
-    });
+    const res = await createSubscription(api, inB.token, offering, { unitsSubscribed: 1 });
     expect([res.status, res.body.error?.code]).toEqual([403, 'KYC_REQUIRED']);
   });
 });

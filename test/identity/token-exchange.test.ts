@@ -5,6 +5,7 @@ import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { apiKeyFor, exchange } from './support/identity';
 import { TestIssuer } from './support/test-issuer';
+import { until } from '../support/wait';
 
 describe('token exchange (spec §4.2, §5)', () => {
   let svc: TestService;
@@ -214,8 +215,12 @@ describe('token exchange (spec §4.2, §5)', () => {
       expect((await api.get('/issuance/subscriptions', token)).status).toBe(200);
 
       expect((await api.delete(`/identity/api-keys/${created.body.data.id}`, admin.token)).status).toBe(204);
-      // TOKEN_REVOCATION_CACHE_SECONDS is 1 here: past it, every API instance has looked again.
-      await new Promise((r) => setTimeout(r, 1500));
+      // TOKEN_REVOCATION_CACHE_SECONDS is 1 here: within 1.5 s every API instance has looked again.
+      await until(
+        "the revoked key's token refused",
+        async () => (await api.get('/issuance/subscriptions', token)).status === 401,
+        { timeoutMs: 1500 },
+      );
       for (const path of ['/issuance/subscriptions', '/notifications/event-types'])
         await expectError(api.get(path, token), 401, 'TOKEN_REVOKED');
       // Tokens exchanged with the organisation's other keys are unaffected.

@@ -8,7 +8,8 @@ import { actor } from '../support/fixtures';
 import { ownerUrlOf, startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
-import { eventually, Receiver } from '../webhooks/support/receiver';
+import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 import { auditVerify, checkpointNow } from './support/audit-tamper';
 import { cliHistory } from './support/temporal-history';
 
@@ -133,7 +134,7 @@ describe('erasing an investor', () => {
     });
     expect(doc.status).toBe(201);
     // Delivered in clear while the investor was not erased (webhooks already delivered are not recalled).
-    const completed = await eventually(async () =>
+    const completed = await until('the subscription.completed delivery', async () =>
       (await receiver.received(hook)).find((d) => d.body.includes('subscription.completed')),
     );
     expect(completed!.body).toContain(personal.answer);
@@ -205,7 +206,9 @@ describe('erasing an investor', () => {
     expect(pending).toBeDefined();
     const retried = await w.api.post(`${PATHS.A.deliveries}/${pending.id}/retry`, w.staff.token, {});
     expect([202, 409]).toContain(retried.status); // 409: an automatic retry got there first
-    const sent = await eventually(async () => (await receiver.received(infoHook)).find((d) => d.status === 200));
+    const sent = await until('the info request delivered (200)', async () =>
+      (await receiver.received(infoHook)).find((d) => d.status === 200),
+    );
     expect(sent!.verified).toBe(true);
     expect(JSON.parse(sent!.body).data).toMatchObject({ message: ERASED, document_references: [ERASED] });
 

@@ -8,6 +8,7 @@ import { embeddedDefaults } from '../../scripts/lib/embedded-defaults';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
+import { eventually, until } from '../support/wait';
 
 const root = join(__dirname, '..', '..');
 
@@ -61,15 +62,15 @@ describe('metrics on by default under npm start', () => {
       'serves the %s metrics',
       async (_name, variable, expected) => {
         const url = `http://127.0.0.1:${ports[variable]}/metrics`;
-        const deadline = Date.now() + 90_000;
-        let text = '';
-        while (Date.now() < deadline && !text.includes(expected)) {
-          text = await fetch(url).then(
+        const scrape = () =>
+          fetch(url).then(
             (r) => (r.ok ? r.text() : ''),
             () => '',
           );
-          if (!text.includes(expected)) await new Promise((r) => setTimeout(r, 500));
-        }
+        const text = await until(`${url} to show ${expected}`, scrape, (t) => t.includes(expected), {
+          timeoutMs: 90_000,
+          intervalMs: 500,
+        });
         expect(text).toContain(expected);
       },
       100_000,
@@ -81,13 +82,10 @@ describe('metrics on by default under npm start', () => {
         retentionScheduleId(taskQueue),
       );
       try {
-        const deadline = Date.now() + 60_000;
-        let described: Awaited<ReturnType<typeof handle.describe>> | undefined;
-        while (!described && Date.now() < deadline)
-          described = await handle.describe().catch(async () => {
-            await new Promise((r) => setTimeout(r, 500));
-            return undefined;
-          });
+        const described = await eventually('the retention schedule', () => handle.describe(), {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+        });
         expect(described?.action).toMatchObject({ workflowType: RETENTION_WORKFLOW, taskQueue });
         expect(described?.spec.intervals).toEqual([expect.objectContaining({ every: 10 * 60_000 })]);
       } finally {

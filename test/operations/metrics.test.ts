@@ -3,7 +3,8 @@ import { http } from '../support/http';
 import type { Server } from 'node:http';
 import { serveMetrics } from '../../lib/runtime/metrics-server';
 import { startService, type TestService } from '../support/service';
-import { eventually, Receiver } from '../webhooks/support/receiver';
+import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
 
 const sample = (text: string, name: string, labels: Record<string, string>): number | undefined => {
@@ -81,11 +82,11 @@ describe('/metrics', () => {
       (await api.post(`${PATHS.A.endpoints}/${endpointId}/test`, staff.token)).body.data.delivery_id as string;
     const [okId, failingId, silentId] = await Promise.all([ping(ok.id), ping(failing.id), ping(silent.id)]);
     const settled = (id: string, status: string) =>
-      eventually(
+      until(
+        `${id} ${status}`,
         async () =>
           (await api.get(`${PATHS.A.deliveries}/${id}`, staff.token)).body.data?.status === status ? true : undefined,
-        60_000,
-        `${id} ${status}`,
+        { timeoutMs: 60_000 },
       );
     await Promise.all([settled(okId, 'success'), settled(failingId, 'failed'), settled(silentId, 'failed')]);
     // Deleting the failing endpoints stops their schedules, so no later attempt changes the counts.

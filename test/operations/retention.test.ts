@@ -17,7 +17,8 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
-import { eventually, Receiver } from '../webhooks/support/receiver';
+import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 
 const prunedTotal = (text: string, table: RetentionTable) =>
   Number(
@@ -82,7 +83,7 @@ describe('retention prune', () => {
     // Published one by one, oldest first, each delivered (one successful attempt).
     for (const id of [...old, ...recent]) await publishEvents(knex(), [{ ...event(), id }], { set: svc.set });
     await receiver.waitFor('retention', 28);
-    await eventually(async () => {
+    await until('28 deliveries recorded a success', async () => {
       const [row] = await knex()('webhook_deliveries').where({ status: 'success' }).count({ n: '*' });
       return Number(row?.n) === 28 || undefined;
     });

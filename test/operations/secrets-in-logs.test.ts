@@ -5,7 +5,8 @@ import { freePort } from '../../scripts/lib/free-port';
 import { http } from '../support/http';
 import { freshDatabase } from '../support/service';
 import { accessTokenKey, serviceEnv, spawnService, waitReady, type ServiceProcess } from '../faults/support/processes';
-import { eventually, wireFlowWorld } from '../faults/support/subscription-flow';
+import { wireFlowWorld } from '../faults/support/subscription-flow';
+import { eventually } from '../support/wait';
 
 /**
  * A full run as deployed (a worker and an API process, debug logging), driven through a token
@@ -84,7 +85,7 @@ describe('the logs of a full run', () => {
       async () => {
         if (received.length < 5) throw new Error(`${received.length} deliveries so far`);
       },
-      60_000,
+      { timeoutMs: 60_000, intervalMs: 500 },
     );
     for (const [i, h] of received.entries()) secrets[`deliverySignature${i}`] = h['x-service-signature']!;
     metrics = {

@@ -16,6 +16,8 @@ import { freshDatabase, startService, type TestService } from '../support/servic
 import { PATHS, registerHook } from '../webhooks/support/hooks';
 import { publishEvents } from '../../webhooks';
 import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
+import { createOffering, createSubscription } from '../support/fixtures';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -264,16 +266,14 @@ describe('traces', () => {
         child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()));
         children.push(child);
       }
-      const deadline = Date.now() + 120_000;
-      while (
-        !(await fetch(`${baseUrl}/ready`).then(
+      const ready = () =>
+        fetch(`${baseUrl}/ready`).then(
           (r) => r.ok,
           () => false,
-        ))
-      ) {
-        if (Date.now() > deadline) throw new Error(`the API was not ready in 120 s:\n${logs.join('').slice(-3000)}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
+        );
+      await until('the API to be ready', ready, { timeoutMs: 120_000, intervalMs: 500 }).catch((err: Error) => {
+        throw new Error(`${err.message}:\n${logs.join('').slice(-3000)}`);
+      });
     }, 900_000);
 
     afterAll(async () => {
@@ -314,18 +314,9 @@ describe('traces', () => {
         await receiver.plan(hook, { secret: res.body.data.signing_secret, defaultStatus: 200 });
       }
 
-      const offering = await api.post('/issuance/offerings', staff, { name: 'Series A', currency: 'USD' });
-      expect(offering.status).toBe(201);
-      const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, staff, {
-        name: 'Preferred',
-        pricePerUnit: '100.00',
-      });
-      expect(cls.status).toBe(201);
+      const offering = await createOffering(api, staff, { securityClass: { pricePerUnit: '100.00' } });
       // The subscription command.
-      const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, investor, {
-        securityClassId: cls.body.data.id,
-        unitsSubscribed: 5,
-      });
+      const created = await createSubscription(api, investor, offering);
       expect(created.status).toBe(201);
 
       const [traced] = await receiver.waitFor(hooks.traced, 1, 60_000);
@@ -359,16 +350,15 @@ describe('traces', () => {
       const nameOf = (sp: ZipkinSpan) => `${sp.localEndpoint?.serviceName ?? '?'} ${sp.name ?? ''}`;
       let names: string[] = [];
       let found: ZipkinSpan[] = [];
-      const deadline = Date.now() + 60_000;
-      for (;;) {
+      const complete = async () => {
         found = await readTrace(traceId);
         names = found.map(nameOf);
-        const all = Object.values(wanted).every((match) =>
+        return Object.values(wanted).every((match) =>
           names.some((n) => match(n.slice(0, n.indexOf(' ')), n.slice(n.indexOf(' ') + 1))),
         );
-        if (all || Date.now() > deadline) break;
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      };
+      // Incomplete in time: the expectation below names the missing parts.
+      await until('every part of the trace', complete, { timeoutMs: 60_000, intervalMs: 500 }).catch(() => undefined);
       const missing = Object.entries(wanted)
         .filter(([, match]) => !names.some((n) => match(n.slice(0, n.indexOf(' ')), n.slice(n.indexOf(' ') + 1))))
         .map(([part]) => part);
@@ -388,12 +378,12 @@ describe('traces', () => {
       expect(ping.status).toBe(202);
       const [, pinged] = await receiver.waitFor(hooks.traced, 2, 30_000);
       const pingTrace = pinged!.headers.traceparent!.split('-')[1]!;
-      let pingNames: string[] = [];
-      for (const until = Date.now() + 30_000; Date.now() < until;) {
-        pingNames = (await readTrace(pingTrace)).map(nameOf);
-        if (pingNames.includes('tranche-worker webhook post')) break;
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      const pingNames = await until(
+        "the ping's webhook POST in its trace",
+        async () => (await readTrace(pingTrace)).map(nameOf),
+        (names) => names.includes('tranche-worker webhook post'),
+        { timeoutMs: 30_000, intervalMs: 500 },
+      ).catch(async () => (await readTrace(pingTrace)).map(nameOf));
       expect(pingNames).toEqual(
         expect.arrayContaining([
           'tranche-api post /notifications/webhook-endpoints/:id/test',

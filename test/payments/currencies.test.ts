@@ -1,7 +1,15 @@
-import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
+import {
+  actor,
+  approveKyc,
+  newOrg,
+  offeringBody,
+  openOffering,
+  securityClassBody,
+  type Actor,
+} from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { eventually, openCheckout, RETURN_URLS, signedSubscription, world, type World } from './payment-helpers';
+import { reaches, openCheckout, RETURN_URLS, signedSubscription, world, type World } from './payment-helpers';
 import { recordingProxy } from './recording-proxy';
 import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
@@ -41,11 +49,19 @@ describe('prices and totals in the currency of the offering', () => {
   afterAll(() => svc?.stop());
 
   async function offeringIn(currency: string) {
-    const res = await api().post('/issuance/offerings', staff.token, { name: `Fund ${currency}`, currency });
+    const res = await api().post(
+      '/issuance/offerings',
+      staff.token,
+      offeringBody({ name: `Fund ${currency}`, currency }),
+    );
     return res;
   }
   const addClass = (offeringId: string, pricePerUnit: string) =>
-    api().post(`/issuance/offerings/${offeringId}/security-classes`, staff.token, { name: 'Common', pricePerUnit });
+    api().post(
+      `/issuance/offerings/${offeringId}/security-classes`,
+      staff.token,
+      securityClassBody({ name: 'Common', pricePerUnit }),
+    );
 
   it('refuses a price more precise than the currency, and writes each price in its currency', async () => {
     const yen = (await offeringIn('JPY')).body.data.id as string;
@@ -103,7 +119,7 @@ describe('prices and totals in the currency of the offering', () => {
       signal: AbortSignal.timeout(30_000),
     });
     expect(paid.status).toBe(303);
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 });
 
@@ -154,7 +170,7 @@ describe('amounts sent to Stripe, in each currency', () => {
         metadata: { subscription_id: id },
       });
       expect(paid.body.data?.outcome).toBe('signalled');
-      await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+      await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     },
   );
 
@@ -168,7 +184,7 @@ describe('amounts sent to Stripe, in each currency', () => {
     expect((await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token)).status).toBe(200);
     await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {});
     expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).status).toBe(200);
-    await eventually(w, id, { status: 'approved', payment_status: 'processing' });
+    await reaches(w, id, { status: 'approved', payment_status: 'processing' });
     const charged = proxy.requests.filter(
       (r) => r.path === '/v1/payment_intents' && r.form.get('metadata[subscription_id]') === id,
     );

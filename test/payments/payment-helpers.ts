@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
+import { actor, approveKyc, createSubscription, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import type { TestService } from '../support/service';
+import { until } from '../support/wait';
 import { sandboxSecret, signSandboxBody, SANDBOX_SIGNATURE_HEADER } from '../../payments/sandbox/signature';
 import type { SandboxEventData, SandboxEventType } from '../../payments/sandbox/sandbox-events';
 
@@ -49,10 +50,7 @@ export async function openCheckout(
 
 /** A subscription of `units` units, created and signed: pending_payment. */
 export async function signedSubscription(w: World, units = 4): Promise<string> {
-  const created = await w.api.post(`/issuance/offerings/${w.offering.offeringId}/subscriptions`, w.investor.token, {
-    securityClassId: w.offering.securityClassId,
-    unitsSubscribed: units,
-  });
+  const created = await createSubscription(w.api, w.investor.token, w.offering, { unitsSubscribed: units });
   if (created.status !== 201) throw new Error(`create: ${JSON.stringify(created.body)}`);
   const id = created.body.data.id as string;
   const signed = await w.api.post(`/issuance/subscriptions/${id}/sign-agreement`, w.investor.token, {
@@ -69,26 +67,19 @@ export async function subscription(w: World, id: string): Promise<Record<string,
   return res.body.data;
 }
 
-/** Polls the subscription through the API until it matches, or fails with the last one seen. */
-export async function eventually(
+/** Waits until the subscription, read through the API, matches `expected`; fails with the last one seen. */
+export const reaches = (
   w: World,
   id: string,
   expected: Record<string, unknown>,
   timeoutMs = 20_000,
-): Promise<Record<string, any>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: Record<string, any> = {};
-  while (Date.now() < deadline) {
-    last = await subscription(w, id);
-    if (Object.entries(expected).every(([k, v]) => last[k] === v)) return last;
-    await new Promise((r) => setTimeout(r, 150));
-  }
-  expect(last).toMatchObject(expected);
-  return last;
-}
-
-/** Lets a signal reach the workflow and a change (if any) reach the projection. */
-export const settle = (ms = 1500) => new Promise((r) => setTimeout(r, ms));
+): Promise<Record<string, any>> =>
+  until(
+    `subscription ${id} to reach ${JSON.stringify(expected)}`,
+    () => subscription(w, id),
+    (last) => Object.entries(expected).every(([k, v]) => last[k] === v),
+    { timeoutMs, intervalMs: 150 },
+  );
 
 /** A sandbox notification signed with the service's sandbox secret, as the sandbox itself sends one. */
 export async function postSandboxEvent(

@@ -1,6 +1,6 @@
 import { startService, type TestService } from '../support/service';
 import {
-  eventually,
+  reaches,
   openCheckout,
   postSandboxEvent,
   signedSubscription,
@@ -11,6 +11,7 @@ import {
 import { recordingProxy } from './recording-proxy';
 import { sendStripeEvent, stripeEnv } from './stripe-helpers';
 import { startStripeMock } from './stripe-mock';
+import { until } from '../support/wait';
 
 /**
  * Every payment is compared with what is owed. One that does not match the total,
@@ -31,13 +32,15 @@ async function heldReasons(svc: TestService, id: string): Promise<string[]> {
 
 /** Waits until the subscription has `count` payment.held events (they are written with the change). */
 async function heldCount(svc: TestService, id: string, count: number): Promise<string[]> {
-  const deadline = Date.now() + 20_000;
-  let reasons = await heldReasons(svc, id);
-  while (reasons.length < count && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 150));
-    reasons = await heldReasons(svc, id);
-  }
-  return reasons;
+  return until(
+    `${count} payment.held events for ${id}`,
+    () => heldReasons(svc, id),
+    (r) => r.length >= count,
+    {
+      timeoutMs: 20_000,
+      intervalMs: 150,
+    },
+  );
 }
 
 describe('Set B, sandbox: payments compared with what is owed', () => {
@@ -58,7 +61,7 @@ describe('Set B, sandbox: payments compared with what is owed', () => {
     const id = await signedSubscription(w, 2);
     const first = await checkout(id);
     await succeeded(id, `evt_first_${id}`, first.session_id, '25.00');
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     // The late first notification made the investor pay a second session.
     await succeeded(id, `evt_second_${id}`, `second-session-${id}`, '25.00');
     expect(await heldCount(svc, id, 1)).toEqual([
@@ -73,7 +76,7 @@ describe('Set B, sandbox: payments compared with what is owed', () => {
       currency: 'USD',
     });
     // Notifications apply in order: once the refund shows, the repeats before it were applied too.
-    await eventually(w, id, { payment_status: 'refunded' });
+    await reaches(w, id, { payment_status: 'refunded' });
     expect(await heldReasons(svc, id)).toHaveLength(1);
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_review' });
   });
@@ -85,7 +88,7 @@ describe('Set B, sandbox: payments compared with what is owed', () => {
     expect(await heldCount(svc, id, 1)).toEqual([expect.stringMatching(/paid 1\.00 USD but the total is 25\.00 USD/)]);
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
     await succeeded(id, `evt_right_${id}`, session.session_id, '25.00');
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     expect(await heldReasons(svc, id)).toHaveLength(1);
   });
 });
@@ -135,7 +138,7 @@ describe('Set B, Stripe: one payment told twice, a second payment, and linear se
         metadata: { subscription_id: id },
       });
     await intent(pi, `evt_pi_${id}`);
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     await intent(`pi_two_${id.slice(0, 8)}`, `evt_pi_two_${id}`);
     expect(await heldCount(svc, id, 1)).toEqual([expect.stringMatching(new RegExp(`already paid by ${pi}`))]);
   });

@@ -2,7 +2,7 @@ import { actor } from '../support/fixtures';
 import { Client as PgClient } from 'pg';
 import { ownerUrlOf, startService, type TestService } from '../support/service';
 import {
-  eventually,
+  reaches,
   openCheckout,
   postSandboxEvent,
   signedSubscription,
@@ -10,6 +10,7 @@ import {
   world,
   type World,
 } from './payment-helpers';
+import { until } from '../support/wait';
 
 /** Money: no payment taken twice, none after cancel or void, none recorded silently. */
 const SUCCESS = 'https://investor.example/ok';
@@ -42,15 +43,17 @@ describe('Set B: payment after cancel or void', () => {
     const session = await checkout(id);
     expect((await w.api.delete(`/issuance/subscriptions/${id}`, w.investor.token)).status).toBe(204);
     // The workflow closes sessions after the cancel answered: wait for the session to be closed, observed.
-    const deadline = Date.now() + 20_000;
-    let status = 'open';
-    while (status === 'open' && Date.now() < deadline) {
-      const [row] = await svc.orm.em
-        .getConnection()
-        .execute(`select status from payment_sandbox_sessions where subscription_id = ?`, [id]);
-      status = (row as { status: string }).status;
-      if (status === 'open') await new Promise((r) => setTimeout(r, 100));
-    }
+    const sessionStatus = async () =>
+      (
+        (
+          await svc.orm.em
+            .getConnection()
+            .execute(`select status from payment_sandbox_sessions where subscription_id = ?`, [id])
+        )[0] as { status: string }
+      ).status;
+    const status = await until(`the session of ${id} no longer open`, sessionStatus, (s) => s !== 'open', {
+      timeoutMs: 20_000,
+    });
     expect(status).toBe('closed');
     const pay = await fetch(`${session.session_url}/complete`, {
       method: 'POST',
@@ -71,7 +74,7 @@ describe('Set B: payment after cancel or void', () => {
       amount: '25.00',
       currency: 'USD',
     });
-    await eventually(w, id, { status: 'cancelled', payment_status: 'received' });
+    await reaches(w, id, { status: 'cancelled', payment_status: 'received' });
     expect(await eventTypes(svc, id)).toContain('payment.held');
   });
 });
@@ -141,12 +144,11 @@ describe('Set A: card linked, then wire; collection outage', () => {
       expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).status).toBe(200);
       // The outage, observed: the collection activity has failed and is being retried.
       const handle = svc.temporal.workflow.getHandle(`subscription-${id}`);
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline) {
-        const pending = (await handle.describe()).raw.pendingActivities ?? [];
-        if (pending.some((a) => (a.attempt ?? 0) >= 2)) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      const pendingActivities = async () => (await handle.describe()).raw.pendingActivities ?? [];
+      await until('the collection activity retried', pendingActivities, (p) => p.some((a) => (a.attempt ?? 0) >= 2), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
       const voided = await w.api.post(`/issuance/subscriptions/${id}/void`, admin.token, {
         reason: 'investor withdrew',
       });
@@ -154,13 +156,11 @@ describe('Set A: card linked, then wire; collection outage', () => {
       const info = await w.api.post(`/issuance/subscriptions/${id}/request-info`, w.staff.token, { reason: 'x' });
       expect(info.status).toBe(409);
       // The collection is given up with the void: nothing is left pending on the processor.
-      const until = Date.now() + 20_000;
-      let left = 1;
-      while (left > 0 && Date.now() < until) {
-        left = ((await handle.describe()).raw.pendingActivities ?? []).length;
-        if (left > 0) await new Promise((r) => setTimeout(r, 200));
-      }
-      expect(left).toBe(0);
+      const left = await until('no activity pending', pendingActivities, (p) => p.length === 0, {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+      });
+      expect(left).toHaveLength(0);
     } finally {
       await knex.execute('alter table payment_sandbox_collections_down rename to payment_sandbox_collections');
       await owner.end();

@@ -1,14 +1,8 @@
 import type { BehaviourSet } from '../../lib/behaviour-set';
 import { startService, type TestService } from '../support/service';
-import {
-  eventually,
-  RETURN_URLS,
-  settle,
-  signedSubscription,
-  subscription,
-  world,
-  type World,
-} from './payment-helpers';
+import { reaches, RETURN_URLS, signedSubscription, subscription, world, type World } from './payment-helpers';
+import { subscriptionSettled } from '../support/settled';
+import { until } from '../support/wait';
 
 /**
  * Money going back through the sandbox processor (docs/decisions/0284-refunds.md,
@@ -71,7 +65,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
         ...RETURN_URLS,
       });
       await pay(res.body.data.session_url);
-      await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+      await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
       return { id, payment: res.body.data.session_id };
     }
     const setup = await w.api.post(`/issuance/subscriptions/${id}/create-setup-session`, w.investor.token, {
@@ -84,11 +78,26 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
       200,
     );
     expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).status).toBe(200);
-    await eventually(w, id, { payment_status: 'processing' });
+    await reaches(w, id, { payment_status: 'processing' });
     const collections = (await w.api.get(`/payments/sandbox/operator/collections?subscription_id=${id}`, w.staff.token))
       .body.data as { id: string }[];
     return { id, payment: collections[0]!.id };
   }
+  /** The sandbox's own reports of `n` refunds have been taken in and the workflow has handled them. */
+  const refundsReported = async (id: string, n: number) => {
+    const knex = svc.orm.em.getConnection().getKnex();
+    await until(
+      `${n} payment.refunded reports for ${id} to be processed`,
+      () =>
+        knex('payment_notifications').where({
+          processor: 'sandbox',
+          subscription_id: id,
+          event_type: 'payment.refunded',
+        }),
+      (rows) => rows.length >= n,
+    );
+    await subscriptionSettled(svc, id);
+  };
   const settleCollection = async (payment: string) =>
     expect((await w.api.post(`/payments/sandbox/operator/collections/${payment}/settle`, w.staff.token)).status).toBe(
       200,
@@ -101,7 +110,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
     if (set === 'A') {
       // The collection was already under way: its money arrives after the void and is held.
       await settleCollection(payment);
-      await eventually(w, id, { payment_status: 'received' });
+      await reaches(w, id, { payment_status: 'received' });
     }
     // Only admins refund.
     expect((await refund(w, id, { reason: 'x' }, w.staff)).status).toBe(403);
@@ -121,7 +130,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
       amount_refunded: '20.00',
     });
     // The sandbox reports the same refund back: recorded once.
-    await settle();
+    await refundsReported(id, 1);
     expect(await subscription(w, id)).toMatchObject({ amount_refunded: '20.00', payment_status: 'received' });
 
     const over2 = await refund(w, id, { amount: '30.01', reason: 'too much' });
@@ -135,7 +144,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
       amount_received: '50.00',
       amount_refunded: '50.00',
     });
-    await settle();
+    await refundsReported(id, 2);
     expect(await subscription(w, id)).toMatchObject({ payment_status: 'refunded', amount_refunded: '50.00' });
     const nothing = await refund(w, id, { reason: 'again' });
     expect([nothing.status, nothing.body.error?.code]).toEqual([409, 'NOTHING_TO_REFUND']);
@@ -153,7 +162,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
     const { id, payment } = await paid();
     if (set === 'A') {
       await settleCollection(payment);
-      await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+      await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
       const completed = await refund(w, id, { reason: 'changed mind' });
       expect([completed.status, completed.body.error?.code]).toEqual([409, 'REFUND_NOT_ALLOWED']);
       return;
@@ -180,14 +189,13 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
       const first = await open();
       const second = await open();
       await pay(second.session_url);
-      await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+      await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
       // The race a real processor allows: the older page was still open and took a second payment.
       await svc.orm.em
         .getConnection()
         .execute(`update payment_sandbox_sessions set status = 'open' where id = ?`, [first.session_id]);
       await pay(first.session_url);
-      const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && (await subscription(w, id)).amount_received !== '100.00') await settle(150);
+      await reaches(w, id, { amount_received: '100.00' });
       expect(await subscription(w, id)).toMatchObject({ amount_received: '100.00', amount_refunded: '0.00' });
 
       const res = await refund(w, id, { reason: 'paid twice' });
@@ -215,7 +223,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
       const before = await offeringCounters(svc, w);
       const { id, payment } = await paid();
       await settleCollection(payment);
-      await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+      await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
       const counted = await offeringCounters(svc, w);
       expect(Number(counted.raised) - Number(before.raised)).toBe(50);
       const op = (path: string, body?: Record<string, unknown>) =>
@@ -223,7 +231,7 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
 
       // A partial refund from the processor's side: recorded, the payment stays in escrow.
       expect((await op('refund', { amount: '10.00' })).body.data.status).toBe('partially_refunded');
-      await eventually(w, id, { amount_refunded: '10.00', payment_status: 'in_escrow' });
+      await reaches(w, id, { amount_refunded: '10.00', payment_status: 'in_escrow' });
       expect(await offeringCounters(svc, w)).toEqual({
         investor_count: counted.investor_count,
         raised: (Number(counted.raised) - 10).toFixed(2),
@@ -231,15 +239,15 @@ describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sa
 
       // A dispute won clears disputed back to what it was.
       expect((await op('dispute')).status).toBe(200);
-      await eventually(w, id, { payment_status: 'disputed' });
+      await reaches(w, id, { payment_status: 'disputed' });
       expect((await op('dispute-won')).status).toBe(200);
-      await eventually(w, id, { payment_status: 'in_escrow' });
+      await reaches(w, id, { payment_status: 'in_escrow' });
 
       // A dispute lost: the rest went back, and the counters no longer hold any of it.
       expect((await op('dispute')).status).toBe(200);
-      await eventually(w, id, { payment_status: 'disputed' });
+      await reaches(w, id, { payment_status: 'disputed' });
       expect((await op('dispute-lost')).status).toBe(200);
-      await eventually(w, id, { payment_status: 'refunded', amount_refunded: '50.00' });
+      await reaches(w, id, { payment_status: 'refunded', amount_refunded: '50.00' });
       expect(await offeringCounters(svc, w)).toEqual(before);
       expect(await paymentEvents(svc, id)).toEqual([
         'payment.refunded',

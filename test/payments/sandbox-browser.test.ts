@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { startService, type TestService } from '../support/service';
-import { eventually, returnSite, signedSubscription, world, type World } from './payment-helpers';
+import { reaches, returnSite, signedSubscription, world, type World } from './payment-helpers';
 
 // Debian's chromium (scripts/tools.sh chromium); scripts/test.sh exports its path.
 const CHROMIUM_ARGS = [
@@ -81,7 +81,7 @@ describe('Set B sandbox checkout in headless Chromium', () => {
     await page.getByTestId('pay').click();
     await page.waitForURL(`${site.url}/paid?subscription=${id}`, { timeout: 30_000 });
     expect(await page.getByTestId('back').textContent()).toContain('/paid');
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
 
     // Back to the same session page: it is closed now.
     await page.goBack();
@@ -96,12 +96,12 @@ describe('Set B sandbox checkout in headless Chromium', () => {
     await page.goto(await checkoutUrl(id));
     await page.getByTestId('decline').click();
     await page.waitForURL(`${site.url}/cancelled?subscription=${id}`, { timeout: 30_000 });
-    await eventually(w, id, { status: 'pending_payment', payment_status: 'failed' });
+    await reaches(w, id, { status: 'pending_payment', payment_status: 'failed' });
 
     await page.goto(await checkoutUrl(id));
     await page.getByTestId('pay').click();
     await page.waitForURL(`${site.url}/paid?subscription=${id}`, { timeout: 30_000 });
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     await page.close();
   }, 90_000);
 });
@@ -139,6 +139,6 @@ describe('Set A sandbox setup in headless Chromium', () => {
     expect((await w.api.post(`/issuance/subscriptions/${id}/finalize-setup`, w.investor.token)).status).toBe(200);
     await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {});
     await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token);
-    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
   }, 90_000);
 });

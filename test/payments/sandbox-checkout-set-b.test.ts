@@ -1,15 +1,15 @@
 import { actor, newOrg } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import {
-  eventually,
+  reaches,
   postSandboxEvent,
   processedNotifications,
-  settle,
   signedSubscription,
   subscription,
   world,
   type World,
 } from './payment-helpers';
+import { notificationProcessed, subscriptionSettled } from '../support/settled';
 
 const SUCCESS = 'https://investor.example/paid';
 const CANCEL = 'https://investor.example/cancelled';
@@ -58,7 +58,7 @@ describe('Set B with the sandbox processor', () => {
     const id = await signedSubscription(w, 4);
     const session = await checkout(id);
     expect(await choose(session.session_url, 'complete')).toEqual({ status: 303, location: SUCCESS });
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     const again = await choose(session.session_url, 'complete');
     expect(again.status).toBe(409); // a paid session cannot be paid twice
   });
@@ -67,12 +67,12 @@ describe('Set B with the sandbox processor', () => {
     const id = await signedSubscription(w, 2);
     const first = await checkout(id);
     expect(await choose(first.session_url, 'decline')).toEqual({ status: 303, location: CANCEL });
-    await eventually(w, id, { status: 'pending_payment', payment_status: 'failed' });
+    await reaches(w, id, { status: 'pending_payment', payment_status: 'failed' });
 
     const retry = await checkout(id);
     expect(retry.session_id).not.toBe(first.session_id);
     expect(await choose(retry.session_url, 'complete')).toEqual({ status: 303, location: SUCCESS });
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
   it('closes an older checkout page once a newer session is opened, so it cannot take a second payment', async () => {
@@ -81,17 +81,17 @@ describe('Set B with the sandbox processor', () => {
     const newer = await checkout(id);
     expect((await choose(older.session_url, 'complete')).status).toBe(409);
     expect((await fetch(older.session_url)).status).toBe(410);
-    await settle(500);
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
     expect(await choose(newer.session_url, 'complete')).toEqual({ status: 303, location: SUCCESS });
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
   it('changes nothing when the investor cancels on the checkout page', async () => {
     const id = await signedSubscription(w, 2);
     const session = await checkout(id);
     expect(await choose(session.session_url, 'cancel')).toEqual({ status: 303, location: CANCEL });
-    await settle();
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
   });
 
@@ -103,9 +103,9 @@ describe('Set B with the sandbox processor', () => {
       (await postSandboxEvent(svc, 'evt_late_fail', 'payment.failed', { ...data, failure_reason: 'card_declined' }))
         .status,
     ).toBe(200);
-    await eventually(w, id, { payment_status: 'failed', status: 'pending_payment' });
+    await reaches(w, id, { payment_status: 'failed', status: 'pending_payment' });
     expect((await postSandboxEvent(svc, 'evt_late_ok', 'payment.succeeded', data)).status).toBe(200);
-    await eventually(w, id, { payment_status: 'received', status: 'pending_review' });
+    await reaches(w, id, { payment_status: 'received', status: 'pending_review' });
   });
 
   it('ignores a failure that arrives after the success (out of order)', async () => {
@@ -113,9 +113,10 @@ describe('Set B with the sandbox processor', () => {
     const session = await checkout(id);
     const data = { subscription_id: id, reference: session.session_id, amount: '25.00', currency: 'USD' };
     await postSandboxEvent(svc, `evt_ooo_ok_${id}`, 'payment.succeeded', data);
-    await eventually(w, id, { payment_status: 'received', status: 'pending_review' });
+    await reaches(w, id, { payment_status: 'received', status: 'pending_review' });
     await postSandboxEvent(svc, `evt_ooo_fail_${id}`, 'payment.failed', { ...data, failure_reason: 'card_declined' });
-    await settle();
+    await notificationProcessed(svc, 'sandbox', { eventId: `evt_ooo_fail_${id}` });
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toMatchObject({ payment_status: 'received', status: 'pending_review' });
   });
 
@@ -132,13 +133,13 @@ describe('Set B with the sandbox processor', () => {
       currency: 'USD',
     });
     expect(early.body.data.outcome).toBe('signalled');
-    await settle();
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toMatchObject({ status: 'draft', payment_status: 'pending' });
     await w.api.post(`/issuance/subscriptions/${id}/sign-agreement`, w.investor.token, {
       signature: 'Ada Investor',
       signedAt: new Date().toISOString(),
     });
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
   it('takes a duplicate delivery once: the second is acknowledged as a duplicate and recorded once', async () => {
@@ -176,7 +177,7 @@ describe('Set B with the sandbox processor', () => {
       body: '{"id":"evt_x","type":"payment.succeeded","data":{}}',
     });
     expect(unsigned.status).toBe(400);
-    await settle();
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toEqual(before);
     expect((await processedNotifications(svc, 'sandbox')).some((r) => r.event_id === `evt_forged_${id}`)).toBe(false);
   });
@@ -191,7 +192,7 @@ describe('Set B with the sandbox processor', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.data.outcome).toBe('ignored');
-    await settle(500);
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
   });
 
@@ -199,19 +200,19 @@ describe('Set B with the sandbox processor', () => {
     const refundedId = await signedSubscription(w, 2);
     const s1 = await checkout(refundedId);
     await choose(s1.session_url, 'complete');
-    await eventually(w, refundedId, { payment_status: 'received' });
+    await reaches(w, refundedId, { payment_status: 'received' });
     const refund = await w.api.post(`/payments/sandbox/operator/payments/${s1.session_id}/refund`, w.staff.token);
     expect(refund.status).toBe(200);
-    await eventually(w, refundedId, { payment_status: 'refunded' });
+    await reaches(w, refundedId, { payment_status: 'refunded' });
 
     const disputedId = await signedSubscription(w, 2);
     const s2 = await checkout(disputedId);
     await choose(s2.session_url, 'complete');
-    await eventually(w, disputedId, { payment_status: 'received' });
+    await reaches(w, disputedId, { payment_status: 'received' });
     expect(
       (await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/dispute`, w.staff.token)).status,
     ).toBe(200);
-    await eventually(w, disputedId, { payment_status: 'disputed' });
+    await reaches(w, disputedId, { payment_status: 'disputed' });
     const list = await w.api.get('/issuance/subscriptions', w.investor.token);
     expect(list.body.data.items.find((s: { id: string }) => s.id === disputedId).payment_status).toBe('disputed');
 
@@ -224,7 +225,7 @@ describe('Set B with the sandbox processor', () => {
     expect(
       (await w.api.post(`/payments/sandbox/operator/payments/${s2.session_id}/refund`, stranger.token)).status,
     ).toBe(404);
-    await settle(500);
+    await subscriptionSettled(svc, disputedId);
     expect(await subscription(w, disputedId)).toMatchObject({ payment_status: 'disputed' });
   });
 });

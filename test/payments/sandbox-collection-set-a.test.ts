@@ -1,13 +1,6 @@
 import { startService, type TestService } from '../support/service';
-import {
-  eventually,
-  postSandboxEvent,
-  settle,
-  signedSubscription,
-  subscription,
-  world,
-  type World,
-} from './payment-helpers';
+import { reaches, postSandboxEvent, signedSubscription, subscription, world, type World } from './payment-helpers';
+import { subscriptionSettled } from '../support/settled';
 
 const SUCCESS = 'https://investor.example/linked';
 const CANCEL = 'https://investor.example/cancelled';
@@ -80,13 +73,13 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const id = await signedSubscription(w, 4);
     await linkCard(w, id);
     await approved(w, id);
-    await eventually(w, id, { status: 'approved', payment_status: 'processing' });
+    await reaches(w, id, { status: 'approved', payment_status: 'processing' });
     const [collection] = await collections(id);
     expect(collection).toMatchObject({ status: 'processing', amount: '50.00' });
 
     const settled = await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token);
     expect(settled.body.data.status).toBe('in_escrow');
-    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
     const types = await eventTypes(svc, id);
     expect(types).toEqual(
       expect.arrayContaining(['subscription.approved', 'subscription.funded', 'subscription.completed']),
@@ -99,13 +92,13 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const id = await signedSubscription(w, 2);
     await linkCard(w, id);
     await approved(w, id);
-    await eventually(w, id, { payment_status: 'processing' });
+    await reaches(w, id, { payment_status: 'processing' });
     const [collection] = await collections(id);
     const data = { subscription_id: id, reference: collection!.id, amount: '25.00', currency: 'USD' };
     await postSandboxEvent(svc, `evt_escrow_first_${id}`, 'payment.in_escrow', data);
-    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
     await postSandboxEvent(svc, `evt_success_late_${id}`, 'payment.succeeded', data);
-    await settle();
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
     expect((await eventTypes(svc, id)).filter((t) => t === 'subscription.completed')).toHaveLength(1);
   });
@@ -114,7 +107,7 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const id = await signedSubscription(w, 2);
     await linkCard(w, id);
     await approved(w, id);
-    await eventually(w, id, { payment_status: 'processing' });
+    await reaches(w, id, { payment_status: 'processing' });
     const [collection] = await collections(id);
     expect(
       (
@@ -123,7 +116,7 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
         })
       ).status,
     ).toBe(200);
-    await eventually(w, id, { status: 'approved', payment_status: 'failed' });
+    await reaches(w, id, { status: 'approved', payment_status: 'failed' });
     // The operator cannot settle a failed collection.
     expect(
       (await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token)).status,
@@ -133,14 +126,14 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.investor.token)).status).toBe(403);
     const retried = await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token);
     expect(retried.status).toBe(200);
-    await eventually(w, id, { status: 'approved', payment_status: 'processing' });
+    await reaches(w, id, { status: 'approved', payment_status: 'processing' });
     const again = await collections(id);
     expect(again).toHaveLength(2);
     const fresh = again.find((c) => c.id !== collection!.id)!;
     expect((await w.api.post(`/payments/sandbox/operator/collections/${fresh.id}/settle`, w.staff.token)).status).toBe(
       200,
     );
-    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
     expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token)).status).toBe(409);
   });
 
@@ -171,14 +164,14 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const id = await signedSubscription(w, 2);
     await linkCard(w, id);
     await approved(w, id);
-    await eventually(w, id, { payment_status: 'processing' });
+    await reaches(w, id, { payment_status: 'processing' });
     const [collection] = await collections(id);
     await w.api.post(`/payments/sandbox/operator/collections/${collection!.id}/settle`, w.staff.token);
-    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
     expect(
       (await w.api.post(`/payments/sandbox/operator/payments/${collection!.id}/refund`, w.staff.token)).status,
     ).toBe(200);
-    await eventually(w, id, { status: 'completed', payment_status: 'refunded' });
+    await reaches(w, id, { status: 'completed', payment_status: 'refunded' });
   });
 });
 
@@ -196,7 +189,7 @@ describe('Set A with the sandbox processor, automatic settlement', () => {
     const id = await signedSubscription(w, 3);
     await linkCard(w, id);
     await approved(w, id);
-    const done = await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    const done = await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
     expect(done.total_amount).toBe('37.50');
   });
 });

@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { actor, newOrg } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import {
-  eventually,
+  reaches,
   processedNotifications,
-  settle,
   signedSubscription,
   subscription,
   world,
   type World,
 } from './payment-helpers';
+import { until } from '../support/wait';
 
 /**
  * A gate between the sandbox and the service's notification endpoint: while closed it answers
@@ -86,7 +86,7 @@ describe('sandbox notification delivery', () => {
     const sessionId = await pay(id);
     expect((await stored(sessionId)).delivered_at).toBeNull();
     g.open = true; // the next retry (0.5 s later) gets through
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     const event = await stored(sessionId);
     expect(event.delivered_at).not.toBeNull();
     expect(event.attempts).toBeGreaterThanOrEqual(2);
@@ -96,7 +96,12 @@ describe('sandbox notification delivery', () => {
     const id = await signedSubscription(w, 2);
     g.open = false;
     const sessionId = await pay(id);
-    await settle(3000); // the 0.5 s and 2 s retries fail too
+    // The first try and the 0.5 s and 2 s retries all meet the closed gate.
+    await until(
+      `the sandbox's first three tries of ${sessionId}`,
+      () => stored(sessionId),
+      (e) => (e?.attempts ?? 0) >= 3,
+    );
     expect(await subscription(w, id)).toMatchObject({ status: 'pending_payment', payment_status: 'pending' });
     g.open = true;
     // Staff of another organisation resend nothing of this one's: the event stays where it was.
@@ -107,7 +112,7 @@ describe('sandbox notification delivery', () => {
     expect(await stored(sessionId)).toEqual(before);
     const res = await w.api.post('/payments/sandbox/operator/notifications/redeliver', w.staff.token);
     expect(res.body.data.redelivered).toBeGreaterThanOrEqual(1);
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     const { id: eventId } = await stored(sessionId);
     expect((await processedNotifications(svc, 'sandbox')).filter((r) => r.event_id === eventId)).toHaveLength(1);
   });

@@ -1,13 +1,13 @@
 import { startService, type TestService } from '../support/service';
 import {
-  eventually,
+  reaches,
   processedNotifications,
-  settle,
   signedSubscription,
   subscription,
   world,
   type World,
 } from './payment-helpers';
+import { subscriptionSettled } from '../support/settled';
 import { startStripeMock } from './stripe-mock';
 import * as stripeHelpers from './stripe-helpers';
 
@@ -73,7 +73,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       paidSession(id, session.session_id, `pi_paid_${id.slice(0, 8)}`),
     );
     expect([ok.status, ok.body.data.outcome]).toEqual([200, 'signalled']);
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
 
     // A refund names only its charge's PaymentIntent, no metadata of ours.
     const refund = await sendEvent(svc, `evt_refund_${id}`, 'charge.refunded', {
@@ -87,7 +87,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       metadata: {},
     });
     expect(refund.body.data.outcome).toBe('signalled');
-    await eventually(w, id, { status: 'pending_review', payment_status: 'refunded' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'refunded' });
   });
 
   it('records a failed payment, takes a retry with a new session, and a dispute after success', async () => {
@@ -102,11 +102,11 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       metadata: { subscription_id: id },
       last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
     });
-    await eventually(w, id, { status: 'pending_payment', payment_status: 'failed' });
+    await reaches(w, id, { status: 'pending_payment', payment_status: 'failed' });
     const retry = await checkout(id);
     expect(retry.session_id).not.toBe(first.session_id);
     await sendEvent(svc, `evt_retry_ok_${id}`, 'checkout.session.completed', paidSession(id, retry.session_id, pi));
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     await sendEvent(svc, `evt_dispute_${id}`, 'charge.dispute.created', {
       id: 'dp_1',
       object: 'dispute',
@@ -116,7 +116,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       payment_intent: pi,
       metadata: {},
     });
-    await eventually(w, id, { payment_status: 'disputed' });
+    await reaches(w, id, { payment_status: 'disputed' });
   });
 
   const refundEvents = async (id: string) =>
@@ -144,7 +144,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     const session = await checkout(id);
     const pi = `pi_refund_${id.slice(0, 8)}`;
     await sendEvent(svc, `evt_paid_${id}`, 'checkout.session.completed', paidSession(id, session.session_id, pi));
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     expect(
       (await w.api.post(`/issuance/subscriptions/${id}/void`, w.admin.token, { reason: 'withdrawn' })).status,
     ).toBe(200);
@@ -166,7 +166,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     });
     // Stripe's own report of that refund changes nothing more.
     await sendEvent(svc, `evt_rf1_${id}`, 'charge.refunded', charge(pi, 1000));
-    await settle();
+    await subscriptionSettled(svc, id);
     expect(await refundEvents(id)).toHaveLength(1);
     const rest = await refund({ reason: 'the rest' });
     expect(rest.body.data).toMatchObject({ status: 'voided', payment_status: 'refunded', amount_refunded: '25.00' });
@@ -177,10 +177,10 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     const session = await checkout(id);
     const pi = `pi_partial_${id.slice(0, 8)}`;
     await sendEvent(svc, `evt_paid_${id}`, 'checkout.session.completed', paidSession(id, session.session_id, pi));
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
     const partial = await sendEvent(svc, `evt_partial_${id}`, 'charge.refunded', charge(pi, 500));
     expect(partial.body.data.outcome).toBe('signalled');
-    await eventually(w, id, { payment_status: 'received', amount_received: '25.00', amount_refunded: '5.00' });
+    await reaches(w, id, { payment_status: 'received', amount_received: '25.00', amount_refunded: '5.00' });
     expect(await refundEvents(id)).toEqual([
       expect.objectContaining({ payment: pi, partial: true, amount_refunded: '5.00' }),
     ]);
@@ -198,13 +198,13 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       reason: 'fraudulent',
       status: 'needs_response',
     });
-    await eventually(w, id, { payment_status: 'disputed' });
+    await reaches(w, id, { payment_status: 'disputed' });
     await sendEvent(svc, `evt_dp_won_${id}`, 'charge.dispute.closed', {
       ...dispute,
       reason: 'fraudulent',
       status: 'won',
     });
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received', amount_refunded: '5.00' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received', amount_refunded: '5.00' });
   });
 
   it('shows processing for a delayed method, then received on async_payment_succeeded', async () => {
@@ -216,14 +216,14 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       'checkout.session.completed',
       paidSession(id, session.session_id, `pi_ach_${id.slice(0, 8)}`, 'unpaid'),
     );
-    await eventually(w, id, { status: 'pending_payment', payment_status: 'processing' });
+    await reaches(w, id, { status: 'pending_payment', payment_status: 'processing' });
     await sendEvent(
       svc,
       `evt_async_${id}`,
       'checkout.session.async_payment_succeeded',
       paidSession(id, session.session_id, `pi_ach_${id.slice(0, 8)}`),
     );
-    await eventually(w, id, { status: 'pending_review', payment_status: 'received' });
+    await reaches(w, id, { status: 'pending_review', payment_status: 'received' });
   });
 
   it('refuses forged and tampered events with 400 and changes nothing', async () => {
@@ -246,7 +246,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       (body) => body.replace('payment_intent.payment_failed', 'payment_intent.succeeded'),
     );
     expect(tampered.status).toBe(400);
-    await settle();
+    await subscriptionSettled(svc, id);
     expect(await subscription(w, id)).toEqual(before);
     const ids = (await processedNotifications(svc, 'stripe')).map((r) => r.event_id);
     expect(ids).not.toContain(`evt_forged_${id}`);
@@ -268,7 +268,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
     expect((await sendEvent(svc, `evt_dup_${id}`, 'payment_intent.processing', object)).body.data.outcome).toBe(
       'duplicate',
     );
-    await eventually(w, id, { payment_status: 'processing' });
+    await reaches(w, id, { payment_status: 'processing' });
     const unknown = await sendEvent(svc, `evt_cust_${id}`, 'customer.created', {
       id: 'cus_1',
       object: 'customer',
@@ -309,7 +309,7 @@ describe('Set A with the Stripe adapter (stripe-mock, locally signed events)', (
       (await w.api.post(`/issuance/subscriptions/${id}/submit-for-review`, w.investor.token, {})).body.data.status,
     ).toBe('pending_review');
     expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).status).toBe(200);
-    await eventually(w, id, { status: 'approved', payment_status: 'processing' });
+    await reaches(w, id, { status: 'approved', payment_status: 'processing' });
 
     // The collection's PaymentIntent, created on stripe-mock, is remembered for this subscription.
     const refs: { reference: string }[] = await svc.orm.em
@@ -327,6 +327,6 @@ describe('Set A with the Stripe adapter (stripe-mock, locally signed events)', (
       metadata: { subscription_id: id, purpose: 'collection' },
     });
     expect(res.body.data.outcome).toBe('signalled');
-    await eventually(w, id, { status: 'completed', payment_status: 'in_escrow' });
+    await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
   });
 });

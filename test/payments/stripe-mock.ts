@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
+import { until } from '../support/wait';
 
 const MOCK_CUSTOMER = 'cus_tranche_investor';
 const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
@@ -53,20 +54,17 @@ export async function startStripeMock(
   );
   child.stderr!.resume();
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      const res = await fetch(`${url}/v1/customers`, {
-        headers: { authorization: 'Bearer sk_test_ready' },
-        signal: AbortSignal.timeout(1000),
-      });
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('stripe-mock did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const answers = async () => {
+    if (child.exitCode !== null) throw new Error(`stripe-mock exited (${child.exitCode})`);
+    return fetch(`${url}/v1/customers`, {
+      headers: { authorization: 'Bearer sk_test_ready' },
+      signal: AbortSignal.timeout(1000),
+    }).then(
+      (res) => res.ok,
+      () => false, // not listening yet
+    );
+  };
+  await until('stripe-mock to start', answers, { timeoutMs: 30_000 });
   return {
     url,
     async stop() {

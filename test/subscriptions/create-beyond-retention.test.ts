@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { subscriptionWorkflowId } from '../../domain/subscription';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
+import { until } from '../support/wait';
 
 /**
  * An Idempotency-Key names one subscription for good. Once its workflow has left
@@ -40,17 +41,18 @@ describe('create with an old Idempotency-Key, after the workflow is gone', () =>
       namespace: svc.config.TEMPORAL_NAMESPACE,
       workflowExecution: { workflowId: subscriptionWorkflowId(id) },
     });
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        await svc.temporal.workflow.getHandle(subscriptionWorkflowId(id)).describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) break;
-        throw err;
-      }
-      if (Date.now() > deadline) throw new Error('the workflow was not deleted');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const gone = () =>
+      svc.temporal.workflow
+        .getHandle(subscriptionWorkflowId(id))
+        .describe()
+        .then(
+          () => false,
+          (err) => {
+            if (err instanceof WorkflowNotFoundError) return true;
+            throw err;
+          },
+        );
+    await until('the workflow to be deleted', gone, { timeoutMs: 20_000, intervalMs: 200 });
     await sql('delete from idempotency_keys where key = ?', [key]);
 
     const again = await create(key);

@@ -17,6 +17,8 @@ import { projectionOf } from '../../api/issuance/subscription-reads';
 import { notificationIntake } from '../../api/payments/notification-intake';
 import { freshDatabase } from '../support/service';
 import { timeSkippingEnv } from '../support/time-skipping';
+import { until } from '../support/wait';
+import { newSubscription as newSubscriptionInput } from '../support/fixtures';
 
 /** Durability: after the 90-day linger, and inputs that could wedge a workflow. */
 describe('a subscription workflow after it closed, and poison inputs', () => {
@@ -74,25 +76,7 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
     );
   }
 
-  const newSubscription = (set: 'A' | 'B'): NewSubscription => ({
-    id: randomUUID(),
-    set,
-    orgId: randomUUID(),
-    offeringId: randomUUID(),
-    securityClassId: randomUUID(),
-    trancheId: null,
-    investorId: 'investor-1',
-    unitsSubscribed: 2,
-    pricePerUnit: '10.00',
-    totalAmount: '20.00',
-    currency: 'USD',
-    paymentMethod: null,
-    accreditationStatus: null,
-    suitabilityConfirmed: null,
-    riskAcknowledgmentSigned: null,
-    requestHash: null,
-    createdAt: new Date().toISOString(),
-  });
+  const newSubscription = (set: 'A' | 'B') => newSubscriptionInput({ set });
   const start = (s: NewSubscription) =>
     env.client.workflow.start<typeof subscriptionWorkflow>('subscriptionWorkflow', {
       workflowId: subscriptionWorkflowId(s.id),
@@ -126,9 +110,11 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
       reference: 'cs_1',
       amount: '20.00',
     });
-    const deadline = Date.now() + 30_000;
-    while ((await handle.query(m.getSubscription)).status !== 'pending_review' && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
+    // Not in review in time: the approve below is refused and says so.
+    await until(
+      'pending_review',
+      async () => (await handle.query(m.getSubscription)).status === 'pending_review',
+    ).catch(() => undefined);
     await handle.executeUpdate(m.approve, { args: [{ actorId: 'staff-1' }] });
     await handle.executeUpdate(m.issueShares, { args: [{ actorId: 'staff-1' }] });
     await env.sleep('91 days');
@@ -142,15 +128,10 @@ describe('a subscription workflow after it closed, and poison inputs', () => {
       notifications: [{ kind: 'refunded', processorEventId: `evt-${s.id}-refund`, reference: 'cs_1', amount: '20.00' }],
     });
     expect(outcome).toBe('signalled');
-    const until = Date.now() + 30_000;
-    let row: { payment_status?: string } = {};
-    while (row.payment_status !== 'refunded' && Date.now() < until) {
-      [row = {}] = await orm.em
-        .getConnection()
-        .execute('select payment_status from subscriptions where id = ?', [s.id]);
-      if (row.payment_status !== 'refunded') await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(row.payment_status).toBe('refunded');
+    const paymentStatus = async () =>
+      ((await orm.em.getConnection().execute('select payment_status from subscriptions where id = ?', [s.id]))[0] ?? {})
+        .payment_status as string | undefined;
+    expect(await until('the refund projected', paymentStatus, (p) => p === 'refunded')).toBe('refunded');
     const events = (await orm.em
       .getConnection()
       .execute(`select type from events where data->>'subscription_id' = ? or data->>'id' = ?`, [s.id, s.id])) as {

@@ -1,4 +1,4 @@
-import { actor, newOrg } from '../support/fixtures';
+import { actor, newOrg, subscriptionBody } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 
@@ -105,7 +105,7 @@ describe.each(['A', 'B'] as const)('Set %s: KYC gate, validation, idempotency an
 
   it('gives the same subscription for the same Idempotency-Key and body, and refuses the key with another body', async () => {
     const key = `key-${Date.now()}`;
-    const body = { securityClassId: w.offering.securityClassId, unitsSubscribed: 2 };
+    const body = subscriptionBody(w.offering.securityClassId, { unitsSubscribed: 2 });
     const first = await w.api.post(path(), w.investor.token, body, { 'idempotency-key': key });
     const second = await w.api.post(
       path(),

@@ -4,7 +4,8 @@ import { inReview } from '../support/in-review';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
 import { registerHook } from '../webhooks/support/hooks';
-import { eventually, Receiver } from '../webhooks/support/receiver';
+import { Receiver } from '../webhooks/support/receiver';
+import { until } from '../support/wait';
 
 /**
  * An information request gets its answer (docs/decisions/0277-answering-an-information-request.md):
@@ -118,7 +119,7 @@ describe.each(['A', 'B'] as const)('Set %s: answering an information request', (
     await provide(s.id, { message: 'Sent' });
     const knex = svc.orm.em.getConnection().getKnex();
     const deliveredTo = (type: string) =>
-      eventually(async () => {
+      until(`a ${type} event delivered`, async () => {
         const [ev] = await knex('events')
           .where({ type })
           .whereRaw(`data->>'id' = ?`, [s.id])
@@ -126,7 +127,7 @@ describe.each(['A', 'B'] as const)('Set %s: answering an information request', (
           .select('id');
         if (!ev) return undefined;
         return knex('webhook_deliveries').where({ event_id: ev.id }).pluck('endpoint_id');
-      }, 30_000);
+      });
     expect(await deliveredTo(INFO_PROVIDED)).toEqual([named.id]);
     expect(await deliveredTo('subscription.info_requested')).toEqual([star.id]);
     const [got] = await receiver.waitFor(`${set}-info-named`, 1);

@@ -2,6 +2,8 @@ import { DEV_PROVIDER_SECRET, embeddedDefaults } from '../../scripts/lib/embedde
 import { providerNotify } from '../../scripts/lib/provider-notify';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
+import { until } from '../support/wait';
+import { createOffering, createSubscription } from '../support/fixtures';
 
 /**
  * The embedded default: `BEHAVIOUR_SET=B npm start` with nothing else set lets a
@@ -41,10 +43,9 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
     // 1. Tokens for an investor and a staff member; staff open an offering.
     const alice = await token('alice', 'investor');
     const bob = await token('bob', 'staff', alice.key);
-    const offering = await api.post('/issuance/offerings', bob.access, { name: 'Seed', currency: 'USD' });
-    const cls = await api.post(`/issuance/offerings/${offering.body.data.id}/security-classes`, bob.access, {
-      name: 'Common',
-      pricePerUnit: '10.00',
+    const offering = await createOffering(api, bob.access, {
+      offering: { name: 'Seed' },
+      securityClass: { name: 'Common', pricePerUnit: '10.00' },
     });
 
     // 2. KYC: alice starts a session; the provider (you, with the documented dev secret) reports it.
@@ -61,10 +62,7 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
     const kycAlice = await token('alice', 'investor', alice.key); // a fresh token carries kyc_completed
 
     // 3. The subscription: create, sign, pay on the sandbox checkout page, approval, shares.
-    const created = await api.post(`/issuance/offerings/${offering.body.data.id}/subscriptions`, kycAlice.access, {
-      securityClassId: cls.body.data.id,
-      unitsSubscribed: 3,
-    });
+    const created = await createSubscription(api, kycAlice.access, offering, { unitsSubscribed: 3 });
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     expect(
@@ -86,13 +84,10 @@ describe('Set B on the embedded default, as a newcomer meets it', () => {
       signal: AbortSignal.timeout(30_000),
     });
     expect(paid.status).toBe(303);
-    const deadline = Date.now() + 30_000;
-    let status = '';
-    while (status !== 'pending_review' && Date.now() < deadline) {
-      status = (await api.get(`/issuance/subscriptions/${id}`, kycAlice.access)).body.data.status;
-      if (status !== 'pending_review') await new Promise((r) => setTimeout(r, 150));
-    }
-    expect(status).toBe('pending_review');
+    const status = async () => (await api.get(`/issuance/subscriptions/${id}`, kycAlice.access)).body.data.status;
+    expect(await until(`${id} in review`, status, (s) => s === 'pending_review', { intervalMs: 150 })).toBe(
+      'pending_review',
+    );
     expect((await api.post(`/issuance/subscriptions/${id}/approve`, bob.access)).body.data.status).toBe('approved');
     const done = await api.post(`/issuance/subscriptions/${id}/issue-shares`, bob.access);
     expect(done.body.data).toMatchObject({ status: 'completed', payment_status: 'received', total_amount: '30.00' });

@@ -1,4 +1,4 @@
-import { actor, approveKyc, newOrg, type Actor } from '../support/fixtures';
+import { actor, approveKyc, createOffering, createSubscription, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
@@ -27,28 +27,15 @@ describe.each(['A', 'B'] as const)('Set %s: offering capacity', (set) => {
 
   /** An offering at 10.00 a unit, with the bounds given to the offering and to its one class. */
   async function offering(bounds: { offering?: object; cls?: object } = {}) {
-    const o = await api.post('/issuance/offerings', staff.token, {
-      name: 'Capped',
-      currency: 'USD',
-      ...bounds.offering,
+    const made = await createOffering(api, staff.token, {
+      offering: { name: 'Capped', ...bounds.offering },
+      securityClass: { name: 'Common', pricePerUnit: '10.00', ...bounds.cls },
     });
-    if (o.status !== 201) throw new Error(`offering: ${JSON.stringify(o.body)}`);
-    const c = await api.post(`/issuance/offerings/${o.body.data.id}/security-classes`, staff.token, {
-      name: 'Common',
-      pricePerUnit: '10.00',
-      ...bounds.cls,
-    });
-    if (c.status !== 201) throw new Error(`class: ${JSON.stringify(c.body)}`);
-    const ids = { offeringId: o.body.data.id as string, classId: c.body.data.id as string };
+    const ids = { offeringId: made.offeringId, classId: made.securityClassId };
     return {
       ...ids,
       create: (units: number, headers?: Record<string, string>) =>
-        api.post(
-          `/issuance/offerings/${ids.offeringId}/subscriptions`,
-          investor.token,
-          { securityClassId: ids.classId, unitsSubscribed: units },
-          headers,
-        ),
+        createSubscription(api, investor.token, made, { unitsSubscribed: units }, headers),
       read: async () => (await api.get(`/issuance/offerings/${ids.offeringId}`, staff.token)).body.data,
     };
   }

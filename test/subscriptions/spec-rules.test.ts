@@ -2,6 +2,7 @@ import { inReview } from '../support/in-review';
 import { postSandboxEvent, RETURN_URLS } from '../payments/payment-helpers';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
+import { until } from '../support/wait';
 
 /**
  * Spec rules that had no test of their own: approval refused without the investor's approved KYC
@@ -103,11 +104,10 @@ describe('Set B: payment received and shares issued', () => {
   });
 
   async function inReviewSoon(id: string): Promise<Record<string, any>> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const got = (await w.api.get(`/issuance/subscriptions/${id}`, w.investor.token)).body.data;
-      if (got.status === 'pending_review' || Date.now() > deadline) return got;
-      await new Promise((r) => setTimeout(r, 150));
-    }
+    const read = async () => (await w.api.get(`/issuance/subscriptions/${id}`, w.investor.token)).body.data;
+    return until(`${id} in review`, read, (got) => got.status === 'pending_review', {
+      timeoutMs: 20_000,
+      intervalMs: 150,
+    });
   }
 });

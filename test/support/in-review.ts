@@ -1,4 +1,4 @@
-import { eventually, postSandboxEvent, RETURN_URLS, type World } from '../payments/payment-helpers';
+import { reaches, postSandboxEvent, RETURN_URLS, type World } from '../payments/payment-helpers';
 import type { TestService } from './service';
 import type { LifecycleWorld } from './subscriptions';
 
@@ -20,5 +20,5 @@ export async function inReview(svc: TestService, w: LifecycleWorld): Promise<Rec
   });
   if (paid.status !== 200) throw new Error(`payment: ${paid.status} ${JSON.stringify(paid.body)}`);
   const world: World = { api: w.api, staff: w.staff, admin: w.admin, investor: w.investor, offering: w.offering };
-  return eventually(world, s.id, { status: 'pending_review', payment_status: 'received' });
+  return reaches(world, s.id, { status: 'pending_review', payment_status: 'received' });
 }

@@ -1,4 +1,4 @@
-import { actor, approveKyc, newOrg, openOffering, type Actor } from './fixtures';
+import { actor, approveKyc, createSubscription, newOrg, openOffering, type Actor } from './fixtures';
 import { http } from './http';
 import type { TestService } from './service';
 
@@ -20,11 +20,7 @@ export async function lifecycleWorld(svc: TestService) {
     investor,
     offering,
     async create(by: Actor = investor, body: Record<string, unknown> = {}) {
-      const res = await api.post(`/issuance/offerings/${offering.offeringId}/subscriptions`, by.token, {
-        securityClassId: offering.securityClassId,
-        unitsSubscribed: 5,
-        ...body,
-      });
+      const res = await createSubscription(api, by.token, offering, body);
       if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data as Record<string, any>;
     },

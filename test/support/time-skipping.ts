@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { freePort } from '../../scripts/lib/free-port';
+import { until } from './wait';
 
 /** A cold JVM on a loaded machine takes far longer than the SDK's fixed 5 s start window. */
 const START_TIMEOUT_MS = 120_000;
@@ -46,18 +47,13 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 }
 
 async function listening(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
         socket.end();
         resolve(true);
       });
       socket.once('error', () => resolve(false));
     });
-    if (ok) return;
-    if (Date.now() > deadline)
-      throw new Error(`time-skipping test server not listening on ${port} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await until(`the time-skipping test server listening on ${port}`, accepts, { timeoutMs, intervalMs: 200 });
 }

@@ -11,7 +11,8 @@ import { startService, type TestService } from '../support/service';
 import { failedDeliveries } from './support/failed-deliveries';
 import { PATHS, registerHook } from './support/hooks';
 import { exited, printed, runTs } from './support/processes';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 const HOUR = 3600_000;
 const BATCH = 25;
@@ -58,13 +59,13 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
       Array.from({ length: n }, (_, i) => ({ createdAt: new Date(from.getTime() + i * 1000), status })),
     );
   const finished = (who: Actor, path: string, id: string, timeoutMs = 120_000) =>
-    eventually(
+    until(
+      `recovery ${id} to finish`,
       async () => {
         const r = (await api.get(`${path}/${id}`, who.token)).body.data;
         return r.status === 'completed' || r.status === 'cancelled' ? r : undefined;
       },
-      timeoutMs,
-      `recovery ${id} to finish`,
+      { timeoutMs: timeoutMs },
     );
   const deliveries = (ids: string[]) =>
     knex()('webhook_deliveries').whereIn('id', ids).select('id', 'status', 'attempt_count');
@@ -97,7 +98,7 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     });
 
     const byId = new Map((await deliveries([...before, ...exhausted, ...failed, ...succeeded])).map((d) => [d.id, d]));
-    await eventually(async () =>
+    await until('the exhausted and failed deliveries recovered', async () =>
       (await deliveries([...exhausted, ...failed])).every((d) => d.status === 'success') ? true : undefined,
     );
     expect(before.map((id) => byId.get(id))).toEqual(
@@ -144,7 +145,13 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const result = await finished(staff, path, started.body.data.id);
     expect(result).toMatchObject({ status: 'completed', total: ids.length, done: ids.length, skipped: 0 });
     await receiver.waitFor('recover-same-instant', ids.length);
-    await new Promise((r) => setTimeout(r, 1000));
+    // Every retry's result is recorded (a count moves when its result is written): a second retry of
+    // any delivery would have been asked for by now, and shows below as a tenth attempt or a second POST.
+    await until(
+      'the result of every retried attempt recorded',
+      () => deliveries(ids),
+      (rows) => rows.length === ids.length && rows.every((d) => d.attempt_count >= 9),
+    );
     const got = await receiver.received('recover-same-instant');
     expect(got.map((d) => d.headers['x-service-delivery-id']).sort()).toEqual([...ids].sort());
     expect((await deliveries(ids)).map((d) => d.attempt_count)).toEqual(ids.map(() => 9));
@@ -165,7 +172,7 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     expect(result).toMatchObject({ status: 'cancelled', total: 500 });
     expect(result.done).toBeLessThan(500);
     const retried = (await deliveries(ids)).filter((d) => d.attempt_count > 8 || d.status !== 'exhausted');
-    await eventually(async () =>
+    await until('an attempt for each delivery the cancelled recovery did', async () =>
       (await deliveries(ids)).filter((d) => d.attempt_count > 8).length >= result.done ? true : undefined,
     );
     expect(retried.length).toBeLessThanOrEqual(result.done);
@@ -190,15 +197,17 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const { staff, hook, path } = await setup('recover-until');
     const endpoint = { orgId: staff.orgId, endpointId: hook.id };
     const since = new Date(Date.now() - 10 * HOUR);
-    const until = new Date(Date.now() - 5 * HOUR);
+    const end = new Date(Date.now() - 5 * HOUR);
     const inside = await outage(endpoint, 4, new Date(since.getTime() + HOUR));
-    const after = await outage(endpoint, 3, new Date(until.getTime() + HOUR));
+    const after = await outage(endpoint, 3, new Date(end.getTime() + HOUR));
 
-    const started = await api.post(path, staff.token, { since: since.toISOString(), until: until.toISOString() });
-    expect([started.status, started.body.data.until, started.body.data.total]).toEqual([202, until.toISOString(), 4]);
+    const started = await api.post(path, staff.token, { since: since.toISOString(), until: end.toISOString() });
+    expect([started.status, started.body.data.until, started.body.data.total]).toEqual([202, end.toISOString(), 4]);
     const result = await finished(staff, path, started.body.data.id);
     expect(result).toMatchObject({ status: 'completed', total: 4, done: 4, skipped: 0 });
-    await eventually(async () => ((await deliveries(inside)).every((d) => d.status === 'success') ? true : undefined));
+    await until('the deliveries inside the window recovered', async () =>
+      (await deliveries(inside)).every((d) => d.status === 'success') ? true : undefined,
+    );
     expect((await deliveries(inside)).map((d) => d.attempt_count)).toEqual(inside.map(() => 9));
     expect((await deliveries(after)).map((d) => [d.status, d.attempt_count])).toEqual(
       after.map(() => ['exhausted', 8]),
@@ -251,15 +260,13 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const started = await api.post(path, staff.token, { since: new Date(Date.now() - 24 * HOUR).toISOString() });
     const id = started.body.data.id;
 
-    await eventually(async () =>
+    await until("the recovery's first batch done", async () =>
       (await api.get(`${path}/${id}`, staff.token)).body.data.done >= BATCH ? true : undefined,
     );
     svc.worker.shutdown();
-    await eventually(
-      async () => (svc.worker.getState() === 'STOPPED' ? true : undefined),
-      60_000,
-      'the worker to stop',
-    );
+    await until('the worker to stop', async () => (svc.worker.getState() === 'STOPPED' ? true : undefined), {
+      timeoutMs: 60_000,
+    });
     const paused = (await api.get(`${path}/${id}`, staff.token)).body.data;
     expect(paused.status).toBe('running');
     expect(paused.done).toBeLessThan(400);
@@ -279,13 +286,13 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
     const result = await finished(staff, path, id, 240_000);
     expect(result).toMatchObject({ status: 'completed', total: 400 });
     expect(result.done + result.skipped).toBeGreaterThanOrEqual(400);
-    const rows = await eventually(
+    const rows = await until(
+      'every delivery to succeed',
       async () => {
         const r = await deliveries(ids);
         return r.every((d) => d.status === 'success') ? r : undefined;
       },
-      180_000,
-      'every delivery to succeed',
+      { timeoutMs: 180_000 },
     );
     // Each got its retry; a chunk cut off by the stop may have been sent again (at most one chunk).
     expect(rows.filter((d) => d.attempt_count < 9)).toEqual([]);

@@ -10,7 +10,7 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { eventually } from './support/receiver';
+import { until } from '../support/wait';
 import { exited } from './support/processes';
 
 const ROOT = join(__dirname, '../..');
@@ -88,10 +88,10 @@ function recordingProxy() {
     server,
     route: (name: string, port: number) => routes.set(name, port),
     exchanges: (name: string, n: number) =>
-      eventually(
-        async () => ((seen.get(name) ?? []).length >= n ? seen.get(name)! : undefined),
-        60_000,
+      until(
         `${n} deliveries to ${name}`,
+        async () => ((seen.get(name) ?? []).length >= n ? seen.get(name)! : undefined),
+        { timeoutMs: 60_000 },
       ),
   };
 }
@@ -160,7 +160,7 @@ describe('consumer kits verify real deliveries (docs/consumers)', () => {
       good = (await proxy.exchanges(name, 1))[0]!;
       expect(good).toMatchObject({ status: 200, outcome: 'accepted' });
       const deliveryId = good.headers['x-service-delivery-id'];
-      await eventually(async () =>
+      await until(`delivery ${deliveryId} a success`, async () =>
         (await api.get(`${PATHS.A.deliveries}/${deliveryId}`, staff.token)).body.data?.status === 'success'
           ? true
           : undefined,

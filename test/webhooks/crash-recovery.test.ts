@@ -7,7 +7,8 @@ import type { Orm } from '../../db/orm';
 import { deliveryIdFor } from './support/delivery-id';
 import { actor, newOrg } from '../support/fixtures';
 import { startService } from '../support/service';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 import { registerHook } from './support/hooks';
 import { exited, printed, runTs } from './support/processes';
 import { anEvent, publish, publishUnqueued } from './support/publish';
@@ -129,13 +130,10 @@ describe('nothing is lost when a process dies', () => {
       const { deliveryId, handle } = await ops.publish(endpoint.id);
       await ops.attemptsReach(deliveryId, 1);
       // Observed, not slept on: attempt 1's result is recorded and its delivery workflow holds the 30 s timer.
-      await eventually(
-        async () =>
-          (await handle.describe().catch(() => undefined))?.status.name === 'RUNNING' && (await timerPending(handle))
-            ? true
-            : undefined,
-        30_000,
-        'timer pending',
+      await until('timer pending', async () =>
+        (await handle.describe().catch(() => undefined))?.status.name === 'RUNNING' && (await timerPending(handle))
+          ? true
+          : undefined,
       );
       first.kill('SIGKILL'); // mid-backoff: the 30 s timer lives only in Temporal now
       expect((await exited(first)).signal).toBe('SIGKILL');
@@ -181,14 +179,14 @@ describe('nothing is lost when a process dies', () => {
 
       await ops.replan('mid-post', { delayMs: 0 });
       const second = await startWorker();
-      await eventually(
+      await until(
+        'delivery workflow started',
         () =>
           handle.describe().then(
             () => true,
             () => undefined,
           ),
-        60_000,
-        'delivery workflow started',
+        { timeoutMs: 60_000 },
       );
       expect(await handle.result()).toBe('success');
       const attempts = await ops.attempts(deliveryId);

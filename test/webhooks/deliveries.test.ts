@@ -5,7 +5,8 @@ import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 import { publish, publishUnqueued } from './support/publish';
 
@@ -17,11 +18,15 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   const hook = () => `h-${randomUUID().slice(0, 8)}`;
   const delivery = (id: string) => api.get(`${PATHS[set].deliveries}/${id}`, staff.token).then((r) => r.body.data);
   const statusIs = (id: string, status: string) =>
-    eventually(
-      async () => ((await delivery(id))?.status === status ? delivery(id) : undefined),
-      30_000,
-      `delivery ${status}`,
+    until(`delivery ${status}`, async () => ((await delivery(id))?.status === status ? delivery(id) : undefined));
+  /** The endpoints an event's deliveries were planned for, once its fan-out is done (dispatched). */
+  const plannedFor = async (eventId: string): Promise<string[]> => {
+    const knex = svc.orm.em.getConnection().getKnex();
+    await until(`event ${eventId} dispatched`, () =>
+      knex('events').where({ id: eventId }).whereNotNull('dispatched_at').first(),
     );
+    return (await knex('webhook_deliveries').where({ event_id: eventId }).pluck('endpoint_id')).sort();
+  };
   const ping = async (endpointId: string) =>
     (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
@@ -41,7 +46,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
   it('sends test.ping to that endpoint only, with the exact §6.3 body and headers, verifiably signed', async () => {
     const [a, b] = [hook(), hook()];
     const target = await registerHook(svc, receiver, staff, a, ['subscription.created']);
-    await registerHook(svc, receiver, staff, b, ['*']);
+    const other = await registerHook(svc, receiver, staff, b, ['*']);
     const res = await api.post(`${PATHS[set].endpoints}/${target.id}/test`, staff.token);
     expect(res.status).toBe(202);
     const { event_id, delivery_id } = res.body.data;
@@ -81,7 +86,10 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
       },
     ]);
     expect(sentAsStored(done.attempts[0].request_headers, got!.headers)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The event's deliveries, planned once it is dispatched: the target's alone, none for the other endpoint.
+    const planned = await plannedFor(event_id);
+    expect(planned).toEqual([target.id]);
+    expect(planned).not.toContain(other.id);
     expect(await receiver.received(b)).toEqual([]);
   });
 
@@ -91,8 +99,8 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const orgStaff = await actor(svc, org, ['staff']);
     const investor = await actor(svc, org, ['investor'], { kycCompleted: true });
     await approveKyc(svc, investor);
-    await registerHook(svc, receiver, orgStaff, exact, ['subscription.created']);
-    await registerHook(svc, receiver, orgStaff, star, ['*']);
+    const exactHook = await registerHook(svc, receiver, orgStaff, exact, ['subscription.created']);
+    const starHook = await registerHook(svc, receiver, orgStaff, star, ['*']);
     await registerHook(svc, receiver, orgStaff, other, ['subscription.approved']);
     await registerHook(svc, receiver, await actor(svc, newOrg(), ['staff']), foreign, ['*']);
     const offering = await openOffering(svc, orgStaff);
@@ -115,7 +123,8 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const [fromExact, fromStar] = [(await receiver.received(exact))[0]!, (await receiver.received(star))[0]!];
     expect(fromExact.headers['x-service-event-id']).toBe(fromStar.headers['x-service-event-id']);
     expect(fromExact.headers['x-service-delivery-id']).not.toBe(fromStar.headers['x-service-delivery-id']);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The fan-out is done (the event dispatched) and planned these two alone: nothing is on its way elsewhere.
+    expect(await plannedFor(fromExact.headers['x-service-event-id']!)).toEqual([exactHook.id, starHook.id].sort());
     expect(await receiver.received(other)).toEqual([]);
     expect(await receiver.received(foreign)).toEqual([]);
   });
@@ -250,14 +259,14 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     const { delivery_id } = await ping(endpoint.id);
     await statusIs(delivery_id, 'failed');
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id));
-    await eventually(
+    await until(
+      'delivery workflow started',
       () =>
         handle.describe().then(
           () => true,
           () => undefined,
         ),
-      10_000,
-      'delivery workflow started',
+      { timeoutMs: 10_000 },
     );
     expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     expect(await handle.result()).toBe('endpoint_deleted');
@@ -280,11 +289,9 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     await receiver.waitFor(h1, 3);
     await receiver.waitFor(h2, 1);
     const list = (q: string) => api.get(`${PATHS[set].deliveries}?${q}`, own.token).then((r) => r.body.data);
-    await eventually(
-      async () => ((await list(`status=failed`)).items.length === 1 ? true : undefined),
-      15_000,
-      'failed listed',
-    );
+    await until('failed listed', async () => ((await list(`status=failed`)).items.length === 1 ? true : undefined), {
+      timeoutMs: 15_000,
+    });
 
     const byEndpoint = await list(`endpoint_id=${e1.id}&event_type=test.ping&status=success&limit=2`);
     expect(byEndpoint.items.map((d: { id: string }) => d.id)).toEqual([pings[2], pings[1]]);
@@ -316,13 +323,13 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     };
     await publish(svc, [event]);
     const knex = svc.orm.em.getConnection().getKnex();
-    const made = await eventually(
+    const made = await until(
+      'fanned out',
       async () => {
         const rows: { id: string }[] = await knex('webhook_deliveries').where({ event_id: event.id }).select('id');
         return rows.length === hooks.length ? rows.map((r) => r.id).sort() : undefined;
       },
-      15_000,
-      'fanned out',
+      { timeoutMs: 15_000 },
     );
     const seen: string[] = [];
     let cursor: string | null = null;

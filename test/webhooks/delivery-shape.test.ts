@@ -16,7 +16,8 @@ import { testDataConverter } from '../support/data-converter';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 import { publish } from './support/publish';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
@@ -29,15 +30,11 @@ const WORKFLOW_SHAPE = { WEBHOOK_DELIVERY_SHAPE: 'workflow', WEBHOOK_ALLOW_INSEC
 
 /** The delivery workflows Temporal's visibility lists for one endpoint (eventually consistent: waited for). */
 async function listedFor(temporal: Client, endpointId: string, count: number) {
-  return eventually(
-    async () => {
-      const found = [];
-      for await (const w of temporal.workflow.list({ query: `WebhookEndpointId = '${endpointId}'` })) found.push(w);
-      return found.length >= count ? found : undefined;
-    },
-    30_000,
-    `${count} delivery workflows listed for ${endpointId}`,
-  );
+  return until(`${count} delivery workflows listed for ${endpointId}`, async () => {
+    const found = [];
+    for await (const w of temporal.workflow.list({ query: `WebhookEndpointId = '${endpointId}'` })) found.push(w);
+    return found.length >= count ? found : undefined;
+  });
 }
 
 describe('workflow shape on the real stack: every delivery is a workflow from attempt 1', () => {
@@ -127,18 +124,14 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
     );
     expect(pings.map((p) => p.status)).toEqual([202, 202, 202, 202]);
     await receiver.waitFor(h, 4);
-    const attempts = await eventually(
-      async () => {
-        const rows: { attempted_at: Date; duration_ms: number }[] = await svc.orm.em.getConnection().execute(
-          `select a.attempted_at, a.duration_ms from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+    const attempts = await until('four attempts recorded', async () => {
+      const rows: { attempted_at: Date; duration_ms: number }[] = await svc.orm.em.getConnection().execute(
+        `select a.attempted_at, a.duration_ms from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
               where d.endpoint_id = ? and a.duration_ms is not null order by a.attempted_at`,
-          [endpoint.id],
-        );
-        return rows.length === 4 ? rows : undefined;
-      },
-      30_000,
-      'four attempts recorded',
-    );
+        [endpoint.id],
+      );
+      return rows.length === 4 ? rows : undefined;
+    });
     // Each POST starts only after the one before it ended.
     for (let i = 1; i < attempts.length; i++) {
       const previousEnd = new Date(attempts[i - 1]!.attempted_at).getTime() + attempts[i - 1]!.duration_ms;
@@ -202,14 +195,11 @@ describe('workflow shape under time skipping: a failing delivery follows the §6
     const deliveryId = deliveries[0]!.deliveryId;
     const handle = env.client.workflow.getHandle(deliveryWorkflowId(deliveryId));
     // Started by the engine from the queue, not by the test.
-    await eventually(
-      () =>
-        handle.describe().then(
-          (d) => d,
-          () => undefined,
-        ),
-      30_000,
-      'the delivery workflow started',
+    await until('the delivery workflow started', () =>
+      handle.describe().then(
+        (d) => d,
+        () => undefined,
+      ),
     );
     expect(await handle.result()).toBe('exhausted');
     const described = await handle.describe();

@@ -9,7 +9,8 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver, type HookPlan } from './support/receiver';
+import { Receiver, type HookPlan } from './support/receiver';
+import { until } from '../support/wait';
 import { timerPending } from './support/webhook-harness';
 import { publish as publishTo, publishUnqueued } from './support/publish';
 
@@ -88,14 +89,11 @@ describe('endpoint health on the delivery engine', () => {
     const eventId = await publish();
     const deliveryId = deliveryIdFor(eventId, gone.id);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
-    await eventually(
-      () =>
-        handle.describe().then(
-          () => true,
-          () => undefined,
-        ),
-      30_000,
-      'delivery workflow started',
+    await until('delivery workflow started', () =>
+      handle.describe().then(
+        () => true,
+        () => undefined,
+      ),
     );
 
     // Attempt 2 now, instead of after the 30 s of the schedule.
@@ -111,14 +109,11 @@ describe('endpoint health on the delivery engine', () => {
     const eventId = await publish();
     const deliveryId = deliveryIdFor(eventId, busy.id);
     const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(deliveryId));
-    await eventually(
-      () =>
-        handle.describe().then(
-          () => timerPending(handle).then((p) => p || undefined),
-          () => undefined,
-        ),
-      30_000,
-      'delivery workflow waiting',
+    await until('delivery workflow waiting', () =>
+      handle.describe().then(
+        () => timerPending(handle).then((p) => p || undefined),
+        () => undefined,
+      ),
     );
 
     const events = (await handle.fetchHistory()).events ?? [];

@@ -5,7 +5,8 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 import { anEvent, publish as publishTo } from './support/publish';
 
 const DAY = 24 * 3600_000;
@@ -51,15 +52,11 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) =
   };
   /** The endpoints the fan-out recorded a delivery for: decided in one transaction, so no waiting for absence. */
   const deliveredTo = (eventId: string) =>
-    eventually(
-      async () => {
-        const [ev] = await knex()('events').where({ id: eventId }).whereNotNull('dispatched_at').select('id');
-        if (!ev) return undefined;
-        return (await knex()('webhook_deliveries').where({ event_id: eventId }).pluck('endpoint_id')).sort();
-      },
-      30_000,
-      `fan-out of ${eventId}`,
-    );
+    until(`fan-out of ${eventId}`, async () => {
+      const [ev] = await knex()('events').where({ id: eventId }).whereNotNull('dispatched_at').select('id');
+      if (!ev) return undefined;
+      return (await knex()('webhook_deliveries').where({ event_id: eventId }).pluck('endpoint_id')).sort();
+    });
 
   it('shows the recent success rate of the endpoint’s attempts', async () => {
     const h = await hook('rate', { responses: [500] });
@@ -67,7 +64,7 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) =
     await receiver.waitFor(`${set}-rate`, 1);
     await api.post(`${base}/${h.id}/test`, staff.token);
     await receiver.waitFor(`${set}-rate`, 2);
-    const rate = await eventually(async () => {
+    const rate = await until("a success counted in the endpoint's success rate", async () => {
       const r = (await api.get(`${base}/${h.id}`, staff.token)).body.data.success_rate;
       return r.succeeded >= 1 ? r : undefined;
     });
@@ -143,7 +140,7 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) =
   it('refuses a manual retry of a delivery whose endpoint is disabled', async () => {
     const h = await hook('retry-disabled', { responses: [500] });
     const { delivery_id } = (await api.post(`${base}/${h.id}/test`, staff.token)).body.data;
-    await eventually(async () =>
+    await until(`delivery ${delivery_id} failed`, async () =>
       (await api.get(`${deliveries}/${delivery_id}`, staff.token)).body.data?.status === 'failed' ? true : undefined,
     ); // 404 until the fan-out records it
     await disableEndpoint(svc, h.id, 'manual');

@@ -5,7 +5,8 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 describe('GET /notifications/events', () => {
   let svc: TestService;
@@ -76,14 +77,10 @@ describe('GET /notifications/events', () => {
     const created = events.filter((e) => e.type === 'subscription.created').map((e) => e.id);
 
     // Events are listed once every older transaction has ended (another suite's may still be open).
-    const first = await eventually(
-      async () => {
-        const res = await list(staff, '?event_type=subscription.created&limit=2');
-        return res.body.data.items.length === 2 ? res : undefined;
-      },
-      30_000,
-      'the published events to be listable',
-    );
+    const first = await until('the published events to be listable', async () => {
+      const res = await list(staff, '?event_type=subscription.created&limit=2');
+      return res.body.data.items.length === 2 ? res : undefined;
+    });
     expect(first.body.data.items.map((e: { event_id: string }) => e.event_id)).toEqual(created.slice(0, 2));
     expect(first.body.data.has_more).toBe(true);
     const second = await list(staff, `?event_type=subscription.created&limit=2&after=${first.body.data.next_cursor}`);
@@ -113,14 +110,10 @@ describe('GET /notifications/events', () => {
     // Visible once no older transaction is open anywhere on the server (other suites share it).
     const ids = (r: Awaited<ReturnType<typeof list>>) =>
       r.body.data.items.map((e: { event_id: string }) => e.event_id) as string[];
-    const after = await eventually(
-      async () => {
-        const r = await list(staff);
-        return ids(r).length ? r : undefined;
-      },
-      30_000,
-      'the events once both transactions committed',
-    );
+    const after = await until('the events once both transactions committed', async () => {
+      const r = await list(staff);
+      return ids(r).length ? r : undefined;
+    });
     expect(ids(after)).toEqual([slow.id, quick.id]);
   });
 

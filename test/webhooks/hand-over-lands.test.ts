@@ -1,9 +1,12 @@
 import { actor, newOrg } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
-import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { PATHS } from './support/hooks';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
+import { timerPending } from './support/webhook-harness';
+import { startWebhookStack, stopWebhookStack, throttledFailingPings } from './support/stack';
 
 /**
  * Every failed delivery keeps a schedule (docs/decisions/0291-every-hand-over-lands.md): a manual
@@ -15,32 +18,17 @@ describe('every hand-over lands', () => {
   let svc: TestService;
   let receiver: Receiver;
   let api: ReturnType<typeof http>;
-  const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set,
-        env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_CIRCUIT_FAILURES: '1000' },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, { WEBHOOK_CIRCUIT_FAILURES: '1000' }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it('a manual retry racing the dispatcher’s first attempt leaves the delivery on its schedule', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const hook = await registerHook(svc, receiver, staff, 'race-retry', ['*'], { defaultStatus: 500 });
     // A rate limit of 1/s keeps the pings queued: a manual retry's attempt is throttled (its number
     // given back) while the dispatcher claims that same number 1 at the delivery's turn.
-    expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++)
-      ids.push((await api.post(`${base}/${hook.id}/test`, staff.token)).body.data.delivery_id);
+    const { ids } = await throttledFailingPings({ svc, receiver, api }, staff, 'race-retry', 5);
     for (const id of ids.slice(1)) {
       const res = await api.post(`${PATHS[set].deliveries}/${id}/retry`, staff.token);
       expect([202, 409]).toContain(res.status); // 409: it succeeded or was retried meanwhile (not here: all fail)
@@ -49,24 +37,25 @@ describe('every hand-over lands', () => {
     // Every delivery failed and waits for its next attempt on a running schedule (the next is minutes away).
     // Seen failing before the fix: raced ones sat `failed` with their workflow closed and nothing to retry them.
     for (const id of ids) {
-      const run = await eventually(
-        async () => {
-          const d = await svc.temporal.workflow
-            .getHandle(deliveryWorkflowId(id))
-            .describe()
-            .catch(() => undefined);
-          const row: { status: string } | undefined = await svc.orm.em
-            .getConnection()
-            .getKnex()('webhook_deliveries')
-            .where({ id })
-            .first('status');
-          return d && row?.status === 'failed' ? d : undefined;
-        },
-        30_000,
-        `delivery ${id} failed with a workflow`,
-      );
-      // Give a closing run its moment, then it must still be open, holding the schedule.
-      await new Promise((r) => setTimeout(r, 500));
+      const run = await until(`delivery ${id} failed with a workflow`, async () => {
+        const d = await svc.temporal.workflow
+          .getHandle(deliveryWorkflowId(id))
+          .describe()
+          .catch(() => undefined);
+        const row: { status: string } | undefined = await svc.orm.em
+          .getConnection()
+          .getKnex()('webhook_deliveries')
+          .where({ id })
+          .first('status');
+        return d && row?.status === 'failed' ? d : undefined;
+      });
+      // Settled, not slept on: no workflow task outstanding and the run holding its timer (or closed,
+      // which the expectation below names); then it must still be open, holding the schedule.
+      const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(id));
+      await until(`delivery ${id}'s run settled`, async () => {
+        const d = await handle.describe();
+        return d.status.name !== 'RUNNING' || (!d.raw.pendingWorkflowTask && (await timerPending(handle)));
+      });
       const again = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();
       expect({ id, status: again.status.name }).toEqual({ id, status: 'RUNNING' });
       expect(run.workflowId).toBe(deliveryWorkflowId(id));

@@ -11,7 +11,8 @@ import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
-import { eventually, Receiver, type ReceivedDelivery } from './support/receiver';
+import { Receiver, type ReceivedDelivery } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * Per-endpoint isolation (docs/decisions/0176-per-endpoint-isolation.md) on the real stack (dispatcher, retry
@@ -74,13 +75,13 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
     await publish(svc, [event]);
 
     await receiver.waitFor(hanging, 1); // the slow endpoint holds its request
-    const done = await eventually(
+    const done = await until(
+      'the healthy endpoint’s success, recorded',
       async () => {
         const d = await delivery(staff, deliveryIdFor(event.id, fast.id));
         return d?.status === 'success' ? d : undefined;
       },
-      5000,
-      'the healthy endpoint’s success, recorded',
+      { timeoutMs: 5000 },
     );
     expect(done.attempts).toMatchObject([{ number: 1, response_status: 200 }]);
     // Observed at the same moment: the slow endpoint's attempt is still in flight.
@@ -171,7 +172,7 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
       await ping(staff, failing.id);
       await receiver.waitFor(hook, i);
     }
-    const open = await eventually(async () => {
+    const open = await until("the failing endpoint's circuit open", async () => {
       const e = await endpoint(staff, failing.id);
       return e.circuit.state === 'open' ? e : undefined;
     });
@@ -179,7 +180,7 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
 
     // While open: straight onto the retry schedule, recorded, nothing sent.
     const held = await ping(staff, failing.id);
-    const heldRow = await eventually(async () => {
+    const heldRow = await until('the held delivery recorded failed', async () => {
       const d = await delivery(staff, held);
       return d?.status === 'failed' ? d : undefined;
     });
@@ -195,11 +196,13 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
 
     // Past the cool-down the next delivery is the probe; its success closes the circuit.
     await receiver.plan(hook, { secret: failing.secret, defaultStatus: 200 });
-    await eventually(async () =>
+    await until("the circuit's cool-down to pass", async () =>
       Date.parse((await endpoint(staff, failing.id)).circuit.next_probe_at) <= Date.now() ? true : undefined,
     );
     const probe = await ping(staff, failing.id);
-    await eventually(async () => ((await delivery(staff, probe))?.status === 'success' ? true : undefined));
+    await until('the probe delivered', async () =>
+      (await delivery(staff, probe))?.status === 'success' ? true : undefined,
+    );
     expect((await endpoint(staff, failing.id)).circuit).toEqual({
       state: 'closed',
       consecutive_failures: 0,
@@ -255,7 +258,7 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
     }
     // Nothing more comes: every delivery is recorded a success, so no attempt follows.
     const knex = svc.orm.em.getConnection().getKnex();
-    await eventually(async () => {
+    await until('every delivery recorded a success', async () => {
       const [row] = await knex('webhook_deliveries')
         .where({ org_id: staff.orgId, status: 'success', attempt_count: 1 })
         .count<{ n: string }[]>('* as n');
@@ -283,7 +286,7 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
         .get()
         .then((m) => m.values[0]!.value);
     const before = await sweeps();
-    await eventually(async () => ((await sweeps()) >= before + 5 ? true : undefined), 30_000, 'five sweeps');
+    await until('five sweeps', async () => ((await sweeps()) >= before + 5 ? true : undefined));
     const history = await svc.temporal.workflow
       .getHandle(orderedWorkflowId(res.body.data.id, subscriptionId))
       .fetchHistory();

@@ -1,9 +1,11 @@
 import { actor, newOrg, type Actor } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
+import { deliveryDetail, startWebhookStack, stopWebhookStack, testPing } from './support/stack';
 
 /**
  * No delivery is left `pending` forever (docs/decisions/0290-nothing-left-pending.md): deliveries
@@ -19,36 +21,25 @@ describe('nothing is left pending', () => {
   const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_SWEEP_INTERVAL_MS: '300' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, { WEBHOOK_SWEEP_INTERVAL_MS: '300' }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
-  const ping = async (who: Actor, endpointId: string): Promise<string> => {
-    const res = await api.post(`${base}/${endpointId}/test`, who.token);
-    expect(res.status).toBe(202);
-    return res.body.data.delivery_id;
-  };
+  const ping = (who: Actor, endpointId: string) => testPing(api, who, endpointId, set);
   const detail = async (who: Actor, id: string) =>
-    (await api.get(`${PATHS[set].deliveries}/${id}`, who.token)).body.data as {
+    (await deliveryDetail(api, who, id, set)) as {
       status: string;
       next_attempt_at: string | null;
       attempts: { error: string | null; response_status: number | null }[];
     };
   const settled = (who: Actor, ids: string[], timeoutMs = 30_000) =>
-    eventually(
+    until(
+      'no delivery pending',
       async () => {
         const all = await Promise.all(ids.map((id) => detail(who, id)));
         return all.every((d) => d.status !== 'pending') ? all : undefined;
       },
-      timeoutMs,
-      'no delivery pending',
+      { timeoutMs: timeoutMs },
     );
 
   it('ends deliveries queued behind a rate limit failed with the reason when the endpoint is disabled, and a recovery sends them once re-enabled', async () => {
@@ -79,13 +70,13 @@ describe('nothing is left pending', () => {
     // Recoverable: a bulk recovery of the endpoint sends every one of them.
     const rec = await api.post(`${base}/${hook.id}/recoveries`, staff.token, { since });
     expect(rec.status).toBe(202);
-    await eventually(
+    await until(
+      'every delivery recovered',
       async () => {
         const all = await Promise.all(ids.map((id) => detail(staff, id)));
         return all.every((d) => d.status === 'success') ? all : undefined;
       },
-      60_000,
-      'every delivery recovered',
+      { timeoutMs: 60_000 },
     );
     expect((await receiver.waitFor('pending-disable', 10)).length).toBeGreaterThanOrEqual(10);
   });
@@ -95,13 +86,13 @@ describe('nothing is left pending', () => {
     // Two deliveries fail their first attempt and wait 30 s for the second; eight wait behind a rate limit of 1/s.
     const hook = await registerHook(svc, receiver, staff, 'pending-delete', ['*'], { defaultStatus: 500 });
     const scheduled = [await ping(staff, hook.id), await ping(staff, hook.id)];
-    await eventually(
+    await until(
+      'the failed deliveries scheduled',
       async () =>
         (await Promise.all(scheduled.map((id) => detail(staff, id)))).every((d) => d.next_attempt_at)
           ? true
           : undefined,
-      20_000,
-      'the failed deliveries scheduled',
+      { timeoutMs: 20_000 },
     );
     expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
     const queued: string[] = [];
@@ -110,16 +101,12 @@ describe('nothing is left pending', () => {
 
     const knex = svc.orm.em.getConnection().getKnex();
     // Seen failing before the fix: the queued ones stayed `pending` for good.
-    await eventually(
-      async () => {
-        const rows: { status: string; next_attempt_at: Date | null }[] = await knex('webhook_deliveries')
-          .whereIn('id', [...scheduled, ...queued])
-          .select('status', 'next_attempt_at');
-        return rows.every((r) => r.status !== 'pending' && r.next_attempt_at === null) ? rows : undefined;
-      },
-      30_000,
-      'no delivery pending or waiting',
-    );
+    await until('no delivery pending or waiting', async () => {
+      const rows: { status: string; next_attempt_at: Date | null }[] = await knex('webhook_deliveries')
+        .whereIn('id', [...scheduled, ...queued])
+        .select('status', 'next_attempt_at');
+      return rows.every((r) => r.status !== 'pending' && r.next_attempt_at === null) ? rows : undefined;
+    });
     const reasons: { error: string | null }[] = await knex('webhook_attempts')
       .whereIn('delivery_id', queued)
       .where({ owner: 'engine:not-sent' })
@@ -127,10 +114,14 @@ describe('nothing is left pending', () => {
     for (const r of reasons) expect(r.error).toMatch(/^ENDPOINT_(DELETED|DISABLED): not sent/);
     // The scheduled deliveries' workflows were told and ended, long before their 30 s timer.
     for (const id of scheduled) {
-      const run = await eventually(async () => {
-        const d = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();
-        return d.status.name === 'RUNNING' ? undefined : d;
-      }, 20_000);
+      const run = await until(
+        `delivery workflow ${id} to end`,
+        async () => {
+          const d = await svc.temporal.workflow.getHandle(deliveryWorkflowId(id)).describe();
+          return d.status.name === 'RUNNING' ? undefined : d;
+        },
+        { timeoutMs: 20_000 },
+      );
       expect(run.status.name).toBe('COMPLETED');
     }
     expect(await knex('webhook_endpoint_cleanups').where({ endpoint_id: hook.id })).toEqual([]);

@@ -11,7 +11,8 @@ import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * Ordered delivery per subscription on the real stack: one subscription's failing event
@@ -90,7 +91,7 @@ describe('ordered delivery per subscription', () => {
     for (const mark of ['healthy-1', 'healthy-2', 'healthy-3']) await publish(healthy, mark);
 
     // The healthy subscription flows, in order, while the stuck one's first event is still failed.
-    const flowing = await eventually(async () => {
+    const flowing = await until('the three healthy events delivered', async () => {
       const got = await marks(hook);
       return got.filter((m) => m.startsWith('healthy')).length === 3 ? got : undefined;
     });
@@ -114,7 +115,7 @@ describe('ordered delivery per subscription', () => {
     // The endpoint recovers; a manual retry makes the held event's next attempt now.
     await receiver.plan(hook, { secret });
     expect((await api.post(`${PATHS[set].deliveries}/${firstDelivery}/retry`, staff.token)).status).toBe(202);
-    const all = await eventually(async () => {
+    const all = await until('the three stuck events delivered', async () => {
       const got = await marks(hook);
       return got.filter((m) => m.startsWith('stuck')).length === 3 ? got : undefined;
     });

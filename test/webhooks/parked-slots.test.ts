@@ -1,9 +1,10 @@
 import { actor, newOrg } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 /**
  * Slots taken at the POST (docs/decisions/0309-slots-taken-at-the-post.md): organisation X's endpoints
@@ -34,22 +35,11 @@ describe('a tenant’s parked deliveries never hold the worker’s slots', () =>
   const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set,
-        env: {
-          WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-          WEBHOOK_DISPATCH_MAX_IN_FLIGHT: String(SCALE.maxInFlight),
-        },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, {
+      WEBHOOK_DISPATCH_MAX_IN_FLIGHT: String(SCALE.maxInFlight),
+    }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  }, 60_000);
+  afterAll(() => stopWebhookStack({ svc, receiver }), 60_000);
 
   it(
     'keeps another organisation’s test pings under 100 ms p99 while one organisation has 2,100 deliveries waiting on slow rate-limited endpoints',
@@ -99,9 +89,9 @@ describe('a tenant’s parked deliveries never hold the worker’s slots', () =>
         svc,
         Array.from({ length: Math.ceil(DELIVERIES / ENDPOINTS) }, () => anEvent(x.orgId)),
       );
-      // X's first POSTs are out, and (before the fix) enough of its deliveries parked to fill the worker.
-      for (const hook of slow) await receiver.waitFor(hook, 1, 10_000);
-      await new Promise((r) => setTimeout(r, 3000));
+      // Three of X's rounds have sent (one POST a second per endpoint): before the fix, by then enough
+      // of its deliveries parked to fill the worker (8 endpoints x 3 = the scaled limit of 24).
+      for (const hook of slow) await receiver.waitFor(hook, 3, 15_000);
 
       const during = await pings(SCALE.pingSeconds);
       console.log({ parked_neighbour: { baseline, during } });

@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import type { AddressInfo } from 'node:net';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { eventually } from './support/receiver';
 import { throwawayCa } from './support/throwaway-ca';
+import { closeServer, firstAttempt as firstAttemptOf, listenOnLoopback } from './support/stack';
 
 /**
  * Authenticated receivers: mutual TLS. A real HTTPS receiver on 127.0.0.1 that demands a
@@ -40,13 +39,11 @@ describe('authenticated receivers: mutual TLS', () => {
         req.on('end', () => res.writeHead(200).end('ok'));
       },
     );
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    url = await listenOnLoopback(receiver, 'https');
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
-    receiver?.closeAllConnections();
-    await new Promise((r) => receiver?.close(r));
+    await closeServer(receiver);
     integrator.dispose();
     stranger.dispose();
   });
@@ -59,18 +56,7 @@ describe('authenticated receivers: mutual TLS', () => {
   });
   const register = (hook: string, authentication?: unknown) =>
     api.post(base, staff.token, { url: `${url}/${hook}`, eventTypes: ['*'], authentication });
-  const firstAttempt = async (endpointId: string) => {
-    const ping = await api.post(`${base}/${endpointId}/test`, staff.token);
-    expect(ping.status).toBe(202);
-    return eventually(
-      async () => {
-        const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
-        return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
-      },
-      30_000,
-      'the first attempt recorded',
-    );
-  };
+  const firstAttempt = (endpointId: string) => firstAttemptOf(api, staff, endpointId);
 
   it('delivers to a receiver that demands our client certificate; the key is sealed and never shown', async () => {
     const res = await register('good', mtls(client));

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { eventually } from './support/receiver';
+import { closeServer, firstAttempt as firstAttemptOf, listenOnLoopback } from './support/stack';
 
 const CLIENT_ID = 'tranche-webhooks';
 const CLIENT_SECRET = 'client-secret-0123456789-abcdefghij';
@@ -84,14 +83,12 @@ describe('authenticated receivers: OAuth2 client credentials', () => {
         },
       );
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    url = await listenOnLoopback(receiver, 'http');
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
     await auth?.stop();
-    receiver?.closeAllConnections();
-    await new Promise((r) => receiver?.close(r));
+    await closeServer(receiver);
   });
 
   const oauth2 = (over: Record<string, unknown> = {}) => ({
@@ -107,18 +104,7 @@ describe('authenticated receivers: OAuth2 client credentials', () => {
     expect(res.status).toBe(201);
     return res.body.data as { id: string; authentication: unknown; signing_secret: string };
   };
-  const firstAttempt = async (endpointId: string) => {
-    const ping = await api.post(`${base}/${endpointId}/test`, staff.token);
-    expect(ping.status).toBe(202);
-    return eventually(
-      async () => {
-        const d = (await api.get(`${PATHS.A.deliveries}/${ping.body.data.delivery_id}`, staff.token)).body.data;
-        return d?.attempts?.[0]?.duration_ms != null ? d.attempts[0] : undefined;
-      },
-      30_000,
-      'the first attempt recorded',
-    );
-  };
+  const firstAttempt = (endpointId: string) => firstAttemptOf(api, staff, endpointId);
 
   it('sends a bearer token from the token endpoint, kept for the next deliveries; the secret is never shown', async () => {
     const before = tokenRequests.length;

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { eventually, Receiver } from './support/receiver';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 
 /**
@@ -40,14 +41,14 @@ describe.each(['A', 'B'] as const)('Set %s: the 30-second response limit (spec ย
     // From now on the receiver answers at once: the retry must find it so.
     await receiver.plan(hook, { secret: endpoint.secret, defaultStatus: 200 });
 
-    const failed = await eventually(
+    const failed = await until(
+      'attempt 1 recorded, the delivery failed',
       async () => {
         const d = await detail();
         // The attempt's record and the delivery's status land a moment apart: wait for both.
         return d?.status === 'failed' && d.attempts?.[0]?.duration_ms != null ? d : undefined;
       },
-      45_000,
-      'attempt 1 recorded, the delivery failed',
+      { timeoutMs: 45_000 },
     );
     const [first] = failed.attempts;
     expect(first).toMatchObject({ number: 1, response_status: null });
@@ -57,13 +58,13 @@ describe.each(['A', 'B'] as const)('Set %s: the 30-second response limit (spec ย
     expect(failed.status).toBe('failed');
 
     // Attempt 2 comes 30 s after attempt 1 (spec ยง6.5) and is answered at once.
-    const delivered = await eventually(
+    const delivered = await until(
+      'attempt 2 succeeded',
       async () => {
         const d = await detail();
         return d?.status === 'success' ? d : undefined;
       },
-      60_000,
-      'attempt 2 succeeded',
+      { timeoutMs: 60_000 },
     );
     expect(delivered.attempts.map((a: { number: number }) => a.number)).toEqual([1, 2]);
     expect(delivered.attempts[1].response_status).toBe(200);

@@ -2,7 +2,7 @@ import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 import { silentNameserver, type Nameserver } from '../security/support/nameservers';
-import { eventually } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * A nameserver that never answers costs the registering requests their wait, nothing more: the
@@ -38,7 +38,7 @@ describe('registering endpoints whose nameserver never answers', () => {
         .finally(() => settled++),
     );
     // Every registration is now waiting on the nameserver.
-    await eventually(async () => (silent.queries >= 10 ? true : undefined), 30_000, 'the ten lookups to be asked');
+    await until('the ten lookups to be asked', async () => (silent.queries >= 10 ? true : undefined));
 
     const [registered, listed, offering] = await Promise.all([
       api.post('/notifications/webhook-endpoints', other.token, {

@@ -1,8 +1,10 @@
 import { actor, newOrg } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
-import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
+import { registerHook } from './support/hooks';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
+import { deliveryDetail, endpointDetail, startWebhookStack, stopWebhookStack, testPing } from './support/stack';
 
 /**
  * Slots taken at the POST (docs/decisions/0309-slots-taken-at-the-post.md): a 2xx that takes most of an
@@ -15,38 +17,29 @@ describe('a slow success counts against the endpoint’s health', () => {
   let svc: TestService;
   let receiver: Receiver;
   let api: ReturnType<typeof http>;
-  const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_CIRCUIT_FAILURES: '2' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, { WEBHOOK_CIRCUIT_FAILURES: '2' }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it('opens the circuit of an endpoint that answers 200 only after 22 s, and records the deliveries as successes', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
     const slow = await registerHook(svc, receiver, staff, 'slow-200', ['*'], { delayMs: 22_000 });
     const fast = await registerHook(svc, receiver, staff, 'fast-200', ['*']);
-    const ping = async (id: string): Promise<string> =>
-      (await api.post(`${base}/${id}/test`, staff.token)).body.data.delivery_id;
-    const delivery = (id: string) => api.get(`${PATHS[set].deliveries}/${id}`, staff.token).then((r) => r.body.data);
-    const endpoint = (id: string) => api.get(`${base}/${id}`, staff.token).then((r) => r.body.data);
+    const ping = (id: string) => testPing(api, staff, id, set);
+    const delivery = (id: string) => deliveryDetail(api, staff, id, set);
+    const endpoint = (id: string) => endpointDetail(api, staff, id, set);
 
     const sent = await Promise.all([ping(slow.id), ping(slow.id), ping(fast.id), ping(fast.id)]);
     for (const id of sent) {
-      const done = await eventually(
+      const done = await until(
+        `delivery ${id} a success`,
         async () => {
           const d = await delivery(id);
           return d?.status === 'success' ? d : undefined;
         },
-        45_000,
-        `delivery ${id} a success`,
+        { timeoutMs: 45_000 },
       );
       expect(done.attempts).toMatchObject([{ number: 1, response_status: 200 }]);
     }

@@ -1,9 +1,11 @@
 import { actor, newOrg } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
-import { PATHS, registerHook } from './support/hooks';
-import { eventually, Receiver } from './support/receiver';
+import { PATHS } from './support/hooks';
+import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
+import { startWebhookStack, stopWebhookStack, throttledFailingPings } from './support/stack';
 
 /**
  * A throttled retry sleeps until the start reserved for it (docs/decisions/0293-throttled-retries-sleep.md):
@@ -15,38 +17,26 @@ describe('throttled retries sleep, they do not poll', () => {
   let svc: TestService;
   let receiver: Receiver;
   let api: ReturnType<typeof http>;
-  const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_CIRCUIT_FAILURES: '1000' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, { WEBHOOK_CIRCUIT_FAILURES: '1000' }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it('retries of one endpoint at 1/s each wait on one timer and still keep the rate', async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
-    const hook = await registerHook(svc, receiver, staff, 'throttled', ['*'], { defaultStatus: 500 });
-    expect((await api.patch(`${base}/${hook.id}`, staff.token, { rateLimitPerSecond: 1 })).status).toBe(200);
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++)
-      ids.push((await api.post(`${base}/${hook.id}/test`, staff.token)).body.data.delivery_id);
+    const { endpoint: hook, ids } = await throttledFailingPings({ svc, receiver, api }, staff, 'throttled', 6);
     const handle = (id: string) => svc.temporal.workflow.getHandle(deliveryWorkflowId(id));
     // Each failed its first attempt and waits, on its schedule, for the second.
     for (const id of ids)
-      await eventually(
+      await until(
+        `delivery workflow ${id} waiting for its second attempt`,
         async () =>
           (
             await handle(id)
               .describe()
               .catch(() => undefined)
           )?.status.name === 'RUNNING' || undefined,
-        30_000,
       );
     await receiver.plan('throttled', { secret: hook.secret, defaultStatus: 200 });
     const from = Date.now();

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { stopProcess } from '../../../scripts/lib/temporal-dev-server';
+import { until } from '../../support/wait';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -28,13 +29,8 @@ export async function commandsSent(
   count: number,
   timeoutMs = 60_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   const sent = () => api.logs().slice(since).split('"msg":"workflow command"').length - 1;
-  while (sent() < count) {
-    if (Date.now() > deadline)
-      throw new Error(`${api.name}: ${sent()} of ${count} workflow commands sent within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
+  await until(`${api.name}: ${count} workflow commands sent`, sent, (n) => n >= count, { timeoutMs, intervalMs: 2 });
 }
 
 /** An ES256 key in PKCS#8 PEM, so every process (and the test) signs and verifies one key. */
@@ -123,14 +119,24 @@ export function spawnService(
 
 /** Polls GET /ready until the API answers 200 (it needs PostgreSQL and Temporal). */
 export async function waitReady(baseUrl: string, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).then(
+  const ready = () =>
+    fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).then(
       (r) => r.ok,
       () => false,
     );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`${baseUrl} not ready within ${timeoutMs} ms`);
+  await until(`${baseUrl} to be ready`, ready, { timeoutMs, intervalMs: 300 });
+}
+
+/**
+ * Waits until the API sees `dependency` gone (GET /ready answers 503 with it `down`): an outage the
+ * service has observed, where a fixed pause only hoped for one.
+ */
+export async function outageSeen(baseUrl: string, dependency: 'database' | 'temporal', timeoutMs = 30_000) {
+  const down = async () => {
+    const res = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(5000) }).catch(() => null);
+    if (res?.status !== 503) return false;
+    const body = (await res.json()) as { error?: { details?: Record<string, unknown> } };
+    return body.error?.details?.[dependency] === 'down';
+  };
+  await until(`the API to see ${dependency} gone`, down, { timeoutMs, intervalMs: 200 });
 }

@@ -1,8 +1,10 @@
 import { testDataConverter } from '../../support/data-converter';
-import { eventually, sql, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './subscription-flow';
+import { eventually, until } from '../../support/wait';
+import { sql, THROUGH_A_RESTART, verdict, WIRE_FLOW_EVENTS, wireFlowWorld } from './subscription-flow';
 import { settledDeliveries, startReceiver } from './webhook-receiver';
 import { Client, Connection } from '@temporalio/client';
 import { deliveryWorkflowId } from '../../../domain/webhook-messages';
+import { subscriptionWorkflowId } from '../../../domain/subscription';
 import { timerPending } from '../../webhooks/support/webhook-harness';
 
 type World = Awaited<ReturnType<typeof wireFlowWorld>>;
@@ -21,11 +23,15 @@ export async function finishAndExpectRecovered(
   receiver: Receiver,
 ): Promise<void> {
   for (const s of subs) {
-    await eventually('approve', async () =>
-      (await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined,
+    await eventually(
+      'approve',
+      async () => ((await world.get(s.id)).status === 'pending_review' ? world.approve(s.id) : undefined),
+      THROUGH_A_RESTART,
     );
-    await eventually('reconcile', async () =>
-      (await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined,
+    await eventually(
+      'reconcile',
+      async () => ((await world.get(s.id)).status === 'approved' ? world.reconcile(s.reference_code) : undefined),
+      THROUGH_A_RESTART,
     );
   }
   const verdicts = await Promise.all(subs.map((s) => verdict(stack, s.id)));
@@ -59,23 +65,27 @@ export async function expectDeliveriesSurviveBackoffFault(
   const world = await wireFlowWorld({ baseUrl: pair.baseUrl, pem: pair.pem, databaseUrl });
   const receiver = await startReceiver(pair.baseUrl, world.tokens.staff, { failFirst: true });
   const sub = await world.toReview(); // subscription.created and subscription.signed
-  await eventually('first attempts refused', async () => (receiver.refused.size >= 2 ? true : undefined));
+  await until('first attempts refused', () => receiver.refused.size >= 2, THROUGH_A_RESTART);
   // Observed, not slept on: both deliveries recorded as failed and their workflows holding the 30 s timer.
   const connection = await Connection.connect({ address: stack.temporalAddress, connectTimeout: '10s' });
   try {
     const client = new Client({ connection, dataConverter: testDataConverter() });
-    await eventually('both deliveries waiting on their timer', async () => {
-      const failed = await sql(
-        databaseUrl,
-        `select d.id from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1 and d.status = 'failed'`,
-        [sub.id],
-      );
-      const waiting = await Promise.all(
-        failed.map((d) => timerPending(client.workflow.getHandle(deliveryWorkflowId(String(d.id))))),
-      );
-      if (waiting.length < 2 || !waiting.every(Boolean))
-        throw new Error(`${waiting.filter(Boolean).length} of 2 waiting`);
-    });
+    await eventually(
+      'both deliveries waiting on their timer',
+      async () => {
+        const failed = await sql(
+          databaseUrl,
+          `select d.id from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1 and d.status = 'failed'`,
+          [sub.id],
+        );
+        const waiting = await Promise.all(
+          failed.map((d) => timerPending(client.workflow.getHandle(deliveryWorkflowId(String(d.id))))),
+        );
+        if (waiting.length < 2 || !waiting.every(Boolean))
+          throw new Error(`${waiting.filter(Boolean).length} of 2 waiting`);
+      },
+      THROUGH_A_RESTART,
+    );
   } finally {
     await connection.close();
   }
@@ -85,17 +95,47 @@ export async function expectDeliveriesSurviveBackoffFault(
   await receiver.close();
   expect(delivered).toEqual({ undelivered: [], attemptGaps: [] });
   // The receiver has attempt 2; its result is written just after the POST returns.
-  const attempts = await eventually('attempt 2 results recorded', async () => {
-    const rows = await sql(
-      databaseUrl,
-      `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
-      [sub.id],
-    );
-    if (rows.some((r) => r.status !== 'success')) throw new Error(`not yet: ${JSON.stringify(rows)}`);
-    return rows;
-  });
+  const attempts = await eventually(
+    'attempt 2 results recorded',
+    async () => {
+      const rows = await sql(
+        databaseUrl,
+        `select d.attempt_count, d.status from webhook_deliveries d join events e on e.id = d.event_id where e.data->>'id' = $1`,
+        [sub.id],
+      );
+      if (rows.some((r) => r.status !== 'success')) throw new Error(`not yet: ${JSON.stringify(rows)}`);
+      return rows;
+    },
+    THROUGH_A_RESTART,
+  );
   expect(attempts).toEqual([
     { attempt_count: 2, status: 'success' },
     { attempt_count: 2, status: 'success' },
   ]);
+}
+
+/**
+ * Each subscription's command either landed (its projection says `status`) or waits in a workflow
+ * task no worker has finished: the in-flight state a worker crash is meant to meet, observed.
+ */
+export async function commandsHeld(
+  stack: { databaseUrl: string; temporalAddress: string },
+  ids: string[],
+  status: string,
+): Promise<void> {
+  const connection = await Connection.connect({ address: stack.temporalAddress, connectTimeout: '10s' });
+  try {
+    const client = new Client({ connection, dataConverter: testDataConverter() });
+    const held = async (id: string) => {
+      const { raw } = await client.workflow.getHandle(subscriptionWorkflowId(id)).describe();
+      if (raw.pendingWorkflowTask) return true;
+      const [row] = await sql(stack.databaseUrl, 'select status from subscriptions where id = $1', [id]);
+      return row?.status === status;
+    };
+    await until(`each command landed (${status}) or waiting for a worker`, async () =>
+      (await Promise.all(ids.map(held))).every(Boolean),
+    );
+  } finally {
+    await connection.close();
+  }
 }

@@ -4,8 +4,10 @@ import { Client as PgClient } from 'pg';
 import { Client, Connection } from '@temporalio/client';
 import { AccessTokens } from '../../../identity/access-tokens';
 import { subscriptionWorkflowId } from '../../../domain/subscription';
+import { until } from '../../support/wait';
 import { getSubscription } from '../../../domain/subscription-messages';
 import { http } from '../../support/http';
+import { createOffering, createSubscription } from '../../support/fixtures';
 
 /** The events a Set A wire subscription publishes from creation to completion, in order. */
 export const WIRE_FLOW_EVENTS = [
@@ -46,11 +48,10 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
     [org],
   );
   const api = http(opts.baseUrl);
-  const offering = await expectOk(api.post('/issuance/offerings', staff, { name: 'Faults', currency: 'USD' }), 201);
-  const cls = await expectOk(
-    api.post(`/issuance/offerings/${offering.id}/security-classes`, staff, { name: 'Common', pricePerUnit: '100.00' }),
-    201,
-  );
+  const offering = await createOffering(api, staff, {
+    offering: { name: 'Faults' },
+    securityClass: { name: 'Common', pricePerUnit: '100.00' },
+  });
   const sub = (id: string, op: string, token: string, body: unknown = {}) =>
     api.post(`/issuance/subscriptions/${id}/${op}`, token, body);
 
@@ -59,13 +60,7 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
     tokens: { staff, investor, consoleStaff },
     /** draft -> pending_signature -> pending_payment -> pending_review (wire). */
     async toReview(): Promise<{ id: string; reference_code: string }> {
-      const s = await expectOk(
-        api.post(`/issuance/offerings/${offering.id}/subscriptions`, investor, {
-          securityClassId: cls.id,
-          unitsSubscribed: 5,
-        }),
-        201,
-      );
+      const s = await expectOk(createSubscription(api, investor, offering), 201);
       await expectOk(sub(s.id, 'request-signature', investor));
       await expectOk(
         sub(s.id, 'sign-agreement', investor, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' }),
@@ -79,20 +74,8 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
   };
 }
 
-/** Retries a command that may meet a restarting dependency; gives up after `timeoutMs`. */
-export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      return await fn();
-    } catch (err) {
-      last = err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-  throw new Error(`${what}: still failing after ${timeoutMs} ms: ${String((last as Error)?.message ?? last)}`);
-}
+/** How long a test keeps retrying a command that may meet a restarting dependency, and how often. */
+export const THROUGH_A_RESTART = { timeoutMs: 120_000, intervalMs: 500 };
 
 export interface Verdict {
   status: string;
@@ -115,15 +98,17 @@ export async function verdict(
   const connection = await Connection.connect({ address: opts.temporalAddress, connectTimeout: '10s' });
   try {
     const client = new Client({ connection, dataConverter: testDataConverter() });
-    const deadline = Date.now() + timeoutMs;
     let workflow: unknown;
     let projection: unknown;
-    do {
+    const same = async () => {
       workflow = await client.workflow.getHandle(subscriptionWorkflowId(id)).query(getSubscription);
       projection = (await sql(opts.databaseUrl, 'select state from subscriptions where id = $1', [id]))[0]?.state;
-      if (JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection))) break;
-      await new Promise((r) => setTimeout(r, 500));
-    } while (Date.now() < deadline);
+      return JSON.stringify(normalise(workflow)) === JSON.stringify(normalise(projection));
+    };
+    // Not equal in time is a verdict, not an error: the caller's expectation names the difference.
+    await until(`the projection of ${id} to equal its workflow`, same, { timeoutMs, intervalMs: 500 }).catch(
+      () => undefined,
+    );
     const rows = await sql(
       opts.databaseUrl,
       `select type, count(*)::int as n from events where data->>'id' = $1 or data->>'subscription_id' = $1 group by type`,

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { http } from '../../support/http';
 import { sql } from './subscription-flow';
+import { until } from '../../support/wait';
 
 /**
  * A webhook endpoint that answers 204 and records the event ids it took, registered for every
@@ -75,11 +76,13 @@ export async function settledDeliveries(
   subscriptionIds: string[],
   timeoutMs = 120_000,
 ): Promise<DeliveryVerdict[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const verdicts = await Promise.all(subscriptionIds.map((id) => deliveryVerdict(databaseUrl, received, id)));
-    if (verdicts.every((v) => v.undelivered.length === 0 && v.attemptGaps.length === 0) || Date.now() > deadline)
-      return verdicts;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  let verdicts: DeliveryVerdict[] = [];
+  const judge = async () =>
+    (verdicts = await Promise.all(subscriptionIds.map((id) => deliveryVerdict(databaseUrl, received, id))));
+  const clean = (vs: DeliveryVerdict[]) => vs.every((v) => v.undelivered.length === 0 && v.attemptGaps.length === 0);
+  // Out of time is a verdict too: the caller's expectation shows what is missing.
+  await until('every event delivered and every attempt recorded', judge, clean, { timeoutMs, intervalMs: 1000 }).catch(
+    () => undefined,
+  );
+  return verdicts;
 }

@@ -13,6 +13,7 @@ import { latestAuditCheckpoint } from '../../../worker/audit-checkpoints';
 import { actor } from '../../support/fixtures';
 import { http } from '../../support/http';
 import { ownerUrlOf, type TestService } from '../../support/service';
+import { until } from '../../support/wait';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..', '..');
@@ -96,13 +97,13 @@ export async function checkpointNow(svc: TestService): Promise<AuditCheckpoint> 
   await svc.temporal.workflow
     .getHandle(auditCheckpointWorkflowId(svc.config.TEMPORAL_TASK_QUEUE))
     .signal(AUDIT_CHECKPOINT_NOW);
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const latest = await latestAuditCheckpoint(svc.temporal, svc.config);
-    if (latest && latest.takenAt > asked) return latest;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('no checkpoint taken within 60 s of asking');
+  const latest = await until(
+    `a checkpoint taken after ${asked}`,
+    () => latestAuditCheckpoint(svc.temporal, svc.config),
+    (c) => !!c && c.takenAt > asked,
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  return latest!;
 }
 
 /** The README's command, `npm run -s audit:verify -- --org <id>`, on the service's database and Temporal. */

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../../scripts/lib/free-port';
 import { stopProcess } from '../../../scripts/lib/temporal-dev-server';
+import { until } from '../../support/wait';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -27,11 +28,11 @@ export async function shippedGateway(apiPort: number, trustedProxies: string) {
     env: { ...process.env, TRUSTED_PROXIES: trustedProxies, XDG_DATA_HOME: dir, XDG_CONFIG_HOME: dir },
     stdio: 'ignore',
   });
-  const deadline = Date.now() + 30_000;
-  while (!(await answers(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`Caddy did not start (${file})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  const started = async () => {
+    if (child.exitCode !== null) throw new Error(`Caddy exited (${file})`);
+    return answers(port);
+  };
+  await until(`Caddy to start (${file})`, started, { timeoutMs: 30_000, intervalMs: 200 });
   return {
     port,
     async stop() {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { until } from '../../support/wait';
 
 export interface ReceivedDelivery {
   at: number;
@@ -63,14 +64,12 @@ export class Receiver {
 
   /** Waits until the hook has received at least `count` requests. */
   async waitFor(hook: string, count: number, timeoutMs = 30_000): Promise<ReceivedDelivery[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const got = await this.received(hook);
-      if (got.length >= count) return got;
-      if (Date.now() > deadline)
-        throw new Error(`hook ${hook}: ${got.length} of ${count} deliveries after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    return until(
+      `${count} deliveries to hook ${hook}`,
+      () => this.received(hook),
+      (got) => got.length >= count,
+      { timeoutMs },
+    );
   }
 
   async stop(): Promise<void> {
@@ -79,20 +78,5 @@ export class Receiver {
       this.child.once('exit', resolve);
       this.child.kill('SIGTERM');
     });
-  }
-}
-
-/** Polls until the check returns a value other than undefined. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }

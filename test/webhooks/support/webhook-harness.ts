@@ -10,6 +10,7 @@ import type { webhookDeliveryWorkflow } from '../../../workflows/webhook-deliver
 import { freshDatabase } from '../../support/service';
 import type { PlannedAnswer, Receiver } from './receiver';
 import { publish, publishUnqueued } from './publish';
+import { until } from '../../support/wait';
 
 /**
  * The webhook half of the service without the HTTP API, for tests that bring their own Temporal
@@ -101,13 +102,10 @@ export function webhookOps(deps: { config: Config; orm: Orm; client: Client; tas
     delivery: (deliveryId: string) => reads.get(orgId, deliveryId),
     /** Waits (in real time, the clock locked) until the delivery has this many attempts with their result recorded. */
     async attemptsReach(deliveryId: string, n: number, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const rows = (await reads.attempts(deliveryId)).filter((a) => a.duration_ms !== null);
-        if (rows.length >= n) return rows;
-        if (Date.now() > deadline) throw new Error(`delivery ${deliveryId}: ${rows.length} of ${n} attempts`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const recorded = async () => (await reads.attempts(deliveryId)).filter((a) => a.duration_ms !== null);
+      return until(`delivery ${deliveryId}: ${n} attempts recorded`, recorded, (rows) => rows.length >= n, {
+        timeoutMs,
+      });
     },
     knex,
   };
