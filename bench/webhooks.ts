@@ -57,13 +57,14 @@ type Shape = 'engine' | 'workflow';
  */
 const WORKFLOW_SHAPE_PHASES: (keyof typeof PHASES)[] = [
   'throughput',
+  // Before the neighbour phases, whose hanging and parked deliveries retry for minutes after them.
+  'lifecycles',
   'apiLatency',
   'api200',
   'apiBurst',
   'parkedNeighbour',
   'noisyNeighbour',
   'burstNeighbour',
-  'lifecycles',
 ];
 
 /**

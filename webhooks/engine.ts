@@ -26,11 +26,22 @@ const HANDOVER_GRACE_MS = 5000;
 /** Pages of a deleted endpoint's deliveries one sweep stops at most (webhooks/deleted-endpoints.ts). */
 const DELETED_PAGES_PER_SWEEP = 5;
 
+interface EngineRun {
+  temporal: Client;
+  taskQueue: string;
+  /**
+   * `temporal` shares its NativeConnection with a worker polling `taskQueue` in this process: a
+   * delivery workflow the `workflow` shape starts then asks for its first task to come straight
+   * back to that worker, skipping the server's task queue (docs/decisions/0331-eager-delivery-starts.md).
+   */
+  eagerStarts?: boolean;
+}
+
 export interface DeliveryEngine {
   /** One scheduled attempt of a delivery (the delivery workflow's local activity). */
   attempt(input: AttemptInput): Promise<AttemptResult>;
   /** Starts this process's dispatcher, its listener and the sweep: what a worker runs. */
-  start(run: { temporal: Client; taskQueue: string }): Promise<RunningEngine>;
+  start(run: EngineRun): Promise<RunningEngine>;
 }
 
 export interface RunningEngine {
@@ -93,6 +104,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         temporal: run.temporal,
         taskQueue: run.taskQueue,
         shards: config.WEBHOOK_SCHEDULER_SHARDS,
+        eagerStarts: run.eagerStarts ?? false,
       };
       const retries = singleFlight('retry hand-over', async (olderThanMs: number) => {
         while ((await handOverRetries(handOverDeps, olderThanMs)) > 0);

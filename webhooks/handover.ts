@@ -19,6 +19,8 @@ export interface HandOverDeps {
   temporal: Client;
   taskQueue: string;
   shards: number;
+  /** Starts may ask for eager dispatch to this process's worker (webhooks/engine.ts, `EngineRun`). */
+  eagerStarts?: boolean;
 }
 
 /**

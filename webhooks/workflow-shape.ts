@@ -10,6 +10,7 @@ import {
 } from '../domain/webhook-messages';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { logger } from '../lib/runtime/logger';
+import { recordDeliveryWorkflowStart } from '../lib/runtime/metrics';
 
 /**
  * One call takes the oldest queued deliveries of up to this many endpoints, and up to this many of
@@ -49,6 +50,7 @@ export async function startQueuedDeliveries(
     knex: () => Knex;
     temporal: Client;
     taskQueue: string;
+    eagerStarts?: boolean;
   },
   walk: { after: string } = { after: FIRST_ENDPOINT },
 ): Promise<number> {
@@ -59,7 +61,7 @@ export async function startQueuedDeliveries(
 }
 
 async function startSome(
-  deps: { knex: () => Knex; temporal: Client; taskQueue: string },
+  deps: { knex: () => Knex; temporal: Client; taskQueue: string; eagerStarts?: boolean },
   walk: { after: string },
 ): Promise<number> {
   return deps.knex().transaction(async (trx) => {
@@ -112,11 +114,11 @@ async function startSome(
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
 async function startTopLevel(
-  deps: { temporal: Client; taskQueue: string },
+  deps: { temporal: Client; taskQueue: string; eagerStarts?: boolean },
   d: ChildDelivery & { orgId: string },
 ): Promise<boolean> {
   try {
-    await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
+    const handle = await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
       workflowId: deliveryWorkflowId(d.deliveryId),
       args: [{ deliveryId: d.deliveryId, attemptAsActivity: true }],
@@ -125,7 +127,11 @@ async function startTopLevel(
       typedSearchAttributes: deliverySearchAttributes(d, 'pending'),
       // One organisation's burst does not queue another's (docs/decisions/0325-workflow-shape-fairness-keys.md).
       priority: deliveryPriority(d.orgId),
+      // Its first workflow task comes back in the start's answer when this process's worker has a
+      // free slot; otherwise the server queues it as usual (docs/decisions/0331-eager-delivery-starts.md).
+      ...(deps.eagerStarts && { requestEagerStart: true }),
     });
+    recordDeliveryWorkflowStart(handle.eagerlyStarted);
     return true;
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return true;

@@ -5,7 +5,8 @@ import { openOrm, prepareServiceDatabase } from '../db/orm';
 import { currentAuditKey } from '../db/audit-log';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
-import { connectClient } from '../lib/runtime/temporal';
+import { NativeConnection } from '@temporalio/worker';
+import { clientOn, temporalConnectionOptions } from '../lib/runtime/temporal';
 import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './worker-metrics';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -24,14 +25,18 @@ async function main(): Promise<void> {
   // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
   currentAuditKey();
   await prepareServiceDatabase(orm, config);
-  const temporal = await connectClient(config);
+  // One connection for the worker and the engine's client, so a delivery workflow the engine starts
+  // can take its first task straight back here (docs/decisions/0331-eager-delivery-starts.md).
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  const temporal = clientOn(connection, config);
   const engine = createDeliveryEngine({ orm, config });
   const worker = await createWorker({
     config,
+    connection,
     deps: { orm, processor: createProcessor(config, { orm }), engine, config },
   });
   // First attempts straight from the queue, the sweep, the hand-overs to the retry schedulers.
-  const delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  const delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, eagerStarts: true });
   // Retention: a worker that cannot ensure the schedule still delivers; the error says why.
   await ensureRetentionSchedule(temporal, config).catch((err: unknown) =>
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
@@ -48,7 +53,7 @@ async function main(): Promise<void> {
   );
   await running;
   await delivering.stop();
-  await temporal.connection.close();
+  await connection.close();
   await orm.close();
   metrics?.close();
   await stopTracing();

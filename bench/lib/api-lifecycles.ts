@@ -5,13 +5,17 @@ import { pool, summary } from './stats';
 
 const round = (n: number) => Math.round(n * 10) / 10;
 
-/** Set A wire lifecycles (create, sign, submit, approve, reconcile) through the API, each event fanned out to 10 endpoints. */
+/**
+ * Set A wire lifecycles (create, sign, submit, approve, reconcile) through the API, each event fanned
+ * out to 10 endpoints, `clients` at a time after a warm-up of `warmUp` lifecycles.
+ */
 export async function lifecyclesPerS(
   svc: Pick<ServiceProcesses, 'baseUrl' | 'accessTokenKeyPem'>,
   databaseUrl: string,
-  count: number,
+  sizes: { count: number; clients: number; warmUp: number },
   subscribeHooks: (orgId: string) => Promise<void>,
 ) {
+  const { count, clients } = sizes;
   const { Client: Pg } = await import('pg');
   const tokens = await AccessTokens.create({ privateKeyPem: svc.accessTokenKeyPem, ttlSeconds: 3600 });
   const org = randomUUID();
@@ -66,16 +70,16 @@ export async function lifecyclesPerS(
       amount: '30.00',
     });
   };
-  await pool(20, 8, lifecycle); // warm-up
+  await pool(sizes.warmUp, Math.min(8, clients), lifecycle);
   for (const k of Object.keys(took)) delete took[k];
   const t0 = performance.now();
-  await pool(count, 32, lifecycle);
+  await pool(count, clients, lifecycle);
   const seconds = (performance.now() - t0) / 1000;
   const commandMs = Object.fromEntries(Object.entries(took).map(([k, v]) => [k, summary(v)]));
   return {
     lifecycles: count,
     endpoints: 10,
-    clients: 32,
+    clients,
     seconds: round(seconds),
     lifecycles_per_s: round(count / seconds),
     command_ms: commandMs,

@@ -212,9 +212,17 @@ async function apiMessages(ctx: PhaseContext) {
   return { api_messages_per_s_1_endpoint: detail.delivered_per_s, detail };
 }
 
-/** Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`. */
+/**
+ * Whole subscription lifecycles through the API, 10 endpoints subscribed to `*`. In `workflow` shape
+ * each lifecycle starts about 60 delivery workflows, so fewer run at once: at 32 the deliveries they
+ * start outrun the server and a command waits out the API's 60 s for its turn.
+ */
 async function lifecycles(ctx: PhaseContext) {
-  const detail = await lifecyclesPerS(ctx.svc, ctx.databaseUrl, ctx.count(300), async (orgId) => {
+  const sizes =
+    ctx.shape === 'workflow'
+      ? { count: ctx.count(60), clients: 8, warmUp: 4 }
+      : { count: ctx.count(300), clients: 32, warmUp: 20 };
+  const detail = await lifecyclesPerS(ctx.svc, ctx.databaseUrl, sizes, async (orgId) => {
     const org = await ctx.api.org(orgId);
     await org.endpoints(10, { eventTypes: ['*'] });
   });

@@ -81,6 +81,17 @@ const resultsSetAside = new Counter({
   registers: [registry],
 });
 
+const deliveryWorkflowStarts = new Counter({
+  name: 'tranche_webhook_delivery_workflow_starts_total',
+  help: "Delivery workflows the `workflow` shape's start path started, by whether their first task came back in the start's answer (eager)",
+  labelNames: ['eager'] as const,
+  registers: [registry],
+});
+
+/** Counts one delivery workflow started by the engine's start path, eagerly or through the task queue. */
+export const recordDeliveryWorkflowStart = (eager: boolean): void =>
+  deliveryWorkflowStarts.inc({ eager: String(eager) });
+
 /** Counts one attempt result set aside by the recorder. */
 export const recordResultSetAside = (): void => resultsSetAside.inc();
 

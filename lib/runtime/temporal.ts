@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { Client, Connection, type ConnectionLike, type ConnectionOptions } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Config } from './config';
@@ -74,6 +74,14 @@ export async function connectClient(
   config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'> & PayloadKeyConfig,
 ): Promise<Client> {
   const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
+  return clientOn(connection, config);
+}
+
+/**
+ * A client on a connection the process already holds. On a worker's NativeConnection its starts
+ * may ask for the workflow's first task to come straight back to that worker (`requestEagerStart`).
+ */
+export function clientOn(connection: ConnectionLike, config: Pick<Config, 'TEMPORAL_NAMESPACE'> & PayloadKeyConfig) {
   return new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

@@ -60,6 +60,9 @@ export async function startTemporalDevServer(opts: {
     'history.timerProcessorMaxPollRPS=1000',
     // A batch's activity goes straight back to the worker that scheduled it, skipping matching.
     'system.enableActivityEagerExecution=true',
+    // A delivery workflow the worker's engine starts takes its first task in the start's answer
+    // (docs/decisions/0331-eager-delivery-starts.md).
+    'system.enableEagerWorkflowStart=true',
     // Each fairness key (a delivery's organisation) is handed out in turn, not first come first
     // served (docs/decisions/0325-workflow-shape-fairness-keys.md); it implies the priority matcher.
     'matching.enableFairness=true',

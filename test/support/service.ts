@@ -17,6 +17,7 @@ import { createProcessor } from '../../payments';
 import { freePort } from '../../scripts/lib/free-port';
 import { createWorker } from '../../worker/create-worker';
 import { dataConverterOf } from '../../lib/runtime/payload-codec';
+import { clientOn } from '../../lib/runtime/temporal';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 
 export interface TestService {
@@ -108,7 +109,13 @@ export async function startService(opts: {
   // The worker process's two halves: the Temporal worker and the delivery engine's dispatcher.
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
-  let delivering: RunningEngine | undefined = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+  // As the worker process runs it: the engine's client shares the worker's connection (eager starts).
+  const engineRun = {
+    temporal: clientOn(nativeConnection, config),
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    eagerStarts: true,
+  };
+  let delivering: RunningEngine | undefined = await engine.start(engineRun);
   if (opts.auditCheckpoints) await ensureAuditCheckpoints(temporal, config);
   const tokens = await AccessTokens.create({ ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
@@ -139,7 +146,7 @@ export async function startService(opts: {
     async startWorker() {
       worker = await newWorker();
       running = worker.run();
-      delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE });
+      delivering = await engine.start(engineRun);
     },
     async stop() {
       await new Promise((resolve) => server.close(resolve));

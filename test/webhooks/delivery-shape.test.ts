@@ -8,6 +8,7 @@ import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { subscriptionWorkflowId } from '../../domain/subscription';
 import { ATTEMPT_DELAYS_MS } from '../../domain/retry-schedule';
+import { registry } from '../../lib/runtime/metrics';
 import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { startService, type TestService } from '../support/service';
@@ -83,6 +84,23 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
       .execute(`select number, owner, response_status from webhook_attempts where delivery_id = ?`, [delivery_id]);
     expect(attempts).toEqual([{ number: 1, owner: expect.stringMatching(/^run:/), response_status: 200 }]);
     expect(await receiver.received(h)).toHaveLength(1);
+  });
+
+  it("starts a delivery's workflow eagerly: its first task comes back to this worker in the start's answer", async () => {
+    const eagerStarts = async () =>
+      ((await registry.getSingleMetric('tranche_webhook_delivery_workflow_starts_total')!.get()).values.find(
+        (v) => v.labels.eager === 'true',
+      )?.value ?? 0) as number;
+    const before = await eagerStarts();
+    const h = hook();
+    const endpoint = await registerHook(svc, receiver, staff, h, ['*']);
+    const res = await http(svc.baseUrl).post(`${PATHS.A.endpoints}/${endpoint.id}/test`, staff.token);
+    expect(res.status).toBe(202);
+    await receiver.waitFor(h, 1);
+    const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(res.body.data.delivery_id));
+    expect(await handle.result()).toBe('success');
+    // The engine's client shares the worker's connection (worker/main.ts, decision 0331).
+    expect(await eagerStarts()).toBeGreaterThan(before);
   });
 
   it("makes a subscription event's delivery a child of the subscription workflow", async () => {
