@@ -48,7 +48,11 @@ describe('GET /notifications/events', () => {
     const [delivered] = await receiver.waitFor('events-api', 1);
     expect(JSON.parse(delivered!.body).event_id).toBe(wanted.id);
 
-    const res = await list(staff);
+    // Events are listed once every older transaction has ended (another suite's may still be open).
+    const res = await until('both events to be listable', async () => {
+      const r = await list(staff);
+      return r.status !== 200 || r.body.data.items.length >= 2 ? r : undefined;
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.items.map((e: { event_id: string }) => e.event_id)).toEqual([wanted.id, unwanted.id]);
     expect(res.body.data.items[0]).toEqual(JSON.parse(delivered!.body));

@@ -55,7 +55,9 @@ describe('nothing is left pending', () => {
     expect((await api.patch(`${base}/${hook.id}`, staff.token, { status: 'enabled' })).status).toBe(200);
 
     // Seen failing before the fix: 9 of the 10 stayed `pending` with nothing left to send them.
-    const after = await settled(staff, ids);
+    // In `workflow` shape each waits its turn at 1/s on a timer stretched by the endpoint's backlog
+    // (decision 0299): 17 s alone, over 30 s beside the other suites on two cores.
+    const after = await settled(staff, ids, 90_000);
     const failed = after.filter((d) => d.status !== 'success');
     // Engine shape: the queued ones end failed at the disable (the rate limit held most of them back).
     // Workflow shape: each is already a workflow waiting its turn, which finds the endpoint enabled
