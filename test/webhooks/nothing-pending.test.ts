@@ -81,7 +81,7 @@ describe('nothing is left pending', () => {
       { timeoutMs: 60_000 },
     );
     expect((await receiver.waitFor('pending-disable', 10)).length).toBeGreaterThanOrEqual(10);
-  });
+  }, 180_000);
 
   it("stops a deleted endpoint's queued and scheduled deliveries in the background: none left pending or waiting", async () => {
     const staff = await actor(svc, newOrg(), ['staff']);
