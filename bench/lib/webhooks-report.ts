@@ -59,7 +59,7 @@ export function markdown(r: Record<string, any>): string {
       r.floors.p99_ms_at_200_events_per_s_1_endpoint ? `≤ ${r.floors.p99_ms_at_200_events_per_s_1_endpoint}` : '—',
     ),
     row(
-      'burst_p99_ms_1_endpoint (5,000 pings, 32 in flight)',
+      `burst_p99_ms_1_endpoint (${(r.detail?.apiBurst?.messages ?? 5000).toLocaleString('en')} pings, 32 in flight)`,
       r.burst_p99_ms_1_endpoint,
       '—',
       `delivered ${q.burst_delivered_to_engine_ceiling}× the engine`,
