@@ -104,7 +104,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         temporal: run.temporal,
         taskQueue: run.taskQueue,
         shards: config.WEBHOOK_SCHEDULER_SHARDS,
-        eagerStarts: run.eagerStarts ?? false,
+        eagerStarts: run.eagerStarts,
       };
       const retries = singleFlight('retry hand-over', async (olderThanMs: number) => {
         while ((await handOverRetries(handOverDeps, olderThanMs)) > 0);

@@ -34,6 +34,14 @@ const deliverySearchAttributes = (d: Pick<ChildDelivery, 'endpointId' | 'eventTy
   { key: WebhookDeliveryStatusKey, value: status },
 ];
 
+interface StartDeps {
+  knex: () => Knex;
+  temporal: Client;
+  taskQueue: string;
+  /** Ask for each start's first task back in its answer (docs/decisions/0331-eager-delivery-starts.md). */
+  eagerStarts?: boolean;
+}
+
 /**
  * `workflow` shape (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md), for events the API
  * or the engine publishes (test pings, identity events, an endpoint's disable notice, events the
@@ -46,12 +54,7 @@ const deliverySearchAttributes = (d: Pick<ChildDelivery, 'endpointId' | 'eventTy
  * from where the call before left off (`walk`, the engine's). Answers how many rows were handled.
  */
 export async function startQueuedDeliveries(
-  deps: {
-    knex: () => Knex;
-    temporal: Client;
-    taskQueue: string;
-    eagerStarts?: boolean;
-  },
+  deps: StartDeps,
   walk: { after: string } = { after: FIRST_ENDPOINT },
 ): Promise<number> {
   const from = walk.after;
@@ -60,10 +63,7 @@ export async function startQueuedDeliveries(
   return handled === 0 && from !== FIRST_ENDPOINT ? startSome(deps, walk) : handled;
 }
 
-async function startSome(
-  deps: { knex: () => Knex; temporal: Client; taskQueue: string; eagerStarts?: boolean },
-  walk: { after: string },
-): Promise<number> {
+async function startSome(deps: StartDeps, walk: { after: string }): Promise<number> {
   return deps.knex().transaction(async (trx) => {
     const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
       await trx.raw(
@@ -113,10 +113,7 @@ async function startSome(
 }
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
-async function startTopLevel(
-  deps: { temporal: Client; taskQueue: string; eagerStarts?: boolean },
-  d: ChildDelivery & { orgId: string },
-): Promise<boolean> {
+async function startTopLevel(deps: Omit<StartDeps, 'knex'>, d: ChildDelivery & { orgId: string }): Promise<boolean> {
   try {
     const handle = await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
