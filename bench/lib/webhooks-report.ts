@@ -67,6 +67,9 @@ export function markdown(r: Record<string, any>): string {
     row('parked_neighbour_p99_ms', r.parked_neighbour_p99_ms, '≤ 100'),
     '',
     ...hopRows(r.hops_ms_at_200_events_per_s_1_endpoint),
+    '',
+    // Each shape's verdict ends its own section.
+    r.failures.length ? `**Failed:** ${r.failures.join('; ')}` : 'Every phase received exactly what it owed, once.',
     ...(r.shape_workflow?.not_run
       ? ['', `Shape workflow: not run (${r.shape_workflow.not_run}).`]
       : r.shape_workflow
@@ -77,8 +80,6 @@ export function markdown(r: Record<string, any>): string {
             markdown(r.shape_workflow).split('\n').slice(2).join('\n'),
           ]
         : []),
-    '',
-    r.failures.length ? `**Failed:** ${r.failures.join('; ')}` : 'Every phase received exactly what it owed, once.',
     '',
   ].join('\n');
 }
