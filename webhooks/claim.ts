@@ -4,6 +4,7 @@ import { pace } from '../domain/delivery-pacing';
 import { allot, type Candidate, type Grant, type Mode } from './allotment';
 import { preparedStatement } from '../db/prepared';
 import { TARGET_COLUMNS, type Target } from './attempt-store';
+import { unleased } from './leases';
 
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
@@ -303,7 +304,7 @@ const TAKE = preparedStatement<Target & { mode: Mode; attempted_at: Date | null;
                   from grants g
                  cross join lateral (
                   select q.delivery_id, q.seq from webhook_queue q
-                   where q.endpoint_id = g.endpoint_id and q.ordered_key is null
+                   where q.endpoint_id = g.endpoint_id and q.ordered_key is null and ${unleased('q')}
                    order by q.seq limit g.take for update skip locked) q),
               dequeued as (delete from webhook_queue q where q.delivery_id = any(array(select delivery_id from picked))
                            returning q.delivery_id),

@@ -10,6 +10,7 @@ import {
   type RetryItem,
 } from '../domain/webhook-messages';
 import { logger } from '../lib/runtime/logger';
+import { endLeases, LEASE_MS, unleased } from './leases';
 
 /** Deliveries per signal: history events stay small (about 200 bytes an item). */
 const MAX_ITEMS = 1000;
@@ -26,29 +27,33 @@ export interface HandOverDeps {
 /**
  * Hands failed first attempts to a retry scheduler (workflows/retry-scheduler.ts), which starts
  * each one's delivery workflow: the §6.5 schedule from attempt 2 on durable timers. The rows are
- * written with the failure (webhooks/result-recorder.ts) and deleted here once the signal is in
- * Temporal's history, so a crash or a Temporal outage in between only delays the schedule. The
- * signal is idempotent: a delivery workflow already started is not started again.
- * Answers how many were handed over.
+ * written with the failure (webhooks/result-recorder.ts), leased while the signal goes
+ * (webhooks/leases.ts) and deleted once it is in Temporal's history, so a crash or a Temporal
+ * outage in between only delays the schedule. The signal is idempotent: a delivery workflow
+ * already started is not started again. Answers how many were handed over.
  */
 export async function handOverRetries(deps: HandOverDeps, olderThanMs = 0): Promise<number> {
-  return deps.knex().transaction(async (trx) => {
-    const rows: { delivery_id: string; endpoint_id: string; event_type: string; first_delay_ms: string | null }[] =
-      await trx('webhook_schedule_handovers')
-        .where('created_at', '<=', trx.raw(`now() - (? * interval '1 millisecond')`, [olderThanMs]))
-        .orderBy('created_at')
-        .limit(MAX_ITEMS)
-        .forUpdate()
-        .skipLocked()
-        .select('*');
-    if (rows.length === 0) return 0;
-    const items: RetryItem[] = rows.map((r) => ({
-      deliveryId: r.delivery_id,
-      endpointId: r.endpoint_id,
-      eventType: r.event_type,
-      ...(r.first_delay_ms !== null && { firstDelayMs: Number(r.first_delay_ms) }),
-    }));
-    const shard = shardOf(rows[0]!.delivery_id, deps.shards);
+  const rows: { delivery_id: string; endpoint_id: string; event_type: string; first_delay_ms: string | null }[] = (
+    await deps.knex().raw(
+      `update webhook_schedule_handovers h set leased_until = now() + (? * interval '1 millisecond')
+        where h.delivery_id = any(array(
+                select o.delivery_id from webhook_schedule_handovers o
+                 where o.created_at <= now() - (? * interval '1 millisecond') and ${unleased('o')}
+                 order by o.created_at limit ? for update skip locked))
+        returning h.delivery_id, h.endpoint_id, h.event_type, h.first_delay_ms`,
+      [LEASE_MS, olderThanMs, MAX_ITEMS],
+    )
+  ).rows;
+  if (rows.length === 0) return 0;
+  const ids = rows.map((r) => r.delivery_id);
+  const items: RetryItem[] = rows.map((r) => ({
+    deliveryId: r.delivery_id,
+    endpointId: r.endpoint_id,
+    eventType: r.event_type,
+    ...(r.first_delay_ms !== null && { firstDelayMs: Number(r.first_delay_ms) }),
+  }));
+  const shard = shardOf(rows[0]!.delivery_id, deps.shards);
+  try {
     await deps.temporal.workflow.signalWithStart(RETRY_SCHEDULER_WORKFLOW, {
       taskQueue: deps.taskQueue,
       workflowId: retrySchedulerWorkflowId(deps.taskQueue, shard),
@@ -56,58 +61,72 @@ export async function handOverRetries(deps: HandOverDeps, olderThanMs = 0): Prom
       signal: scheduleRetries,
       signalArgs: [{ items }],
     });
-    await trx('webhook_schedule_handovers')
-      .whereIn(
-        'delivery_id',
-        rows.map((r) => r.delivery_id),
-      )
-      .delete();
-    return rows.length;
-  });
+  } catch (err) {
+    await endLeases(deps.knex(), 'webhook_schedule_handovers', [], ids);
+    throw err;
+  }
+  await endLeases(deps.knex(), 'webhook_schedule_handovers', ids);
+  return rows.length;
 }
 
 /**
  * Hands queued deliveries of endpoints that keep per-subscription order
  * (docs/decisions/0181-ordered-endpoints-queue.md) to each subscription's ordered workflow, which sends them
- * one at a time in outbox order. A group whose signal fails stays queued for the next call.
+ * one at a time in outbox order. A group whose signal fails stays queued for the next call. The
+ * rows are leased while the signals go (webhooks/leases.ts); no call takes a row of a group another
+ * call holds, and the leasing statements of all workers take turns, so a group's rows are always
+ * handed over in order.
  */
 export async function handOverOrdered(deps: Omit<HandOverDeps, 'shards'>): Promise<number> {
-  return deps.knex().transaction(async (trx) => {
-    const rows: { delivery_id: string; endpoint_id: string; ordered_key: string; event_seq: string }[] = await trx(
-      'webhook_queue',
-    )
-      .whereNotNull('ordered_key')
-      .orderBy('seq')
-      .limit(MAX_ITEMS)
-      .forUpdate()
-      .skipLocked()
-      .select('delivery_id', 'endpoint_id', 'ordered_key', 'event_seq');
-    if (rows.length === 0) return 0;
-    const groups = new Map<string, typeof rows>();
-    for (const r of rows) {
-      const id = orderedWorkflowId(r.endpoint_id, r.ordered_key);
-      groups.set(id, [...(groups.get(id) ?? []), r]);
-    }
-    const handed: string[] = [];
-    await Promise.all(
-      [...groups].map(async ([workflowId, items]) => {
-        try {
-          await deps.temporal.workflow.signalWithStart(ORDERED_DELIVERY_WORKFLOW, {
-            taskQueue: deps.taskQueue,
-            workflowId,
-            args: [{ endpointId: items[0]!.endpoint_id, subscriptionId: items[0]!.ordered_key }],
-            signal: deliverInOrder,
-            signalArgs: [{ items: items.map((i) => ({ deliveryId: i.delivery_id, seq: Number(i.event_seq) })) }],
-          });
-          handed.push(...items.map((i) => i.delivery_id));
-        } catch (err) {
-          logger.warn({ err, workflowId, count: items.length }, 'ordered hand-over failed; it stays queued');
-        }
-      }),
-    );
-    if (handed.length) await trx('webhook_queue').whereIn('delivery_id', handed).delete();
-    return handed.length;
-  });
+  const rows: { delivery_id: string; endpoint_id: string; ordered_key: string; event_seq: string }[] = await deps
+    .knex()
+    .transaction(async (trx) => {
+      // Its snapshot is taken after the lock, so it sees every lease another worker's statement made.
+      await trx.raw(`select pg_advisory_xact_lock(hashtext('webhook_queue.ordered_handover'))`);
+      return (
+        await trx.raw(
+          `with held as (select distinct endpoint_id, ordered_key from webhook_queue
+                          where ordered_key is not null and leased_until >= now()),
+                picked as (
+                  select q.delivery_id from webhook_queue q
+                   where q.ordered_key is not null and ${unleased('q')}
+                     and not exists (select 1 from held h
+                                      where h.endpoint_id = q.endpoint_id and h.ordered_key = q.ordered_key)
+                   order by q.seq limit ? for update skip locked)
+           update webhook_queue q set leased_until = now() + (? * interval '1 millisecond')
+             from picked p where q.delivery_id = p.delivery_id
+           returning q.delivery_id, q.endpoint_id, q.ordered_key, q.event_seq, q.seq`,
+          [MAX_ITEMS, LEASE_MS],
+        )
+      ).rows.sort((x: { seq: string }, y: { seq: string }) => Number(x.seq) - Number(y.seq));
+    });
+  if (rows.length === 0) return 0;
+  const groups = new Map<string, typeof rows>();
+  for (const r of rows) {
+    const id = orderedWorkflowId(r.endpoint_id, r.ordered_key);
+    groups.set(id, [...(groups.get(id) ?? []), r]);
+  }
+  const handed: string[] = [];
+  const kept: string[] = [];
+  await Promise.all(
+    [...groups].map(async ([workflowId, items]) => {
+      try {
+        await deps.temporal.workflow.signalWithStart(ORDERED_DELIVERY_WORKFLOW, {
+          taskQueue: deps.taskQueue,
+          workflowId,
+          args: [{ endpointId: items[0]!.endpoint_id, subscriptionId: items[0]!.ordered_key }],
+          signal: deliverInOrder,
+          signalArgs: [{ items: items.map((i) => ({ deliveryId: i.delivery_id, seq: Number(i.event_seq) })) }],
+        });
+        handed.push(...items.map((i) => i.delivery_id));
+      } catch (err) {
+        logger.warn({ err, workflowId, count: items.length }, 'ordered hand-over failed; it stays queued');
+        kept.push(...items.map((i) => i.delivery_id));
+      }
+    }),
+  );
+  await endLeases(deps.knex(), 'webhook_queue', handed, kept);
+  return handed.length;
 }
 
 /** Spreads signals over the shards; which shard takes a delivery does not matter (children are keyed by delivery). */

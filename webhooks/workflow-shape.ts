@@ -11,6 +11,7 @@ import {
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { logger } from '../lib/runtime/logger';
 import { recordDeliveryWorkflowStart } from '../lib/runtime/metrics';
+import { endLeases, LEASE_MS, unleased } from './leases';
 
 /**
  * One call takes the oldest queued deliveries of up to this many endpoints, and up to this many of
@@ -46,10 +47,10 @@ interface StartDeps {
  * `workflow` shape (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md), for events the API
  * or the engine publishes (test pings, identity events, an endpoint's disable notice, events the
  * sweep plans): each queued delivery becomes a top-level delivery workflow from attempt 1 instead
- * of a dispatcher's POST (docs/decisions/0298-workflow-shape-parents.md). A queue row is deleted
- * only once its workflow is started (or found started: a subscription workflow's child, a manual
- * retry), in the transaction that locked it, so a crash or a Temporal outage delays a delivery
- * and never loses it; the workflow id is the delivery's, so it never runs twice at once.
+ * of a dispatcher's POST (docs/decisions/0298-workflow-shape-parents.md). A queue row is leased
+ * while its workflow starts and deleted only once it is started (or found started: a subscription
+ * workflow's child, a manual retry), so a crash or a Temporal outage delays a delivery and never
+ * loses it (webhooks/leases.ts); the workflow id is the delivery's, so it never runs twice at once.
  * Endpoints are taken in turn, as the dispatcher's round takes them (docs/decisions/0175-dispatch-round.md),
  * from where the call before left off (`walk`, the engine's). Answers how many rows were handled.
  */
@@ -64,52 +65,56 @@ export async function startQueuedDeliveries(
 }
 
 async function startSome(deps: StartDeps, walk: { after: string }): Promise<number> {
-  return deps.knex().transaction(async (trx) => {
-    const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
-      await trx.raw(
-        `with recursive eps as (
-                 (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
-                   order by endpoint_id limit 1)
-                 union all
-                 select (select q.endpoint_id from webhook_queue q
-                          where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
-                   from eps where eps.endpoint_id is not null),
-               found as (select endpoint_id from eps where endpoint_id is not null limit ?)
-         select t.delivery_id, t.endpoint_id, t.event_type, t.org_id
-           from found
-          cross join lateral (
-                select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
-                  from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
-                 where q.endpoint_id = found.endpoint_id and q.ordered_key is null
-                 order by q.seq limit ? for update of q skip locked) t
-          order by row_number() over (partition by t.endpoint_id order by t.seq), t.seq`,
-        [walk.after, ENDPOINTS_PER_CALL, PER_ENDPOINT],
-      )
-    ).rows;
-    // A full call goes on after its last endpoint next time; a short one has seen them all, so the
-    // next starts from the first again.
-    const endpoints = [...new Set(rows.map((r) => r.endpoint_id))].sort();
-    walk.after = endpoints.length >= ENDPOINTS_PER_CALL ? endpoints[endpoints.length - 1]! : FIRST_ENDPOINT;
-    if (rows.length === 0) return 0;
-    const started: string[] = [];
-    for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
-      await Promise.all(
-        rows.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
-          if (
-            await startTopLevel(deps, {
-              deliveryId: r.delivery_id,
-              endpointId: r.endpoint_id,
-              eventType: r.event_type,
-              orgId: r.org_id,
-            })
-          )
-            started.push(r.delivery_id);
-        }),
-      );
-    }
-    if (started.length) await trx('webhook_queue').whereIn('delivery_id', started).delete();
-    return started.length;
-  });
+  // Leased in one committed statement, not locked across the starts (docs/decisions/0332-leases-not-locks.md).
+  const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
+    await deps.knex().raw(
+      `with recursive eps as (
+               (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
+                 order by endpoint_id limit 1)
+               union all
+               select (select q.endpoint_id from webhook_queue q
+                        where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
+                 from eps where eps.endpoint_id is not null),
+             found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+             picked as (
+               select t.delivery_id, t.endpoint_id, t.seq, t.event_type, t.org_id
+                 from found
+                cross join lateral (
+                      select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
+                        from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
+                       where q.endpoint_id = found.endpoint_id and q.ordered_key is null and ${unleased('q')}
+                       order by q.seq limit ? for update of q skip locked) t),
+             leased as (update webhook_queue q set leased_until = now() + (? * interval '1 millisecond')
+                          from picked p where q.delivery_id = p.delivery_id
+                        returning q.delivery_id)
+       select p.delivery_id, p.endpoint_id, p.event_type, p.org_id
+         from picked p join leased using (delivery_id)
+        order by row_number() over (partition by p.endpoint_id order by p.seq), p.seq`,
+      [walk.after, ENDPOINTS_PER_CALL, PER_ENDPOINT, LEASE_MS],
+    )
+  ).rows;
+  // A full call goes on after its last endpoint next time; a short one has seen them all, so the
+  // next starts from the first again.
+  const endpoints = [...new Set(rows.map((r) => r.endpoint_id))].sort();
+  walk.after = endpoints.length >= ENDPOINTS_PER_CALL ? endpoints[endpoints.length - 1]! : FIRST_ENDPOINT;
+  if (rows.length === 0) return 0;
+  const started: string[] = [];
+  const waiting: string[] = [];
+  for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
+    await Promise.all(
+      rows.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
+        const runs = await startTopLevel(deps, {
+          deliveryId: r.delivery_id,
+          endpointId: r.endpoint_id,
+          eventType: r.event_type,
+          orgId: r.org_id,
+        });
+        (runs ? started : waiting).push(r.delivery_id);
+      }),
+    );
+  }
+  await endLeases(deps.knex(), 'webhook_queue', started, waiting);
+  return started.length;
 }
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
