@@ -99,6 +99,18 @@ describe('calls to Temporal hold no transaction open', () => {
   });
   afterEach(() => void (gate.refuse = false));
 
+  /** One delivery recorded for a new endpoint and taken off the queue, as each test then places it. */
+  async function unqueuedDelivery(name: string) {
+    const endpoint = await ops.endpoint(`lease-${name}-${randomUUID().slice(0, 8)}`);
+    const event = anEvent(ops.orgId);
+    const { deliveries } = await publishUnqueued(
+      { orm, config },
+      [event],
+      [{ eventId: event.id, endpointId: endpoint.id }],
+    );
+    return { endpoint, event, deliveryId: deliveries[0]!.deliveryId };
+  }
+
   it("the workflow shape's start path: leased while the start goes, deleted once it is started", async () => {
     const endpoint = await ops.endpoint(`lease-start-${randomUUID().slice(0, 8)}`);
     const event = anEvent(ops.orgId);
@@ -124,14 +136,7 @@ describe('calls to Temporal hold no transaction open', () => {
   });
 
   it('the retry hand-over: leased while the signal goes, deleted once it is in the history', async () => {
-    const endpoint = await ops.endpoint(`lease-retry-${randomUUID().slice(0, 8)}`);
-    const event = anEvent(ops.orgId);
-    const { deliveries } = await publishUnqueued(
-      { orm, config },
-      [event],
-      [{ eventId: event.id, endpointId: endpoint.id }],
-    );
-    const deliveryId = deliveries[0]!.deliveryId;
+    const { endpoint, event, deliveryId } = await unqueuedDelivery('retry');
     await knex()('webhook_schedule_handovers').insert({
       delivery_id: deliveryId,
       endpoint_id: endpoint.id,
@@ -175,14 +180,7 @@ describe('calls to Temporal hold no transaction open', () => {
   });
 
   it("a deleted endpoint's cleanup: leased while the signals go, removed once its last page is stopped", async () => {
-    const endpoint = await ops.endpoint(`lease-deleted-${randomUUID().slice(0, 8)}`);
-    const event = anEvent(ops.orgId);
-    const { deliveries } = await publishUnqueued(
-      { orm, config },
-      [event],
-      [{ eventId: event.id, endpointId: endpoint.id }],
-    );
-    const deliveryId = deliveries[0]!.deliveryId;
+    const { endpoint, deliveryId } = await unqueuedDelivery('deleted');
     // Waiting on its workflow's schedule, so the cleanup signals it.
     await knex()('webhook_deliveries').where({ id: deliveryId }).update({ next_attempt_at: knex().fn.now() });
     await knex()('webhook_endpoints').where({ id: endpoint.id }).update({ deleted_at: knex().fn.now() });
