@@ -113,7 +113,8 @@ export function createRecorder(deps: {
       countAttempt(item.result, item.opts.publishedAt);
       item.resolve(outcome.get(item)!);
     }
-    if (batch.some((i) => i.opts.handOver)) for (const l of listeners) l();
+    // Only a failed first attempt leaves a hand-over row; a batch of successes costs no hand-over call.
+    if (batch.some((i) => i.opts.handOver && !isSuccess(i.result.responseStatus))) for (const l of listeners) l();
   }
 
   /** A refused batch, halved until each part commits or is one result, which is set aside. */
