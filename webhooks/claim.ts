@@ -2,7 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
 import { pace } from '../domain/delivery-pacing';
 import { allot, type Candidate, type Grant, type Mode } from './allotment';
-import { preparedStatement } from '../db/prepared';
+import { preparedStatement, preparedTransaction } from '../db/prepared';
 import { TARGET_COLUMNS, type Target } from './attempt-store';
 import { unleased } from './leases';
 
@@ -101,7 +101,7 @@ export async function claimRound(
   /** Deliveries whose first attempt's POST has ended in this process but whose result is not yet recorded. */
   ended: ReadonlySet<string> = new Set(),
 ): Promise<RoundResult> {
-  return knex.transaction(async (trx) => {
+  return preparedTransaction(knex, async (trx) => {
     const rows = await CANDIDATES(trx, [
       scan.orgAfter,
       limits.endpointsPerRound,
