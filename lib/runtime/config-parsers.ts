@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
-/** The pieces lib/runtime/config-schema.ts builds its settings from: the forms a value may take. */
+/** The pieces lib/runtime/settings/ builds its settings from: the forms a value may take. */
 export const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 /** A setting whose empty value means unset (compose's `${NAME:-}` passes one through when it is not set). */
 export const blankAsUnset = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? undefined : v), schema);
