@@ -5,21 +5,19 @@ import type { ApiDeps } from '../deps';
 import { answerHoldsSecret } from '../middleware/idempotency';
 import { validate } from '../middleware/validate';
 import type { SecretBox } from '../../webhooks';
-import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
-import { newId } from '../../lib/ids';
 import { auditedEndpointChange, endpointSnapshot } from './endpoint-audit';
 import { checkEventTypes } from './event-type-policy';
-import { AppError, badRequest, conflict, notFound } from '../../lib/errors';
+import { AppError, badRequest, conflict } from '../../lib/errors';
 import {
-  aimedPublisher,
   disableEndpoint,
   endpointStore,
   lockedEndpointCount,
   successRates,
   type WebhookEndpointReadRow,
 } from '../../webhooks';
-import { hopLogOf } from '../../lib/runtime/hop-log';
 import { recoveryRoutes } from './recovery-routes';
+import { eventTypeRoutes } from './event-type-routes';
+import { testPingRoute } from './test-ping-route';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/runtime/ssrf-guard';
 import { createHostResolver, resolverOptionsFromConfig } from '../../lib/runtime/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
@@ -29,15 +27,17 @@ import {
   EndpointParams,
   ListEndpointsQuery,
   RegisterEndpointBody,
-  SetEventTypesBody,
   UpdateEndpointBody,
   type AuthenticationInput,
 } from './schema';
-import { EndpointList, EndpointView, EndpointWithSecret, EventTypesView, TestEventView } from './answer-schema';
+import { EndpointList, EndpointView, EndpointWithSecret } from './answer-schema';
 import { ok } from '../respond';
 import { byCreation, page, positionAfter } from '../cursor';
 
-/** spec §4.3 endpoint operations; status codes and bodies as in docs/decisions/0071-webhook-status-codes.md. */
+/**
+ * spec §4.3 endpoint operations; status codes and bodies as in docs/decisions/0071-webhook-status-codes.md. Its
+ * event types, its test ping and its bulk recoveries have files of their own.
+ */
 export function endpointRoutes(
   router: Router,
   base: string,
@@ -46,11 +46,9 @@ export function endpointRoutes(
 ): void {
   const store = endpointStore(deps.orm, deps.secrets, { overlapSeconds: deps.config.WEBHOOK_SECRET_OVERLAP_SECONDS });
   const limits = { defaultMaxInFlight: deps.config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT };
-  const knex = () => deps.orm.em.getConnection().getKnex();
   const withRate = async (row: WebhookEndpointReadRow) =>
     endpointView(row, limits, (await successRates(deps.orm, [row.id])).get(row.id));
   const set = deps.config.BEHAVIOUR_SET;
-  const publishAimed = aimedPublisher(knex, set, hopLogOf(deps.config.WEBHOOK_HOP_LOG_DIR, 'api'));
   const ssrf = policyFromConfig(deps.config);
   const resolver = createHostResolver(resolverOptionsFromConfig(deps.config));
   // Scheme rules first, then where the host really points (checked again at every connect). Called
@@ -227,74 +225,8 @@ export function endpointRoutes(
     ),
   );
 
-  router.get(
-    `${one}/subscriptions`,
-    staff,
-    validate(
-      { params: EndpointParams, response: EventTypesView, summary: 'Get the event types the endpoint subscribes to' },
-      async (ctx, { params }) => {
-        ok(ctx, { eventTypes: (await store.get(ctx.state.principal.orgId, params.id)).event_types });
-      },
-    ),
-  );
-
-  router.put(
-    `${one}/subscriptions`,
-    staff,
-    validate(
-      {
-        params: EndpointParams,
-        body: SetEventTypesBody,
-        response: EventTypesView,
-        summary: 'Set the event types the endpoint subscribes to',
-      },
-      async (ctx, { params, body }) => {
-        const orgId = ctx.state.principal.orgId;
-        const spec = {
-          action: 'webhook_endpoint.set_event_types',
-          subject: { type: 'webhook_endpoint', id: params.id },
-        };
-        const row = await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
-          seen.before = { event_types: (await tx.get(orgId, params.id)).event_types };
-          const changed = await tx.setEventTypes(orgId, params.id, checkEventTypes(set, body.eventTypes));
-          seen.after = { event_types: changed.event_types };
-          return changed;
-        });
-        ok(ctx, { eventTypes: row.event_types });
-      },
-    ),
-  );
-
-  // spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event.
-  router.post(
-    `${one}/test`,
-    staff,
-    validate(
-      {
-        params: EndpointParams,
-        response: TestEventView,
-        status: 202,
-        summary: 'Send a test.ping event to the endpoint',
-      },
-      async (ctx, { params }) => {
-        const event: ServiceEvent = {
-          id: newId(),
-          type: TEST_PING,
-          source: EVENT_SOURCES.notifications,
-          orgId: ctx.state.principal.orgId,
-          occurredAt: new Date().toISOString(),
-          data: { endpoint_id: params.id, message: 'This is a test event sent from the webhook settings.' },
-        };
-        // Answered once the event and its delivery are committed; the dispatcher hears of it at commit.
-        const outcome = await publishAimed({ event, endpointId: params.id });
-        if (outcome.kind === 'endpoint_missing') throw notFound('Webhook endpoint');
-        if (outcome.kind === 'endpoint_disabled')
-          throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
-        ok(ctx, { event_id: outcome.eventId, event_type: TEST_PING, delivery_id: outcome.deliveryId }, 202);
-      },
-    ),
-  );
-
+  eventTypeRoutes(router, one, staff, { ...deps, store });
+  testPingRoute(router, one, staff, deps);
   recoveryRoutes(router, one, staff, { ...deps, store });
 }
 

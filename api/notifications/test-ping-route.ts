@@ -1,0 +1,51 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { ApiDeps } from '../deps';
+import { validate } from '../middleware/validate';
+import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
+import { newId } from '../../lib/ids';
+import { conflict, notFound } from '../../lib/errors';
+import { aimedPublisher } from '../../webhooks';
+import { hopLogOf } from '../../lib/runtime/hop-log';
+import { EndpointParams } from './schema';
+import { TestEventView } from './answer-schema';
+import { ok } from '../respond';
+
+/** spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event. */
+export function testPingRoute(router: Router, one: string, staff: Middleware, deps: ApiDeps): void {
+  const knex = () => deps.orm.em.getConnection().getKnex();
+  const publishAimed = aimedPublisher(
+    knex,
+    deps.config.BEHAVIOUR_SET,
+    hopLogOf(deps.config.WEBHOOK_HOP_LOG_DIR, 'api'),
+  );
+
+  router.post(
+    `${one}/test`,
+    staff,
+    validate(
+      {
+        params: EndpointParams,
+        response: TestEventView,
+        status: 202,
+        summary: 'Send a test.ping event to the endpoint',
+      },
+      async (ctx, { params }) => {
+        const event: ServiceEvent = {
+          id: newId(),
+          type: TEST_PING,
+          source: EVENT_SOURCES.notifications,
+          orgId: ctx.state.principal.orgId,
+          occurredAt: new Date().toISOString(),
+          data: { endpoint_id: params.id, message: 'This is a test event sent from the webhook settings.' },
+        };
+        // Answered once the event and its delivery are committed; the dispatcher hears of it at commit.
+        const outcome = await publishAimed({ event, endpointId: params.id });
+        if (outcome.kind === 'endpoint_missing') throw notFound('Webhook endpoint');
+        if (outcome.kind === 'endpoint_disabled')
+          throw conflict('ENDPOINT_DISABLED', 'The endpoint is disabled; re-enable it with PATCH first');
+        ok(ctx, { event_id: outcome.eventId, event_type: TEST_PING, delivery_id: outcome.deliveryId }, 202);
+      },
+    ),
+  );
+}
