@@ -1,13 +1,13 @@
 /**
  * Every configuration key is read (part of `npm run -s lint:unused`, in `npm test`). Fails, naming the
  * key, when the config schema (`ConfigSchema = z.object({...})`, found in the tree, not by its path,
- * with the parts it spreads in) validates a key that no code outside the schema's own files reads. A read is a property access
- * (`config.KEY`, `cfg.KEY`, `deps.config.KEY`), an element access with the key's name, or a
- * destructuring (`const { KEY } = config`). Setting a key (`env.KEY = …`, `{ KEY: '…' }` handed to a
- * child process) is not reading it, nor is a look at the raw environment (`process.env.KEY`), nor a
- * test's read: a key only a test reads configures nothing. A key read from the environment before or
- * beside the configuration (the logger's level, an OpenTelemetry exporter's endpoint) says so with a
- * `@readBy <who>` tag in its doc comment in the schema.
+ * with the parts it spreads in) validates a key that no code outside the schema's own files reads.
+ * A read is a property access (`config.KEY`, `cfg.KEY`, `deps.config.KEY`), an element access with
+ * the key's name, or a destructuring (`const { KEY } = config`). Setting a key (`env.KEY = …`,
+ * `{ KEY: '…' }` handed to a child process) is not reading it, nor is a look at the raw environment
+ * (`process.env.KEY`), nor a test's read: a key only a test reads configures nothing. A key read from
+ * the environment before or beside the configuration (the logger's level, an OpenTelemetry exporter's
+ * endpoint) says so with a `@readBy <who>` tag in its doc comment in the schema.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
