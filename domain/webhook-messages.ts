@@ -74,11 +74,15 @@ export interface DeliveryInput {
    */
   firstDelayMs?: number;
   /**
-   * Attempts as regular activities, not local ones (`WEBHOOK_DELIVERY_SHAPE=workflow`,
-   * docs/decisions/0299-workflow-shape-limits.md): a slow endpoint then holds an activity slot,
-   * not a workflow task slot.
+   * Attempts as regular activities, not local ones: how `workflow` shape runs were started from
+   * docs/decisions/0299-workflow-shape-limits.md until 0334; kept so those runs replay as they ran.
    */
   attemptAsActivity?: boolean;
+  /**
+   * The run shows its status in its search attribute with no patch marker (every run started since
+   * docs/decisions/0334-workflow-shape-attempts-local.md); runs started before decide by the marker.
+   */
+  statusShown?: boolean;
 }
 
 export type DeliveryOutcome =

@@ -205,44 +205,51 @@ const spread = (ms: number) =>
 
 /**
  * The endpoint's load, under its flow row's lock: whether its concurrency limit is reached (its
- * attempts whose POST has not ended, this delivery's own claimed attempt aside), its limit, how many
- * of its deliveries wait for a first attempt, and how long its recent attempts took (one still in
- * flight counts its age so far).
+ * attempts whose POST has not ended, this delivery's own claimed attempt aside) and its limit; when
+ * it is, how many of its deliveries wait for a first attempt and how long its recent attempts took
+ * (one still in flight counts its age so far). An endpoint with a free slot costs one short
+ * statement under the lock, so attempts to a busy endpoint do not queue behind the backlog's count.
  */
 async function endpointLoad(
   trx: Knex.Transaction,
   t: Target,
   defaultMaxInFlight: number,
 ): Promise<{ full: boolean; slots: number; waiting: number; meanMs: number }> {
-  const row: { in_flight: number; slots: number; waiting: number; mean_ms: number | null } | undefined = (
+  const row: { in_flight: number; slots: number } | undefined = (
     await trx.raw(
       `select (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
                 where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.delivery_id <> ?)::int as in_flight,
-              coalesce(e.max_in_flight, ?) as slots,
-              (select count(*) from (select 1 from webhook_deliveries d
-                                      where d.endpoint_id = f.endpoint_id and d.status = 'pending' limit 10000) p)::int
-                as waiting,
-              (select avg(ms) from (
-                 select a.duration_ms as ms
-                   from (select d.id from webhook_deliveries d
-                          where d.endpoint_id = f.endpoint_id and d.last_attempt_at is not null
-                          order by d.last_attempt_at desc limit 20) r
-                   join webhook_attempts a on a.delivery_id = r.id and a.duration_ms is not null
-                 union all
-                 select extract(epoch from now() - a.attempted_at) * 1000
-                   from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-                  where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.attempted_at < now()) m)::float8
-                as mean_ms
+              coalesce(e.max_in_flight, ?) as slots
          from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
         where f.endpoint_id = ? for update of f`,
       [t.delivery_id, defaultMaxInFlight, t.endpoint_id],
     )
   ).rows[0];
   if (!row) return { full: false, slots: defaultMaxInFlight, waiting: 0, meanMs: MIN_WAIT_MS };
+  if (row.in_flight < row.slots) return { full: false, slots: row.slots, waiting: 0, meanMs: MIN_WAIT_MS };
+  const backlog: { waiting: number; mean_ms: number | null } = (
+    await trx.raw(
+      `select (select count(*) from (select 1 from webhook_deliveries d
+                                      where d.endpoint_id = ? and d.status = 'pending' limit 10000) p)::int
+                as waiting,
+              (select avg(ms) from (
+                 select a.duration_ms as ms
+                   from (select d.id from webhook_deliveries d
+                          where d.endpoint_id = ? and d.last_attempt_at is not null
+                          order by d.last_attempt_at desc limit 20) r
+                   join webhook_attempts a on a.delivery_id = r.id and a.duration_ms is not null
+                 union all
+                 select extract(epoch from now() - a.attempted_at) * 1000
+                   from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                  where a.duration_ms is null and d.endpoint_id = ? and a.attempted_at < now()) m)::float8
+                as mean_ms`,
+      [t.endpoint_id, t.endpoint_id, t.endpoint_id],
+    )
+  ).rows[0];
   return {
-    full: row.in_flight >= row.slots,
+    full: true,
     slots: row.slots,
-    waiting: row.waiting,
-    meanMs: Math.max(MIN_WAIT_MS, Number(row.mean_ms ?? MIN_WAIT_MS)),
+    waiting: backlog.waiting,
+    meanMs: Math.max(MIN_WAIT_MS, Number(backlog.mean_ms ?? MIN_WAIT_MS)),
   };
 }

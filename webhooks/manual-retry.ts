@@ -53,8 +53,8 @@ export async function retryDelivery(
   const attemptsMade = Math.max(delivery.attempt_count, await deps.reads.lastAttemptNumber(delivery.id));
   const input: DeliveryInput =
     delivery.status === 'exhausted'
-      ? { deliveryId: delivery.id, attemptsMade, once: true }
-      : { deliveryId: delivery.id, attemptsMade, attemptNow: true }; // no run waiting: attempt now, then the schedule
+      ? { deliveryId: delivery.id, attemptsMade, once: true, statusShown: true }
+      : { deliveryId: delivery.id, attemptsMade, attemptNow: true, statusShown: true }; // no run waiting: attempt now, then the schedule
   try {
     await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,

@@ -123,7 +123,7 @@ async function startTopLevel(deps: Omit<StartDeps, 'knex'>, d: ChildDelivery & {
     const handle = await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
       workflowId: deliveryWorkflowId(d.deliveryId),
-      args: [{ deliveryId: d.deliveryId, attemptAsActivity: true }],
+      args: [{ deliveryId: d.deliveryId, statusShown: true }],
       // A closed run (a manual retry's, ended) is not a reason to send attempt 1 again.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: deliverySearchAttributes(d, 'pending'),

@@ -10,7 +10,12 @@ import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../li
 
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
-    Partial<Pick<Config, 'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_SHUTDOWN_GRACE_SECONDS'>> &
+    Partial<
+      Pick<
+        Config,
+        'WORKER_MAX_CACHED_WORKFLOWS' | 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS' | 'WORKER_SHUTDOWN_GRACE_SECONDS'
+      >
+    > &
     TemporalConnectionConfig &
     PayloadKeyConfig;
   deps: ActivityDeps;
@@ -37,6 +42,10 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
         code: await bundleWorkflows(traced ? [WORKFLOW_TRACING_MODULE] : []),
       },
     maxCachedWorkflows: setup.config.WORKER_MAX_CACHED_WORKFLOWS ?? 100,
+    // A local activity holds its workflow task: as many of each, so every task may wait on one
+    // (a `workflow` shape attempt's POST, docs/decisions/0334-workflow-shape-attempts-local.md).
+    maxConcurrentWorkflowTaskExecutions: setup.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS ?? 100,
+    maxConcurrentLocalActivityExecutions: setup.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS ?? 100,
     // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
     // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.
     workflowTaskPollerBehavior: { type: 'autoscaling' },

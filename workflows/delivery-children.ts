@@ -19,7 +19,7 @@ async function startOne(d: ChildDelivery): Promise<void> {
   try {
     await startChild(webhookDeliveryWorkflow, {
       workflowId: deliveryWorkflowId(d.deliveryId),
-      args: [{ deliveryId: d.deliveryId, attemptAsActivity: true }],
+      args: [{ deliveryId: d.deliveryId, statusShown: true }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       // A delivery that already has a run (a manual retry came first) is not started twice.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

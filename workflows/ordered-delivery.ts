@@ -59,7 +59,7 @@ export async function orderedDeliveryWorkflow(input: OrderedInput): Promise<void
       // Ends at success, exhaustion, or the endpoint deleted or disabled: then the next goes.
       await executeChild(webhookDeliveryWorkflow, {
         workflowId: deliveryWorkflowId(next.deliveryId),
-        args: [{ deliveryId: next.deliveryId }],
+        args: [{ deliveryId: next.deliveryId, statusShown: true }],
         // A delivery that already ran (a re-sent item) or runs (a manual retry) is not started again.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       });

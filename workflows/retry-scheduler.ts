@@ -79,7 +79,7 @@ const refusedStarts = metricMeter.createCounter(
  * Runs recorded before start with REJECT_DUPLICATE, as they did.
  */
 async function startSchedule(item: RetryItem): Promise<void> {
-  const args: DeliveryInput = { deliveryId: item.deliveryId, attemptsMade: 1 };
+  const args: DeliveryInput = { deliveryId: item.deliveryId, attemptsMade: 1, statusShown: true };
   if (item.firstDelayMs !== undefined) args.firstDelayMs = item.firstDelayMs;
   const reuse = patched('retry-start-allow-duplicate')
     ? WorkflowIdReusePolicy.ALLOW_DUPLICATE

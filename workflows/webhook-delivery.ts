@@ -31,9 +31,8 @@ const { attemptDelivery } = proxyLocalActivities<Activities>({
 });
 
 /**
- * The same attempt as a regular activity (`attemptAsActivity`, docs/decisions/0299-workflow-shape-limits.md): in
- * `workflow` shape every first attempt runs here, and a slow endpoint's POST then holds an activity slot, not
- * one of the worker's workflow task slots as a local activity's does.
+ * The same attempt as a regular activity (`attemptAsActivity`): how `workflow` shape runs made their attempts
+ * from docs/decisions/0299-workflow-shape-limits.md until 0334, kept so those runs replay as they ran.
  */
 const remote = proxyActivities<Activities>({
   startToCloseTimeout: '45s',
@@ -83,7 +82,7 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
         continue;
       }
       made++;
-      showStatus(outcome === 'failed' && nextDelayMs === null ? 'exhausted' : outcome);
+      showStatus(outcome === 'failed' && nextDelayMs === null ? 'exhausted' : outcome, input.statusShown);
       return { ...result, outcome };
     }
   };
@@ -113,8 +112,12 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   return deleted ? 'endpoint_deleted' : 'exhausted';
 }
 
-/** The delivery's status as a search attribute, for the Web UI; runs recorded before it existed replay without it. */
-function showStatus(status: string): void {
-  if (patched('webhook-delivery-status-attribute'))
+/**
+ * The delivery's status as a search attribute, for the Web UI. A run started with `statusShown` sets
+ * it with no patch marker (a marker costs a history event and an upsert of its own); runs recorded
+ * before it existed replay without it.
+ */
+function showStatus(status: string, shown: boolean | undefined): void {
+  if (shown || patched('webhook-delivery-status-attribute'))
     upsertSearchAttributes([{ key: WebhookDeliveryStatusKey, value: status }]);
 }

@@ -99,6 +99,12 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     broken: (c) => production(c) && !c.AUDIT_HMAC_KEYS,
   },
   {
+    variable: 'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+    message: 'at most WORKER_MAX_CACHED_WORKFLOWS: a workflow task runs on a cached workflow (or set the cache to 0)',
+    broken: (c) =>
+      c.WORKER_MAX_CACHED_WORKFLOWS > 0 && c.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS > c.WORKER_MAX_CACHED_WORKFLOWS,
+  },
+  {
     variable: 'DEV_IDP_ENABLED',
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,

@@ -243,4 +243,15 @@ describe('configuration', () => {
   it('requires an access-token signing key in production', () => {
     expect(() => loadConfig({ ...valid, NODE_ENV: 'production' })).toThrow(/ACCESS_TOKEN_PRIVATE_KEY/);
   });
+
+  it("sizes a worker's workflow tasks within its cache, or refuses to start saying so", () => {
+    expect(loadConfig(valid).WORKER_MAX_CONCURRENT_WORKFLOW_TASKS).toBe(100);
+    const sized = { ...valid, WORKER_MAX_CACHED_WORKFLOWS: '400', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '400' };
+    expect(loadConfig(sized).WORKER_MAX_CONCURRENT_WORKFLOW_TASKS).toBe(400);
+    expect(() => loadConfig({ ...sized, WORKER_MAX_CACHED_WORKFLOWS: '200' })).toThrow(
+      /WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: at most WORKER_MAX_CACHED_WORKFLOWS/,
+    );
+    // With no cache, every workflow task replays its history, and the two are not tied.
+    expect(loadConfig({ ...sized, WORKER_MAX_CACHED_WORKFLOWS: '0' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(0);
+  });
 });

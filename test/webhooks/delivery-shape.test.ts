@@ -84,6 +84,23 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
       .execute(`select number, owner, response_status from webhook_attempts where delivery_id = ?`, [delivery_id]);
     expect(attempts).toEqual([{ number: 1, owner: expect.stringMatching(/^run:/), response_status: 200 }]);
     expect(await receiver.received(h)).toHaveLength(1);
+
+    // One workflow task: attempt 1 is a local activity, and the status is shown with no patch
+    // marker, so a delivery costs the server one write after its start (decision 0334).
+    const history = await handle.fetchHistory();
+    const events = history.events ?? [];
+    const markers = events.flatMap((e) => e.markerRecordedEventAttributes?.markerName ?? []);
+    expect(markers).toEqual(['core_local_activity']);
+    expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
+    expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    const upserted = events.flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
+    expect(upserted).toEqual(['WebhookDeliveryStatus']);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
+      history,
+    );
   });
 
   it("starts a delivery's workflow eagerly: its first task comes back to this worker in the start's answer", async () => {
