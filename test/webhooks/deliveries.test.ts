@@ -270,7 +270,12 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     );
     expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     expect(await handle.result()).toBe('endpoint_deleted');
-    const after = await delivery(delivery_id);
+    // The cleanup signals the workflow first, then stops the delivery's schedule in the database
+    // (webhooks/deleted-endpoints.ts): the workflow's end may be seen a moment before the row's.
+    const after = await until('delivery no longer scheduled', async () => {
+      const d = await delivery(delivery_id);
+      return d.next_attempt_at === null ? d : undefined;
+    });
     expect(after).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null });
     expect((await api.post(`${PATHS[set].deliveries}/${delivery_id}/retry`, staff.token)).body.error.code).toBe(
       'ENDPOINT_DELETED',
