@@ -10,6 +10,12 @@ import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 /** How late past its reserved start an attempt may still take it (the spacing's 2% at 1/s). */
 const LATE_RESERVATION_MS = 20;
 
+/** `workflow` shape: an endpoint's default concurrency limit, and the most attempts one organisation holds at once. */
+export interface WorkflowShapeLimits {
+  defaultMaxInFlight: number;
+  orgMaxInFlight: number;
+}
+
 /** What the endpoint's circuit and rate limit allow one scheduled attempt. */
 /** A throttled attempt of a rate-limited endpoint has its start reserved; one held by a full endpoint (workflow shape) has none. */
 type Gate =
@@ -30,9 +36,11 @@ export function attemptService(deps: {
    * (`max_in_flight`) holds here as the dispatcher's claim holds it in `engine` shape, and a
    * throttled attempt waits about as long as the endpoint's backlog takes to drain, so the
    * waiters of one endpoint ask again about as often as it can take them
-   * (docs/decisions/0299-workflow-shape-limits.md).
+   * (docs/decisions/0299-workflow-shape-limits.md). An organisation holding `orgMaxInFlight`
+   * attempts is throttled likewise, so the worker's last slots stay free for the others
+   * (docs/decisions/0334-workflow-shape-attempts-local.md).
    */
-  workflowShape?: { defaultMaxInFlight: number };
+  workflowShape?: WorkflowShapeLimits;
 }) {
   async function attempt(input: AttemptInput): Promise<AttemptResult> {
     const knex = deps.knex();
@@ -108,11 +116,11 @@ async function pass(
   t: Target,
   manual: boolean,
   reservedAt: string | undefined,
-  workflowShape?: { defaultMaxInFlight: number },
+  workflowShape?: WorkflowShapeLimits,
 ): Promise<Gate> {
   return knex.transaction(async (trx) => {
     // Under the flow row's lock, so two attempts to one endpoint decide one after the other.
-    const load = workflowShape && !manual ? await endpointLoad(trx, t, workflowShape.defaultMaxInFlight) : null;
+    const load = workflowShape && !manual ? await endpointLoad(trx, t, workflowShape) : null;
     const row:
       | {
           circuit_state: CircuitState;
@@ -138,7 +146,8 @@ async function pass(
       ? 'send'
       : admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
     if (word === 'hold') return { kind: 'held' };
-    // Every slot is taken: wait about as long as the backlog ahead needs, then ask again.
+    // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
+    // as long as the backlog ahead needs, then ask again.
     if (load?.full) return { kind: 'throttled', waitMs: spread((load.waiting / load.slots) * load.meanMs) };
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
@@ -207,26 +216,32 @@ const spread = (ms: number) =>
  * The endpoint's load, under its flow row's lock: whether its concurrency limit is reached (its
  * attempts whose POST has not ended, this delivery's own claimed attempt aside) and its limit; when
  * it is, how many of its deliveries wait for a first attempt and how long its recent attempts took
- * (one still in flight counts its age so far). An endpoint with a free slot costs one short
- * statement under the lock, so attempts to a busy endpoint do not queue behind the backlog's count.
+ * (one still in flight counts its age so far). The endpoint also counts as full while its organisation
+ * holds its whole share of attempts in flight, across its endpoints (read without a lock: a moment's
+ * overshoot by attempts deciding together is bounded by their number). An endpoint with a free slot
+ * costs one short statement under the lock, so attempts to a busy endpoint do not queue behind the
+ * backlog's count.
  */
 async function endpointLoad(
   trx: Knex.Transaction,
   t: Target,
-  defaultMaxInFlight: number,
+  limits: WorkflowShapeLimits,
 ): Promise<{ full: boolean; slots: number; waiting: number; meanMs: number }> {
-  const row: { in_flight: number; slots: number } | undefined = (
+  const row: { in_flight: number; slots: number; org_in_flight: number } | undefined = (
     await trx.raw(
       `select (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
                 where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.delivery_id <> ?)::int as in_flight,
-              coalesce(e.max_in_flight, ?) as slots
+              coalesce(e.max_in_flight, ?) as slots,
+              (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                where a.duration_ms is null and d.org_id = e.org_id and a.delivery_id <> ?)::int as org_in_flight
          from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
         where f.endpoint_id = ? for update of f`,
-      [t.delivery_id, defaultMaxInFlight, t.endpoint_id],
+      [t.delivery_id, limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id],
     )
   ).rows[0];
-  if (!row) return { full: false, slots: defaultMaxInFlight, waiting: 0, meanMs: MIN_WAIT_MS };
-  if (row.in_flight < row.slots) return { full: false, slots: row.slots, waiting: 0, meanMs: MIN_WAIT_MS };
+  if (!row) return { full: false, slots: limits.defaultMaxInFlight, waiting: 0, meanMs: MIN_WAIT_MS };
+  if (row.in_flight < row.slots && row.org_in_flight < limits.orgMaxInFlight)
+    return { full: false, slots: row.slots, waiting: 0, meanMs: MIN_WAIT_MS };
   const backlog: { waiting: number; mean_ms: number | null } = (
     await trx.raw(
       `select (select count(*) from (select 1 from webhook_deliveries d

@@ -3,6 +3,7 @@ import { type AttemptInput } from '../domain/webhook-messages';
 import { logger } from '../lib/runtime/logger';
 import { stopWaiting } from './attempt-store';
 import { claimRound, freshScan, type Claimed, type RoundLimits } from './claim';
+import { reserveOf } from '../domain/attempt-slots';
 import type { Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
@@ -56,7 +57,7 @@ export function createDispatcher(deps: {
   /** Each organisation's POSTs under way and parked deliveries: a round is fair over them. */
   const orgHeld = new Map<string, number>();
   /** The last slots, given only to an organisation holding fewer than this many (webhooks/allotment.ts). */
-  const reserve = Math.max(1, Math.ceil(settings.maxInFlight / 20));
+  const reserve = reserveOf(settings.maxInFlight);
   const scan = freshScan();
   let paceTimer: NodeJS.Timeout | undefined;
   let retryTimer: NodeJS.Timeout | undefined;

@@ -6,6 +6,7 @@ import { logger } from '../lib/runtime/logger';
 import { hopLogOf, hopNow } from '../lib/runtime/hop-log';
 import { policyFromConfig } from '../lib/runtime/ssrf-guard';
 import { createHostResolver, resolverOptionsFromConfig } from '../lib/runtime/dns-resolver';
+import { orgShareOf } from '../domain/attempt-slots';
 import { attemptService } from './attempt';
 import { recordSuccesses } from './attempt-store';
 import { createDispatcher } from './dispatcher';
@@ -91,7 +92,10 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
     sender,
     recorder,
     ...(config.WEBHOOK_DELIVERY_SHAPE === 'workflow' && {
-      workflowShape: { defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT },
+      workflowShape: {
+        defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
+        orgMaxInFlight: orgShareOf(config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS),
+      },
     }),
   });
 

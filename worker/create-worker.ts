@@ -6,6 +6,7 @@ import { temporalConnectionOptions, type TemporalConnectionConfig } from '../lib
 import { dataConverterOf, type PayloadKeyConfig } from '../lib/runtime/payload-codec';
 import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
+import { attemptSlotsOf } from '../domain/attempt-slots';
 import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../lib/runtime/tracing';
 
 export interface WorkerSetup {
@@ -42,10 +43,10 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
         code: await bundleWorkflows(traced ? [WORKFLOW_TRACING_MODULE] : []),
       },
     maxCachedWorkflows: setup.config.WORKER_MAX_CACHED_WORKFLOWS ?? 100,
-    // A local activity holds its workflow task: as many of each, so every task may wait on one
-    // (a `workflow` shape attempt's POST, docs/decisions/0334-workflow-shape-attempts-local.md).
+    // A local activity holds its workflow task: half the tasks may wait on one (a `workflow` shape
+    // attempt's POST), the rest stay for the pollers (docs/decisions/0334-workflow-shape-attempts-local.md).
     maxConcurrentWorkflowTaskExecutions: setup.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS ?? 100,
-    maxConcurrentLocalActivityExecutions: setup.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS ?? 100,
+    maxConcurrentLocalActivityExecutions: attemptSlotsOf(setup.config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS ?? 100),
     // Many workflow tasks are a new workflow's first (webhook fan-outs and deliveries), which come on
     // the non-sticky queue: the fixed default gives it 2 of 10 pollers; autoscaling follows the backlog.
     workflowTaskPollerBehavior: { type: 'autoscaling' },

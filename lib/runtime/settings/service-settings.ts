@@ -66,9 +66,9 @@ export const serviceSettings = {
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
   /**
-   * Workflow tasks, and local activities, a worker runs at once; at most WORKER_MAX_CACHED_WORKFLOWS.
-   * A local activity holds its workflow task while it runs: in `workflow` shape a delivery's attempt
-   * is one, so this bounds the worker's POSTs in flight, each endpoint within its own limit
+   * Workflow tasks a worker runs at once; at most WORKER_MAX_CACHED_WORKFLOWS. Half of them may wait
+   * on a local activity, which holds its task while it runs: in `workflow` shape a delivery's attempt
+   * is one, so half bounds the worker's POSTs in flight, one organisation's at that less a twentieth
    * (docs/decisions/0334-workflow-shape-attempts-local.md).
    */
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(100_000).default(100),

@@ -1,0 +1,60 @@
+import { orgShareOf } from '../../domain/attempt-slots';
+import { actor, newOrg } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { PATHS, registerHook } from './support/hooks';
+import { anEvent, publish } from './support/publish';
+import { Receiver } from './support/receiver';
+
+/**
+ * `workflow` shape (docs/decisions/0334-workflow-shape-attempts-local.md): an attempt is a local
+ * activity that holds one of the worker's workflow task slots while its POST runs, so one
+ * organisation's slow POSTs could hold every slot and leave another's delivery unpolled. Half the
+ * slots may wait on a POST, and the gate keeps an organisation to those less the reserve.
+ */
+const SLOTS = 40;
+const SHARE = orgShareOf(SLOTS);
+
+describe("workflow shape: an organisation's slow POSTs leave the worker's last slots to the others", () => {
+  let svc: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([
+      startService({
+        set: 'A',
+        env: {
+          WEBHOOK_DELIVERY_SHAPE: 'workflow',
+          WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+          WORKER_MAX_CACHED_WORKFLOWS: String(SLOTS),
+          WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: String(SLOTS),
+        },
+      }),
+      Receiver.start(),
+    ]);
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await receiver?.stop();
+  });
+
+  it("delivers another organisation's event at once while one holds its whole share in slow POSTs", async () => {
+    const x = await actor(svc, newOrg(), ['staff']);
+    const y = await actor(svc, newOrg(), ['staff']);
+    const [slow, healthy] = ['share-x-slow', 'share-y-healthy'];
+    const endpoint = await registerHook(svc, receiver, x, slow, ['subscription.approved'], { delayMs: 10_000 });
+    // The endpoint's own limit is above the organisation's share, so only the share holds X back.
+    const patched = await http(svc.baseUrl).patch(`${PATHS.A.endpoints}/${endpoint.id}`, x.token, { maxInFlight: 64 });
+    expect(patched.status).toBe(200);
+    await registerHook(svc, receiver, y, healthy, ['subscription.approved']);
+    await Promise.all(Array.from({ length: 40 }, () => publish(svc, [anEvent(x.orgId)])));
+    await receiver.waitFor(slow, SHARE, 20_000); // X's share is in flight, the rest wait their turn
+
+    const published = Date.now();
+    await publish(svc, [anEvent(y.orgId)]);
+    const [got] = await receiver.waitFor(healthy, 1, 8000);
+    expect(got!.at - published).toBeLessThan(1000);
+    // X never held more than its share at once, as the receiver counts open requests.
+    expect(Math.max(...(await receiver.received(slow)).map((d) => d.concurrent))).toBeLessThanOrEqual(SHARE);
+  });
+});
