@@ -120,24 +120,18 @@ async function pass(
 ): Promise<Gate> {
   return knex.transaction(async (trx) => {
     // Under the flow row's lock, so two attempts to one endpoint decide one after the other.
-    const load = workflowShape && !manual ? await endpointLoad(trx, t, workflowShape) : null;
-    const row:
-      | {
-          circuit_state: CircuitState;
-          probe_at: Date | null;
-          rate_limit_per_second: number | null;
-          rate_wait_ms: number | null;
-          now: Date;
-        }
-      | undefined = (
+    const limits = manual ? undefined : workflowShape;
+    const row: (FlowRow & Partial<LoadColumns>) | undefined = (
       await trx.raw(
         `select f.circuit_state, f.probe_at, e.rate_limit_per_second, now() as now,
                 case when e.rate_limit_per_second is null then null
                      else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
                   as rate_wait_ms
+                ${limits ? LOAD_COLUMNS : ''}
            from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
+                ${limits ? OPEN_ATTEMPTS : ''}
           where f.endpoint_id = ? for update of f`,
-        [t.endpoint_id],
+        limits ? [limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id] : [t.endpoint_id],
       )
     ).rows[0];
     if (!row) return { kind: 'send', delayMs: 0 };
@@ -148,7 +142,8 @@ async function pass(
     if (word === 'hold') return { kind: 'held' };
     // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
     // as long as the backlog ahead needs, then ask again.
-    if (load?.full) return { kind: 'throttled', waitMs: spread((load.waiting / load.slots) * load.meanMs) };
+    if (limits && isFull(row as FlowRow & LoadColumns, limits))
+      return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots!) };
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
     let delayMs = 0;
@@ -212,36 +207,45 @@ const MAX_WAIT_MS = 60_000;
 const spread = (ms: number) =>
   Math.round(Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, ms)) * (0.75 + Math.random() * 0.5));
 
+interface FlowRow {
+  circuit_state: CircuitState;
+  probe_at: Date | null;
+  rate_limit_per_second: number | null;
+  rate_wait_ms: number | null;
+  now: Date;
+}
+
 /**
- * The endpoint's load, under its flow row's lock: whether its concurrency limit is reached (its
- * attempts whose POST has not ended, this delivery's own claimed attempt aside) and its limit; when
- * it is, how many of its deliveries wait for a first attempt and how long its recent attempts took
- * (one still in flight counts its age so far). The endpoint also counts as full while its organisation
- * holds its whole share of attempts in flight, across its endpoints (read without a lock: a moment's
- * overshoot by attempts deciding together is bounded by their number). An endpoint with a free slot
- * costs one short statement under the lock, so attempts to a busy endpoint do not queue behind the
- * backlog's count.
+ * `workflow` shape: the endpoint's load, read with its flow row under the row's lock. Its limit, and
+ * the attempts whose POST has not ended, this delivery's own claimed attempt aside: the endpoint's
+ * and its organisation's across all its endpoints, counted in one scan of the open attempts.
  */
-async function endpointLoad(
-  trx: Knex.Transaction,
-  t: Target,
-  limits: WorkflowShapeLimits,
-): Promise<{ full: boolean; slots: number; waiting: number; meanMs: number }> {
-  const row: { in_flight: number; slots: number; org_in_flight: number } | undefined = (
-    await trx.raw(
-      `select (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-                where a.duration_ms is null and d.endpoint_id = f.endpoint_id and a.delivery_id <> ?)::int as in_flight,
-              coalesce(e.max_in_flight, ?) as slots,
-              (select count(*) from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-                where a.duration_ms is null and d.org_id = e.org_id and a.delivery_id <> ?)::int as org_in_flight
-         from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
-        where f.endpoint_id = ? for update of f`,
-      [t.delivery_id, limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id],
-    )
-  ).rows[0];
-  if (!row) return { full: false, slots: limits.defaultMaxInFlight, waiting: 0, meanMs: MIN_WAIT_MS };
-  if (row.in_flight < row.slots && row.org_in_flight < limits.orgMaxInFlight)
-    return { full: false, slots: row.slots, waiting: 0, meanMs: MIN_WAIT_MS };
+interface LoadColumns {
+  slots: number;
+  in_flight: number;
+  org_in_flight: number;
+}
+const LOAD_COLUMNS = `, coalesce(e.max_in_flight, ?) as slots, o.in_flight, o.org_in_flight`;
+const OPEN_ATTEMPTS = `cross join lateral (
+    select (count(*) filter (where d.endpoint_id = f.endpoint_id))::int as in_flight, count(*)::int as org_in_flight
+      from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+     where a.duration_ms is null and d.org_id = e.org_id and a.delivery_id <> ?) o`;
+
+/**
+ * Every slot is taken: the endpoint's concurrency limit, or its organisation's share of the
+ * worker's attempts. The organisation's count is read without a lock on its other endpoints: a
+ * moment's overshoot by attempts deciding together is bounded by their number.
+ */
+const isFull = (row: LoadColumns, limits: WorkflowShapeLimits) =>
+  row.in_flight >= row.slots || row.org_in_flight >= limits.orgMaxInFlight;
+
+/**
+ * How long a throttled attempt of a full endpoint waits: about as long as the backlog ahead needs,
+ * from how many of the endpoint's deliveries wait for a first attempt and how long its recent
+ * attempts took (one still in flight counts its age so far). Counted only when the endpoint is full,
+ * so attempts to a busy endpoint with a free slot do not queue behind this count.
+ */
+async function backlogWait(trx: Knex.Transaction, endpointId: string, slots: number): Promise<number> {
   const backlog: { waiting: number; mean_ms: number | null } = (
     await trx.raw(
       `select (select count(*) from (select 1 from webhook_deliveries d
@@ -258,13 +262,9 @@ async function endpointLoad(
                    from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
                   where a.duration_ms is null and d.endpoint_id = ? and a.attempted_at < now()) m)::float8
                 as mean_ms`,
-      [t.endpoint_id, t.endpoint_id, t.endpoint_id],
+      [endpointId, endpointId, endpointId],
     )
   ).rows[0];
-  return {
-    full: true,
-    slots: row.slots,
-    waiting: backlog.waiting,
-    meanMs: Math.max(MIN_WAIT_MS, Number(backlog.mean_ms ?? MIN_WAIT_MS)),
-  };
+  const meanMs = Math.max(MIN_WAIT_MS, Number(backlog.mean_ms ?? MIN_WAIT_MS));
+  return spread((backlog.waiting / slots) * meanMs);
 }
