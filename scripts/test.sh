@@ -16,12 +16,9 @@ npm run -s lint:unused         # no unused file, export or dependency (knip.json
 npm run -s lint:names          # a file's name says one thing across the tree
 npm run -s lint:pointers       # every path a comment, record or doc names exists; no "issue N" in code
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
-# (test/webhooks/delivery-shape.test.ts and organisation-share.test.ts set their own shape, so they run once). isolation.test.ts runs
-# in the default shape only for now: in `workflow` shape, fairness keys on, one organisation's burst
-# still delays another's by up to 1.4 s under load (the bound is 1 s), a throttled endpoint drains
-# slowly and a rate limit's arrivals can bunch (docs/decisions/0325-workflow-shape-fairness-keys.md);
-# parked-slots.test.ts likewise (the dispatcher's slots it tests are the engine shape's).
-WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation parked-slots organisation-share"
+# (delivery-shape, organisation-share and gate-turns set their own shape, so they run once);
+# parked-slots.test.ts runs in the default shape only (the dispatcher's slots it tests are the engine shape's).
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi

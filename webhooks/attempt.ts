@@ -2,6 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
 import { PACING_HORIZON_MS, pace, spacingMs } from '../domain/delivery-pacing';
 import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
+import { keyedTurns } from '../lib/keyed-turns';
 import { logger } from '../lib/runtime/logger';
 import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type Target } from './attempt-store';
 import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
@@ -42,6 +43,11 @@ export function attemptService(deps: {
    */
   workflowShape?: WorkflowShapeLimits;
 }) {
+  // The gate decides under the endpoint's flow row lock. Attempts to one endpoint take their turn
+  // here before they take a pooled connection, so a burst's waiters never hold the pool that other
+  // endpoints' attempts need (docs/decisions/0335-gate-turns-per-endpoint.md).
+  const gateTurn = keyedTurns();
+
   async function attempt(input: AttemptInput): Promise<AttemptResult> {
     const knex = deps.knex();
     const t = (await loadTargets(knex, [input.deliveryId])).get(input.deliveryId);
@@ -80,7 +86,9 @@ export function attemptService(deps: {
       // still waiting in this process for the database.
       finished = deps.recorder.pending(input.owner, input.deliveryId, input.number) ?? notSent(input, IN_DOUBT_ERROR);
     } else {
-      const gate = await pass(knex, t, input.manual ?? false, input.reservedAt, deps.workflowShape);
+      const gate = await gateTurn(t.endpoint_id, () =>
+        pass(knex, t, input.manual ?? false, input.reservedAt, deps.workflowShape),
+      );
       if (gate.kind === 'throttled') {
         // Not this attempt's turn: give the number back; the workflow sleeps until the start reserved for it.
         await knex('webhook_attempts')

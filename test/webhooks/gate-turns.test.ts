@@ -1,0 +1,75 @@
+import { Client as PgClient } from 'pg';
+import { actor, newOrg } from '../support/fixtures';
+import { http } from '../support/http';
+import { startService, type TestService } from '../support/service';
+import { PATHS, registerHook } from './support/hooks';
+import { anEvent, publish } from './support/publish';
+import { Receiver } from './support/receiver';
+
+/**
+ * `workflow` shape (docs/decisions/0335-gate-turns-per-endpoint.md): every attempt passes its
+ * endpoint's gate under the endpoint's flow row lock. A burst's attempts to one endpoint used to
+ * wait for that lock each on a pooled connection, so the worker's pool filled with one endpoint's
+ * waiters and every other organisation's attempt queued behind them for a connection.
+ */
+describe("workflow shape: one endpoint's burst never holds the worker's database pool", () => {
+  let svc: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    [svc, receiver] = await Promise.all([
+      startService({
+        set: 'A',
+        env: { WEBHOOK_DELIVERY_SHAPE: 'workflow', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', DATABASE_POOL_MAX: '10' },
+      }),
+      Receiver.start(),
+    ]);
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await receiver?.stop();
+  });
+
+  it("keeps at most one of a worker's connections waiting on an endpoint's gate, and serves another organisation at once", async () => {
+    const x = await actor(svc, newOrg(), ['staff']);
+    const y = await actor(svc, newOrg(), ['staff']);
+    const [bursty, quiet] = ['turns-x-burst', 'turns-y-quiet'];
+    const burst = await registerHook(svc, receiver, x, bursty, ['subscription.approved'], { delayMs: 100 });
+    const patched = await http(svc.baseUrl).patch(`${PATHS.A.endpoints}/${burst.id}`, x.token, { maxInFlight: 4 });
+    expect(patched.status).toBe(200);
+    await registerHook(svc, receiver, y, quiet, ['subscription.approved']);
+
+    // The service's own role sees its sessions' statements and what each waits on.
+    const pg = new PgClient({ connectionString: svc.config.DATABASE_URL, connectionTimeoutMillis: 5000 });
+    await pg.connect();
+    let sampling = true;
+    let mostWaiting = 0;
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await pg.query(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query like '%for update of f%'`,
+        );
+        mostWaiting = Math.max(mostWaiting, rows[0].n);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      await publish(
+        svc,
+        Array.from({ length: 400 }, () => anEvent(x.orgId)),
+      );
+      await receiver.waitFor(bursty, 20, 30_000);
+      const published = Date.now();
+      await publish(svc, [anEvent(y.orgId)]);
+      const [got] = await receiver.waitFor(quiet, 1, 5000);
+      expect(got!.at - published).toBeLessThan(1000);
+    } finally {
+      sampling = false;
+      await sampler;
+      await pg.end();
+    }
+    // One gate at a time per endpoint in this worker; at most it waits on the recorder's update of the row.
+    expect(mostWaiting).toBeLessThanOrEqual(1);
+  });
+});
