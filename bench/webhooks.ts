@@ -100,6 +100,9 @@ function writeResults(
 ) {
   const engine = SHAPES.includes('engine') ? runs.engine : keptEngineRun(runs.workflow?.suffix ?? '');
   if (!engine?.complete) return;
+  // A workflow-shape run alone writes only when it is whole: a part of it (BENCH_PHASES) would
+  // otherwise replace the last whole run's workflow keys with "not run".
+  if (!SHAPES.includes('engine') && !runs.workflow?.complete) return;
   const results = {
     ...engine.results,
     shape_workflow: runs.workflow?.complete
