@@ -244,9 +244,15 @@ const UPDATE_ATTEMPTS = `update webhook_attempts a
     and a.delivery_id = any(?::uuid[])`;
 
 // A success is final: a late failure of a racing attempt (manual retry beside the batch) never undoes it.
+// A deleted endpoint takes no more attempts: a result that lands after its deliveries were stopped
+// (its POST was in flight) schedules nothing. The statement sees a delete committed before it began;
+// one that began before holds the delivery's row, and the stop waits for it, then clears its schedule.
 const UPDATE_DELIVERIES = `update webhook_deliveries d
     set status = case when d.status = 'success' then 'success' else v.status end,
-        next_attempt_at = case when d.status = 'success' then null else v.next_attempt_at end,
+        next_attempt_at = case when d.status = 'success'
+                                 or exists (select 1 from webhook_endpoints e
+                                             where e.id = d.endpoint_id and e.deleted_at is not null) then null
+                               else v.next_attempt_at end,
         attempt_count = greatest(d.attempt_count, v.number),
         last_attempt_at = case when v.number >= d.attempt_count then v.attempted_at else d.last_attempt_at end,
         updated_at = now()

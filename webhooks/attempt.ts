@@ -17,8 +17,10 @@ export interface WorkflowShapeLimits {
   orgMaxInFlight: number;
 }
 
-/** What the endpoint's circuit and rate limit allow one scheduled attempt. */
-/** A throttled attempt of a rate-limited endpoint has its start reserved; one held by a full endpoint (workflow shape) has none. */
+/**
+ * What the endpoint's circuit and rate limit allow one scheduled attempt. A throttled attempt of a
+ * rate-limited endpoint has its start reserved; one held by a full endpoint (workflow shape) has none.
+ */
 type Gate =
   { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'throttled'; waitMs: number; reservedAt?: string };
 
@@ -150,8 +152,8 @@ async function pass(
     if (word === 'hold') return { kind: 'held' };
     // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
     // as long as the backlog ahead needs, then ask again.
-    if (limits && isFull(row as FlowRow & LoadColumns, limits))
-      return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots!) };
+    if (limits && loaded(row) && isFull(row, limits))
+      return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots) };
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
     let delayMs = 0;
@@ -238,6 +240,9 @@ const OPEN_ATTEMPTS = `cross join lateral (
     select (count(*) filter (where d.endpoint_id = f.endpoint_id))::int as in_flight, count(*)::int as org_in_flight
       from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
      where a.duration_ms is null and d.org_id = e.org_id and a.delivery_id <> ?) o`;
+
+/** The row was read with the load's columns (`workflow` shape, an attempt no person asked for). */
+const loaded = (row: FlowRow & Partial<LoadColumns>): row is FlowRow & LoadColumns => row.slots !== undefined;
 
 /**
  * Every slot is taken: the endpoint's concurrency limit, or its organisation's share of the

@@ -128,4 +128,36 @@ describe('nothing is left pending', () => {
     }
     expect(await knex('webhook_endpoint_cleanups').where({ endpoint_id: hook.id })).toEqual([]);
   });
+
+  it('schedules nothing from an attempt whose POST was in flight when its endpoint was deleted', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    // The receiver holds the POST 3 s, then answers 500: a failure that would schedule attempt 2 in 30 s.
+    const hook = await registerHook(svc, receiver, staff, 'in-flight-delete', ['*'], {
+      defaultStatus: 500,
+      delayMs: 3000,
+    });
+    const id = await ping(staff, hook.id);
+    await receiver.waitFor('in-flight-delete', 1);
+    expect((await api.delete(`${base}/${hook.id}`, staff.token)).status).toBe(204);
+    const knex = svc.orm.em.getConnection().getKnex();
+    // The background stop has been and gone while the POST was still held.
+    await until('the cleanup done', async () =>
+      (await knex('webhook_endpoint_cleanups').where({ endpoint_id: hook.id })).length === 0 ? true : undefined,
+    );
+    // Seen failing before the fix: the late result wrote attempt 2's time, and the delivery waited
+    // 30 s for a schedule its deleted endpoint will never take.
+    const row = await until(
+      'the late result recorded with nothing scheduled',
+      async () => {
+        const d: { status: string; next_attempt_at: Date | null; attempt_count: number } = await knex(
+          'webhook_deliveries',
+        )
+          .where({ id })
+          .first('status', 'next_attempt_at', 'attempt_count');
+        return d.attempt_count >= 1 && d.status !== 'pending' ? d : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+    expect(row).toMatchObject({ status: 'failed', next_attempt_at: null });
+  });
 });
