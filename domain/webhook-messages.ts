@@ -59,6 +59,11 @@ export const deliveryPriority = (orgId: string): Priority => ({ fairnessKey: org
 export const retryNow = defineSignal('retryNow');
 /** The endpoint was deleted: end without further attempts. */
 export const endpointDeleted = defineSignal('endpointDeleted');
+/**
+ * `workflow` shape: a slot of the endpoint (or its organisation) came free while this delivery was
+ * held for one; it asks again now rather than at its timer (docs/decisions/0337-held-attempts-woken.md).
+ */
+export const slotFree = defineSignal('slotFree');
 
 export interface DeliveryInput {
   deliveryId: string;

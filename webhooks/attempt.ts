@@ -7,6 +7,7 @@ import { logger } from '../lib/runtime/logger';
 import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type Target } from './attempt-store';
 import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
+import { slotWaiters } from './slot-waiters';
 
 /** How late past its reserved start an attempt may still take it (the spacing's 2% at 1/s). */
 const LATE_RESERVATION_MS = 20;
@@ -22,7 +23,9 @@ export interface WorkflowShapeLimits {
  * rate-limited endpoint has its start reserved; one held by a full endpoint (workflow shape) has none.
  */
 type Gate =
-  { kind: 'send'; delayMs: number } | { kind: 'held' } | { kind: 'throttled'; waitMs: number; reservedAt?: string };
+  | { kind: 'send'; delayMs: number }
+  | { kind: 'held' }
+  | { kind: 'throttled'; waitMs: number; reservedAt?: string; full?: true };
 
 /**
  * One attempt of a delivery on its retry schedule (workflows/webhook-delivery.ts), or of an
@@ -44,11 +47,17 @@ export function attemptService(deps: {
    * (docs/decisions/0334-workflow-shape-attempts-local.md).
    */
   workflowShape?: WorkflowShapeLimits;
+  /**
+   * `workflow` shape: tells a delivery held for a slot that one came free (webhooks/slot-waiters.ts);
+   * absent until the worker runs, and in `engine` shape, where nothing is held.
+   */
+  wake?: (deliveryId: string) => void;
 }) {
   // The gate decides under the endpoint's flow row lock. Attempts to one endpoint take their turn
   // here before they take a pooled connection, so a burst's waiters never hold the pool that other
   // endpoints' attempts need (docs/decisions/0335-gate-turns-per-endpoint.md).
   const gateTurn = keyedTurns();
+  const waiters = slotWaiters();
 
   async function attempt(input: AttemptInput): Promise<AttemptResult> {
     const knex = deps.knex();
@@ -69,6 +78,8 @@ export function attemptService(deps: {
       logger.warn({ deliveryId: input.deliveryId }, 'delivery not recorded; nothing to attempt');
       return answer('superseded');
     }
+    // Asking again, woken or not: it holds no place among the waiters any more.
+    waiters.leave(input.deliveryId);
     if (t.deleted_at) {
       await stopWaiting(knex, [t.delivery_id]);
       return answer('endpoint_deleted');
@@ -97,6 +108,8 @@ export function attemptService(deps: {
           .where({ delivery_id: input.deliveryId, number: input.number, owner: input.owner })
           .whereNull('duration_ms')
           .delete();
+        // Held for a slot: the attempt that frees one wakes it before its timer (docs/decisions/0337-held-attempts-woken.md).
+        if (gate.full && deps.wake) waiters.hold(input.deliveryId, t.endpoint_id, t.org_id);
         return { ...answer('throttled'), retryAfterMs: gate.waitMs, reservedAt: gate.reservedAt };
       }
       if (gate.kind === 'held') finished = notSent(input, CIRCUIT_OPEN);
@@ -106,6 +119,11 @@ export function attemptService(deps: {
       }
     }
     const recorded = await deps.recorder.record(finished, { endpointId: t.endpoint_id, publishedAt: t.occurred_at });
+    // Its slot is free once its result is recorded (the gate counts attempts without one): the next waiter may have it.
+    if (deps.wake) {
+      const next = waiters.next(t.endpoint_id, t.org_id);
+      if (next) deps.wake(next);
+    }
     if (recorded.endpointDisabled) return answer('endpoint_disabled', finished);
     return answer(isSuccess(finished.responseStatus) ? 'success' : 'failed', finished);
   }
@@ -153,7 +171,7 @@ async function pass(
     // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
     // as long as the backlog ahead needs, then ask again.
     if (limits && loaded(row) && isFull(row, limits))
-      return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots) };
+      return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots), full: true };
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
     let delayMs = 0;

@@ -15,6 +15,7 @@ import { startListener } from './listener';
 import { createRecorder } from './result-recorder';
 import { secretBoxFrom } from './secret-box';
 import { createSender } from './sender';
+import { wakeWaiter } from './slot-waiters';
 import { personalKeys } from '../db/personal-keys';
 import { sweep } from './sweep';
 import { startQueuedDeliveries } from './workflow-shape';
@@ -87,6 +88,8 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       maxCooldownMs: config.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS * 16_000,
     },
   });
+  // The worker's client, once it runs: held deliveries are woken through it (webhooks/slot-waiters.ts).
+  let temporal: Client | undefined;
   const attempts = attemptService({
     knex,
     sender,
@@ -96,6 +99,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
         orgMaxInFlight: orgShareOf(config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS),
       },
+      wake: (deliveryId: string) => temporal && wakeWaiter(temporal, deliveryId),
     }),
   });
 
@@ -103,6 +107,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
     attempt: (input) => attempts.attempt(input),
 
     async start(run) {
+      temporal = run.temporal;
       const handOverDeps: HandOverDeps = {
         knex,
         temporal: run.temporal,

@@ -44,8 +44,10 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   const send = input.attemptAsActivity ? remote.attemptDelivery : attemptDelivery;
   let retryRequested = input.attemptNow ?? false;
   let deleted = false;
+  let slotFreed = false;
   setHandler(m.retryNow, () => void (retryRequested = true));
   setHandler(m.endpointDeleted, () => void (deleted = true));
+  setHandler(m.slotFree, () => void (slotFreed = true));
 
   const owner = `run:${workflowInfo().runId}`;
   let made = input.attemptsMade ?? 0;
@@ -70,7 +72,12 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
       // no reservation: those runs polled, and replay as they ran.
       if (outcome === 'throttled') {
         reservedAt = result.reservedAt;
-        await sleep(Math.max(1, result.retryAfterMs ?? 1000));
+        const waitMs = Math.max(1, result.retryAfterMs ?? 1000);
+        // Held for a slot (no reservation): the attempt that frees one wakes it, the timer is the
+        // fallback (docs/decisions/0337-held-attempts-woken.md). A reserved start is a time: it sleeps.
+        slotFreed = false;
+        if (reservedAt === undefined) await condition(() => slotFreed, waitMs);
+        else await sleep(waitMs);
         continue;
       }
       // A person asked for an attempt now and another owner holds this number (the dispatcher's

@@ -174,6 +174,28 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
     }
     expect(await receiver.received(h)).toHaveLength(4);
   });
+
+  it('wakes a delivery held for a full endpoint when an attempt frees the slot, not only at its timer', async () => {
+    const h = hook();
+    const endpoint = await registerHook(svc, receiver, staff, h, ['*'], { delayMs: 1500 });
+    const api = http(svc.baseUrl);
+    expect((await api.patch(`${PATHS.A.endpoints}/${endpoint.id}`, staff.token, { maxInFlight: 1 })).status).toBe(200);
+    const ping = async () => (await api.post(`${PATHS.A.endpoints}/${endpoint.id}/test`, staff.token)).body.data;
+    await ping();
+    await receiver.waitFor(h, 1); // the endpoint's one slot is taken for 1.5 s
+    const held: { delivery_id: string }[] = await Promise.all([ping(), ping(), ping()]);
+    await receiver.waitFor(h, 4, 60_000);
+    // Seen failing before docs/decisions/0337-held-attempts-woken.md: no held delivery was ever signalled.
+    const signalled = await Promise.all(
+      held.map(async ({ delivery_id }) => {
+        const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id));
+        expect(await handle.result()).toBe('success');
+        const { events } = await handle.fetchHistory();
+        return (events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'slotFree');
+      }),
+    );
+    expect(signalled.filter(Boolean).length).toBeGreaterThan(0);
+  });
 });
 
 describe('workflow shape under time skipping: a failing delivery follows the §6.5 schedule from attempt 1', () => {
