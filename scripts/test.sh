@@ -16,30 +16,35 @@ npm run -s lint:unused         # no unused file, export or dependency (knip.json
 npm run -s lint:names          # a file's name says one thing across the tree
 npm run -s lint:pointers       # every path a comment, record or doc names exists; no "issue N" in code
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
-# (delivery-shape, organisation-share and gate-turns set their own shape, so they run once).
+# (delivery-shape, organisation-share and gate-turns set their own shape, so they run once;
+# throttled-sleep runs alone in each, after the others).
 # parked-slots.test.ts runs in the default shape only (the dispatcher's slots it tests are the engine
 # shape's), and isolation.test.ts too for now: in `workflow` shape its burst case holds another
 # organisation's delivery under 1 s only on a quiet stack (45-165 ms alone; 1,157 ms in CI beside a
 # second suite, 1,332 ms alone right after the others on one stack; docs/decisions/0335-gate-turns-per-endpoint.md).
-WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation parked-slots organisation-share gate-turns"
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation parked-slots organisation-share gate-turns throttled-sleep"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi
 # The whole suite: on the dev server (in the shape the environment names, `engine` by default), the
 # webhook suites again in the other delivery shape (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md),
 # then the production-shape part on the full server.
-# Two suites run alone, after the rest. parked-slots.test.ts times a tail: it holds another
+# Three suites run alone, after the rest. parked-slots.test.ts times a tail: it holds another
 # organisation's p99 under 100 ms, and beside a second test file's stack on two cores it measured
 # that file's load instead (p99 209 ms beside one, 42 ms alone), as a benchmark beside a suite would.
-# gate-turns.test.ts bursts 400 delivery workflows on two cores: beside it, throttled-sleep.test.ts's
-# timers woke past their reservations (4 attempt calls where 3 is the most), with or without
-# docs/decisions/0337-held-attempts-woken.md, and beside another suite its own burst had not begun in 30 s.
-ALONE_SUITES="test/webhooks/parked-slots.test.ts test/webhooks/gate-turns.test.ts"
-npx tsx scripts/with-stack.ts -- npx jest --testPathIgnorePatterns /node_modules/ /test/cluster/ parked-slots gate-turns
+# throttled-sleep.test.ts times a rate limit as the receiver's clock sees it: beside another suite
+# two arrivals came 456 ms apart where 1/s spaces the starts 1,020 ms (CI, the receiver's and the
+# sender's processes starved of the two cores), and beside gate-turns.test.ts its timers woke past
+# their reservations. gate-turns.test.ts bursts 400 delivery workflows: beside another suite its own
+# burst had not begun in 30 s.
+ALONE_SUITES="test/webhooks/parked-slots.test.ts test/webhooks/gate-turns.test.ts test/webhooks/throttled-sleep.test.ts"
+npx tsx scripts/with-stack.ts -- npx jest --testPathIgnorePatterns /node_modules/ /test/cluster/ parked-slots gate-turns throttled-sleep
 echo "[test] the suites that run alone: $ALONE_SUITES"
 npx tsx scripts/with-stack.ts -- npx jest --maxWorkers=1 $ALONE_SUITES
 other_shape=workflow
 if [ "${WEBHOOK_DELIVERY_SHAPE:-engine}" = workflow ]; then other_shape=engine; fi
 echo "[test] webhook suites again with WEBHOOK_DELIVERY_SHAPE=$other_shape"
 WEBHOOK_DELIVERY_SHAPE="$other_shape" npx tsx scripts/with-stack.ts -- npx jest $WEBHOOK_SHAPE_SUITES
+echo "[test] alone, with WEBHOOK_DELIVERY_SHAPE=$other_shape: test/webhooks/throttled-sleep.test.ts"
+WEBHOOK_DELIVERY_SHAPE="$other_shape" npx tsx scripts/with-stack.ts -- npx jest --maxWorkers=1 test/webhooks/throttled-sleep.test.ts
 exec bash scripts/test-cluster.sh

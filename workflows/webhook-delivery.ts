@@ -56,6 +56,8 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
     // The start the endpoint's rate limit reserved for this attempt when it was throttled.
     let reservedAt: string | undefined;
     for (;;) {
+      // A wake-up counts from here: one that arrives while this attempt is being held is for this wait.
+      slotFreed = false;
       const result = await send({
         deliveryId: input.deliveryId,
         number: made + 1,
@@ -75,7 +77,6 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
         const waitMs = Math.max(1, result.retryAfterMs ?? 1000);
         // Held for a slot (no reservation): the attempt that frees one wakes it, the timer is the
         // fallback (docs/decisions/0337-held-attempts-woken.md). A reserved start is a time: it sleeps.
-        slotFreed = false;
         if (reservedAt === undefined) await condition(() => slotFreed, waitMs);
         else await sleep(waitMs);
         continue;

@@ -223,19 +223,25 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
       );
       return;
     }
-    // The failed first attempts went to a retry scheduler, which started their delivery workflows.
-    const histories = await Promise.all(
-      Array.from({ length: svc.config.WEBHOOK_SCHEDULER_SHARDS }, (_, shard) =>
-        svc.temporal.workflow
-          .getHandle(retrySchedulerWorkflowId(svc.config.TEMPORAL_TASK_QUEUE, shard))
-          .fetchHistory()
-          .catch(() => undefined),
-      ),
-    );
-    const started = histories
-      .flatMap((h) => h?.events ?? [])
-      .filter((e) => e.childWorkflowExecutionStartedEventAttributes);
-    expect(started.length).toBeGreaterThanOrEqual(4);
+    // The failed first attempts went to a retry scheduler, which started their delivery workflows. The
+    // hand-over runs after the results commit, and the starts after it: waited for (on a loaded CI
+    // machine none had started yet when the probe was delivered).
+    const schedulerHistories = () =>
+      Promise.all(
+        Array.from({ length: svc.config.WEBHOOK_SCHEDULER_SHARDS }, (_, shard) =>
+          svc.temporal.workflow
+            .getHandle(retrySchedulerWorkflowId(svc.config.TEMPORAL_TASK_QUEUE, shard))
+            .fetchHistory()
+            .catch(() => undefined),
+        ),
+      );
+    const childStarts = (hs: Awaited<ReturnType<typeof schedulerHistories>>) =>
+      hs.flatMap((h) => h?.events ?? []).filter((e) => e.childWorkflowExecutionStartedEventAttributes).length;
+    const histories = await until('four delivery workflows started by the retry schedulers', async () => {
+      const hs = await schedulerHistories();
+      return childStarts(hs) >= 4 ? hs : undefined;
+    });
+    expect(childStarts(histories)).toBeGreaterThanOrEqual(4);
     const recorded = histories.find((h) => h?.events?.some((e) => e.childWorkflowExecutionStartedEventAttributes))!;
     await Worker.runReplayHistory(
       { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
