@@ -17,6 +17,7 @@ module.exports = {
   // ESM-only packages are compiled to CommonJS like our own code (oauth2-mock-server: a test's authorization server).
   transformIgnorePatterns: ['/node_modules/(?!(jose|oauth2-mock-server|is-plain-obj)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   testTimeout: 60_000,
   maxWorkers: 2,
   verbose: true,

@@ -4,6 +4,10 @@ import { logger } from '../lib/runtime/logger';
 
 /** How long a probe may take before its dependency counts as unreachable. */
 const PROBE_TIMEOUT_MS = 2000;
+/** How late a probe's timer may fire before the lateness counts as this process's stall. */
+const STALL_MS = 250;
+/** Probe windows at most, each a stall extends by one. */
+const MAX_WINDOWS = 3;
 /** While all answer, how old the last look may be before a request starts another (in the background). */
 const UP_RECHECK_MS = 5000;
 /** While one is down, how old the last look may be before a request waits for a fresh one (to see it return). */
@@ -61,26 +65,37 @@ export class DependencyWatch {
 
 const downOf = (r: Reachability): Dependency[] => (['database', 'temporal'] as const).filter((d) => !r[d]);
 
+/**
+ * Whether the probe answers within PROBE_TIMEOUT_MS of a running process. A timer that fires more
+ * than STALL_MS late says this process was stopped (a long GC pause, a starved CPU), not that the
+ * dependency was slow: its answer may be waiting, unread, behind the timer. So the answer gets a turn
+ * of I/O before the verdict, and a late timer earns a fresh window, at most MAX_WINDOWS in all.
+ */
 async function answers(probe: () => Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      probe(),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
-      }),
+  let settled: boolean | undefined;
+  const outcome = probe().then(
+    () => (settled = true),
+    () => (settled = false),
+  );
+  for (let window = 1; ; window++) {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      outcome.then(() => false),
+      new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), PROBE_TIMEOUT_MS))),
     ]);
-    return true;
-  } catch {
-    return false;
-  } finally {
     clearTimeout(timer);
+    if (!timedOut) return settled!;
+    await new Promise((resolve) => setImmediate(resolve)); // the I/O that arrived during a stall is read first
+    if (settled !== undefined) return settled;
+    const late = performance.now() - started - PROBE_TIMEOUT_MS;
+    if (late <= STALL_MS || window === MAX_WINDOWS) return false;
   }
 }
 
 const watches = new WeakMap<object, DependencyWatch>();
 
-/** The app's one watch: `select 1` on the ORM's pool and Temporal's GetSystemInfo, each within the probe timeout. */
+/** The app's one watch: `select 1` on the ORM's pool and Temporal's GetSystemInfo, each timed as `answers` says. */
 export function dependencyWatchOf(deps: Pick<ApiDeps, 'orm' | 'temporal'>): DependencyWatch {
   let watch = watches.get(deps.orm);
   if (!watch) {
@@ -88,7 +103,10 @@ export function dependencyWatchOf(deps: Pick<ApiDeps, 'orm' | 'temporal'>): Depe
     watch = new DependencyWatch({
       database: () => deps.orm.em.getConnection().execute('select 1'),
       temporal: () =>
-        connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => connection.workflowService.getSystemInfo({})),
+        // The watch times the probe (a stall earns it another window); the deadline only ends the call.
+        connection.withDeadline(Date.now() + PROBE_TIMEOUT_MS * MAX_WINDOWS, () =>
+          connection.workflowService.getSystemInfo({}),
+        ),
     });
     watches.set(deps.orm, watch);
   }

@@ -1,8 +1,9 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Knex } from '@mikro-orm/postgresql';
-import { deliveryWorkflowId, endpointDeleted } from '../domain/webhook-messages';
+import { endpointDeleted } from '../domain/webhook-messages';
 import { logger } from '../lib/runtime/logger';
 import { stopWaiting } from './attempt-store';
+import { signalDelivery } from './delivery-signal';
 import { endLeases, LEASE_MS, unleased } from './leases';
 
 /** Deliveries stopped per call, and signals sent side by side. */
@@ -51,16 +52,7 @@ export async function stopDeletedEndpoints(deps: { knex: () => Knex; temporal: C
       .limit(PAGE)
       .pluck('id');
     for (let i = 0; i < ids.length; i += SIDE_BY_SIDE)
-      await Promise.all(
-        ids.slice(i, i + SIDE_BY_SIDE).map((id) =>
-          deps.temporal.workflow
-            .getHandle(deliveryWorkflowId(id))
-            .signal(endpointDeleted)
-            .catch((err: unknown) => {
-              if (!(err instanceof WorkflowNotFoundError)) throw err;
-            }),
-        ),
-      );
+      await Promise.all(ids.slice(i, i + SIDE_BY_SIDE).map((id) => signalDelivery(deps.temporal, id, endpointDeleted)));
     // The endpoint's row goes once no page is left; otherwise the next sweep takes the next page.
     const finished = ids.length < PAGE && pending.length < PAGE;
     // A delivery may be in both lists (waiting on its schedule, never attempted): it counts once.

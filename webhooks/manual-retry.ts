@@ -1,7 +1,7 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { WebhookDeliveryRow } from '../db/entities/webhook-rows';
-import { conflict } from '../lib/errors';
+import { conflict, unavailable } from '../lib/errors';
 import {
   deliveryPriority,
   deliveryWorkflowId,
@@ -10,6 +10,10 @@ import {
   type DeliveryInput,
 } from '../domain/webhook-messages';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
+import { signalDelivery } from './delivery-signal';
+
+/** Runs met closing between a refused start and its signal before a retry gives up (each is rare). */
+const RACES_MET = 3;
 
 /** What a retry reads: the delivery again (its schedule may have ended meanwhile) and its endpoint. */
 export interface DeliveryLookup {
@@ -38,16 +42,11 @@ export async function retryDelivery(
     throw conflict('ENDPOINT_DELETED', 'The endpoint of this delivery was deleted; nothing more is sent to it');
   if (endpoint === 'disabled')
     throw conflict('ENDPOINT_DISABLED', 'The endpoint of this delivery is disabled; re-enable it with PATCH first');
-  const handle = deps.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
   if (delivery.status === 'failed') {
-    try {
-      return await handle.signal(retryNow);
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // The schedule ended meanwhile (a success or the 8th failure): decide again on what it left.
-      delivery = await deps.reads.get(delivery.org_id, delivery.id);
-      refuseUnlessRetryable(delivery);
-    }
+    if (await signalDelivery(deps.temporal, delivery.id, retryNow)) return;
+    // The schedule ended meanwhile (a success or the 8th failure): decide again on what it left.
+    delivery = await deps.reads.get(delivery.org_id, delivery.id);
+    refuseUnlessRetryable(delivery);
   }
   // An attempt still in flight (or lost with its worker) holds its number before its result counts.
   const attemptsMade = Math.max(delivery.attempt_count, await deps.reads.lastAttemptNumber(delivery.id));
@@ -55,23 +54,28 @@ export async function retryDelivery(
     delivery.status === 'exhausted'
       ? { deliveryId: delivery.id, attemptsMade, once: true, statusShown: true }
       : { deliveryId: delivery.id, attemptsMade, attemptNow: true, statusShown: true }; // no run waiting: attempt now, then the schedule
-  try {
-    await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
-      taskQueue: deps.taskQueue,
-      workflowId: deliveryWorkflowId(delivery.id),
-      args: [input],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      typedSearchAttributes: [
-        { key: WebhookEndpointIdKey, value: delivery.endpoint_id },
-        { key: WebhookEventTypeKey, value: delivery.event_type },
-        { key: WebhookDeliveryStatusKey, value: delivery.status },
-      ],
-      priority: deliveryPriority(delivery.org_id),
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    // A run is still open (closing after its last attempt, or another retry): it takes the request.
-    await handle.signal(retryNow);
+  // A run still open (closing after its last attempt, or another retry) takes the request by signal;
+  // one that closes between the refused start and the signal leaves the way to a new start.
+  for (let tries = 1; ; tries++) {
+    try {
+      await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
+        taskQueue: deps.taskQueue,
+        workflowId: deliveryWorkflowId(delivery.id),
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        typedSearchAttributes: [
+          { key: WebhookEndpointIdKey, value: delivery.endpoint_id },
+          { key: WebhookEventTypeKey, value: delivery.event_type },
+          { key: WebhookDeliveryStatusKey, value: delivery.status },
+        ],
+        priority: deliveryPriority(delivery.org_id),
+      });
+      return;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    if (await signalDelivery(deps.temporal, delivery.id, retryNow)) return;
+    if (tries === RACES_MET) throw unavailable('The delivery changed while it was being retried; try again');
   }
 }
 

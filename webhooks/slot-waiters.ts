@@ -1,10 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { deliveryWorkflowId, slotFree } from '../domain/webhook-messages';
+import { slotFree } from '../domain/webhook-messages';
 import { logger } from '../lib/runtime/logger';
+import { signalDelivery } from './delivery-signal';
 
-/** How long one wake-up signal may take before it is given up (its waiter's own timer still runs). */
-const WAKE_TIMEOUT_MS = 5000;
 /**
  * The most waiters a worker remembers. One whose workflow moved to another worker stays listed until
  * a freed slot picks it; past this many the oldest is forgotten, and comes back at its timer.
@@ -68,11 +66,7 @@ export function slotWaiters() {
  * that has ended, or a signal that fails, costs the waiter only its timer.
  */
 export function wakeWaiter(temporal: Client, deliveryId: string): void {
-  temporal.connection
-    .withDeadline(Date.now() + WAKE_TIMEOUT_MS, () =>
-      temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).signal(slotFree),
-    )
-    .catch((err: unknown) => {
-      if (!(err instanceof WorkflowNotFoundError)) logger.warn({ err, deliveryId }, 'held delivery not woken');
-    });
+  signalDelivery(temporal, deliveryId, slotFree).catch((err: unknown) =>
+    logger.warn({ err, deliveryId }, 'held delivery not woken'),
+  );
 }

@@ -1,3 +1,5 @@
+import { dependencyWatchOf } from '../../api/dependency-watch';
+import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
 
@@ -14,6 +16,18 @@ describe('health', () => {
   it('answers /ready once PostgreSQL and Temporal are reachable', async () => {
     const res = await http(svc.baseUrl).get('/ready');
     expect(res).toMatchObject({ status: 200, body: { success: true, data: { database: 'ok', temporal: 'ok' } } });
+  });
+
+  // CI (run of 2026-11-27): a loaded machine stopped this process past the probes' 2 s, and the API
+  // answered 503 "PostgreSQL and Temporal cannot be reached" while both were answering.
+  it("does not take this process's own stall for an outage", async () => {
+    const watch = dependencyWatchOf(svc);
+    const look = watch.check();
+    const until = Date.now() + 2600;
+    while (Date.now() < until); // the event loop stopped, as by a long GC pause or a starved CPU
+    expect(await look).toEqual({ database: true, temporal: true });
+    const staff = await actor(svc, newOrg(), ['staff']);
+    expect((await http(svc.baseUrl).get('/notifications/webhook-endpoints', staff.token)).status).toBe(200);
   });
 
   it('answers an unknown route with 404 in the error envelope', async () => {
