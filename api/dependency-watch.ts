@@ -72,22 +72,23 @@ const downOf = (r: Reachability): Dependency[] => (['database', 'temporal'] as c
  * of I/O before the verdict, and a late timer earns a fresh window, at most MAX_WINDOWS in all.
  */
 async function answers(probe: () => Promise<unknown>): Promise<boolean> {
-  let settled: boolean | undefined;
-  const outcome = probe().then(
-    () => (settled = true),
-    () => (settled = false),
+  // Called at once; a probe that throws before it has a promise fails like one that rejects.
+  const outcome = (async () => probe())().then(
+    () => true,
+    () => false,
   );
   for (let window = 1; ; window++) {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      outcome.then(() => false),
-      new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), PROBE_TIMEOUT_MS))),
+    const answer = await Promise.race([
+      outcome,
+      new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), PROBE_TIMEOUT_MS))),
     ]);
     clearTimeout(timer);
-    if (!timedOut) return settled!;
-    await new Promise((resolve) => setImmediate(resolve)); // the I/O that arrived during a stall is read first
-    if (settled !== undefined) return settled;
+    if (answer !== 'late') return answer;
+    // The I/O that arrived during a stall is read (poll phase) before this turn's setImmediate.
+    const read = await Promise.race([outcome, new Promise<'late'>((resolve) => setImmediate(() => resolve('late')))]);
+    if (read !== 'late') return read;
     const late = performance.now() - started - PROBE_TIMEOUT_MS;
     if (late <= STALL_MS || window === MAX_WINDOWS) return false;
   }

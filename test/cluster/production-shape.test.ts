@@ -1,5 +1,6 @@
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { Client as PgClient } from 'pg';
+import { Connection } from '@temporalio/client';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type Cluster } from '../../scripts/lib/cluster-stack';
@@ -22,6 +23,7 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
   let cluster: Cluster;
   let postgres: PostgresProcess;
   let pgPort: number;
+  let apiPorts: number[];
   const dir = mkdtempSync(join(tmpdir(), 'cluster-'));
   // The server runs as the `postgres` user when started by root; it must reach the folder.
   chmodSync(dir, 0o755);
@@ -29,6 +31,7 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
 
   beforeAll(async () => {
     pgPort = await freePort();
+    apiPorts = [await freePort(), await freePort()];
     postgres = await startPostgres();
     // The production shape serves as a row-rights role and migrates as the owner (docs/decisions/0265).
     const service = await serviceRoleOn(postgres.url);
@@ -37,7 +40,7 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
       migrationUrl: postgres.url,
       dataDir: dir,
       port: await freePort(),
-      apiPorts: [await freePort(), await freePort()],
+      apiPorts,
       workers: 2,
       temporalPortBase: await freePortRange(210),
       pgPort,
@@ -67,6 +70,36 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
       databaseUrl: cluster.databaseUrl,
     });
   const stack = () => ({ databaseUrl: cluster.databaseUrl, temporalAddress: cluster.temporalAddress });
+  /**
+   * Every process serving: each API answers /ready, each worker (its pid in the SDK's default
+   * identity) polls the task queue. A process restarted by the test before is still starting on a
+   * loaded machine, and one that meets a dead Temporal server before it has connected exits (CI).
+   */
+  async function allServing(): Promise<void> {
+    const connection = await Connection.connect({ address: cluster.temporalAddress });
+    try {
+      await eventually(
+        'every worker polling and every API instance ready',
+        async () => {
+          for (const port of apiPorts)
+            expect((await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(2000) })).status).toBe(
+              200,
+            );
+          const { pollers } = await connection.workflowService.describeTaskQueue({
+            namespace: cluster.env.TEMPORAL_NAMESPACE ?? 'default',
+            taskQueue: { name: cluster.env.TEMPORAL_TASK_QUEUE ?? 'tranche' },
+            taskQueueType: 1, // workflow tasks
+          });
+          const polling = new Set((pollers ?? []).map((p) => p.identity?.split('@')[0]));
+          for (const w of cluster.workers) expect(polling.has(String(w.child?.pid))).toBe(true);
+        },
+        THROUGH_A_RESTART,
+      );
+    } finally {
+      await connection.close();
+    }
+  }
+
   const alive = (p: { child: { exitCode: number | null; signalCode: string | null } | null }) =>
     p.child !== null && p.child.exitCode === null && p.child.signalCode === null;
 
@@ -109,6 +142,7 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
   }, 300_000);
 
   it('loses nothing when the Temporal server is killed and restarted', async () => {
+    await allServing();
     const w = await world();
     const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
     const subs = [await w.toReview(), await w.toReview(), await w.toReview()];
@@ -126,6 +160,7 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
   }, 400_000);
 
   it('loses nothing when PostgreSQL (Temporal and the service both) restarts', async () => {
+    await allServing();
     const w = await world();
     const receiver = await startReceiver(cluster.baseUrl, w.tokens.staff);
     const subs = [await w.toReview(), await w.toReview()];
