@@ -2,6 +2,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
+import { codesOf, whenReachable } from '../lib/runtime/startup-wait';
 import { useAuditKeys } from './audit-log';
 import { entities } from './entities';
 import { migrationsList } from './migrations';
@@ -32,6 +33,40 @@ export async function openOrm(
   useAuditKeys(config.AUDIT_HMAC_KEYS);
   return MikroORM.init(ormOptions(config));
 }
+
+/**
+ * The pool, opened once the database answers: a refused connection or a server still starting is
+ * waited out for up to STARTUP_WAIT_SECONDS (lib/runtime/startup-wait.ts); a wrong password or a
+ * missing database fails at once. The wait's name for it is the host, port and database, never the
+ * URL's password.
+ */
+export function openOrmWhenReachable(
+  config: Parameters<typeof openOrm>[0] & Pick<Config, 'STARTUP_WAIT_SECONDS'>,
+): Promise<Orm> {
+  const { hostname, port, pathname } = new URL(config.DATABASE_URL);
+  return whenReachable(
+    {
+      name: `PostgreSQL at ${hostname}:${port || 5432}${pathname}`,
+      reach: () => openOrm(config),
+      notUpYet: (err) =>
+        codesOf(err).some((code) => DATABASE_NOT_UP_YET.has(String(code))) ||
+        /timeout expired|Connection terminated|Timeout acquiring a connection/i.test((err as Error)?.message ?? ''),
+    },
+    config.STARTUP_WAIT_SECONDS,
+  );
+}
+
+/** System calls' codes for a server not listening or not reachable yet, and PostgreSQL's "starting up" (57P03). */
+const DATABASE_NOT_UP_YET = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  '57P03',
+]);
 
 // Arbitrary but fixed: every process that migrates takes the same advisory lock.
 const MIGRATION_LOCK = 7_461_201;

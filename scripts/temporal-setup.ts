@@ -5,10 +5,9 @@
  * Idempotent; `npm start`, `npm run cluster` and the tests run it. On Temporal Cloud, run it once
  * with an API key that may manage the namespace, or add the attributes in the Cloud console.
  */
-import { Connection } from '@temporalio/client';
 import { ConfigError, ConfigSchema } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
-import { ensureNamespace, ensureSearchAttributes, temporalConnectionOptions } from '../lib/runtime/temporal';
+import { connectTemporal, ensureNamespace, ensureSearchAttributes } from '../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../domain/search-attributes';
 
 /** Only the Temporal variables: the setup needs no database. */
@@ -22,6 +21,7 @@ function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
     TEMPORAL_TLS_CA_PATH: true,
     TEMPORAL_TLS_SERVER_NAME: true,
     TEMPORAL_API_KEY: true,
+    STARTUP_WAIT_SECONDS: true,
   }).safeParse(env);
   if (!parsed.success)
     throw new ConfigError(
@@ -32,7 +32,7 @@ function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
 
 export async function temporalSetup(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = temporalConfig(env);
-  const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
+  const connection = await connectTemporal(config);
   try {
     await ensureNamespace(connection, config.TEMPORAL_NAMESPACE);
     await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE, SEARCH_ATTRIBUTE_NAMES);

@@ -3,7 +3,7 @@ import { loadConfig } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
 import { connectClient } from '../lib/runtime/temporal';
 import { serveMetrics } from '../lib/runtime/metrics-server';
-import { openOrm, prepareServiceDatabase } from '../db/orm';
+import { openOrmWhenReachable, prepareServiceDatabase } from '../db/orm';
 import { currentAuditKey } from '../db/audit-log';
 import { AccessTokens, kycEligibility } from '../identity';
 import { createApp } from './app';
@@ -15,7 +15,7 @@ import { stopTracing } from '../lib/runtime/tracing';
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const orm = await openOrm(config);
+  const orm = await openOrmWhenReachable(config);
   // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
   currentAuditKey();
   await prepareServiceDatabase(orm, config);

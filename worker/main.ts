@@ -1,12 +1,13 @@
 import './tracing-preload'; // first: see the file
 import { loadConfig } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
-import { openOrm, prepareServiceDatabase } from '../db/orm';
+import { openOrmWhenReachable, prepareServiceDatabase } from '../db/orm';
 import { currentAuditKey } from '../db/audit-log';
 import { createProcessor } from '../payments';
 import { createWorker } from './create-worker';
 import { NativeConnection } from '@temporalio/worker';
-import { clientOn, temporalConnectionOptions } from '../lib/runtime/temporal';
+import { clientOn, temporalConnectionOptions, temporalDependency } from '../lib/runtime/temporal';
+import { whenReachable } from '../lib/runtime/startup-wait';
 import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './worker-metrics';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -21,13 +22,16 @@ import { warmWorker } from './warm-up';
 async function main(): Promise<void> {
   const config = loadConfig();
   const metrics = startWorkerMetrics(config);
-  const orm = await openOrm(config);
+  const orm = await openOrmWhenReachable(config);
   // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
   currentAuditKey();
   await prepareServiceDatabase(orm, config);
   // One connection for the worker and the engine's client, so a delivery workflow the engine starts
   // can take its first task straight back here (docs/decisions/0331-eager-delivery-starts.md).
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  const connection = await whenReachable(
+    temporalDependency(config, () => NativeConnection.connect(temporalConnectionOptions(config))),
+    config.STARTUP_WAIT_SECONDS,
+  );
   const temporal = clientOn(connection, config);
   const engine = createDeliveryEngine({ orm, config });
   const worker = await createWorker({

@@ -7,6 +7,7 @@ import { ConfigError } from './config';
 import { workflowCommandLog } from './workflow-command-log';
 import { temporalClientInterceptors } from './tracing';
 import { dataConverterOf, type PayloadKeyConfig } from './payload-codec';
+import { codesOf, whenReachable, type Dependency } from './startup-wait';
 
 export type TemporalConnectionConfig = Pick<Config, 'TEMPORAL_ADDRESS'> &
   Partial<
@@ -71,10 +72,44 @@ function readPem(variable: string, path: string): Buffer {
 
 /** One client connection per process; Temporal calls carry their own deadlines. */
 export async function connectClient(
-  config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE'> & PayloadKeyConfig,
+  config: TemporalConnectionConfig & Pick<Config, 'TEMPORAL_NAMESPACE' | 'STARTUP_WAIT_SECONDS'> & PayloadKeyConfig,
 ): Promise<Client> {
-  const connection = await Connection.connect({ ...temporalConnectionOptions(config), connectTimeout: '10s' });
-  return clientOn(connection, config);
+  return clientOn(await connectTemporal(config), config);
+}
+
+/** A client connection, waited for up to STARTUP_WAIT_SECONDS when Temporal is not up yet. */
+export function connectTemporal(
+  config: TemporalConnectionConfig & Pick<Config, 'STARTUP_WAIT_SECONDS'>,
+): Promise<Connection> {
+  const options: ConnectionOptions = { ...temporalConnectionOptions(config), connectTimeout: '10s' };
+  return whenReachable(
+    temporalDependency(config, async () => {
+      const connection = Connection.lazy(options);
+      try {
+        await connection.ensureConnected();
+        return connection;
+      } catch (err) {
+        await connection.close(); // a failed try keeps no channel retrying in the background
+        throw err;
+      }
+    }),
+    config.STARTUP_WAIT_SECONDS,
+  );
+}
+
+/**
+ * Temporal as the start-up wait sees it (lib/runtime/startup-wait.ts): a rejected key or
+ * certificate fails at once; anything else may be a server still starting, and is waited out.
+ */
+export function temporalDependency<T>(
+  config: Pick<Config, 'TEMPORAL_ADDRESS'>,
+  connect: () => Promise<T>,
+): Dependency<T> {
+  return {
+    name: `Temporal at ${config.TEMPORAL_ADDRESS}`,
+    reach: connect,
+    notUpYet: (err) => !codesOf(err).some((code) => code === GRPC_UNAUTHENTICATED || code === GRPC_PERMISSION_DENIED),
+  };
 }
 
 /**
@@ -146,5 +181,7 @@ export async function ensureNamespace(connection: Connection, namespace: string)
 }
 
 const GRPC_NOT_FOUND = 5;
+const GRPC_PERMISSION_DENIED = 7;
 const GRPC_ALREADY_EXISTS = 6;
 const GRPC_UNIMPLEMENTED = 12;
+const GRPC_UNAUTHENTICATED = 16;

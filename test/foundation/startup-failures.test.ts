@@ -5,8 +5,8 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
-import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
+import { spawnEntryPoint } from '../support/entry-point';
 import { until } from '../support/wait';
 
 const root = join(__dirname, '..', '..');
@@ -148,22 +148,13 @@ describe('production by default, as a process', () => {
 
   /** Starts an entry point; its exit code and output, or null and the output so far once it is still up after `upMs`. */
   function start(file: string, env: Record<string, string>, upMs = 30_000) {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, file)], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    return new Promise<{ code: number | null; output: string }>((resolve) => {
-      const timer = setTimeout(() => {
-        resolve({ code: null, output });
-        void stopProcess(child);
-      }, upMs);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, output });
-      });
+    const entry = spawnEntryPoint(file, env);
+    let timer: NodeJS.Timeout | undefined;
+    const stillUp = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), upMs)));
+    return Promise.race([entry.exited, stillUp]).then(async (code) => {
+      clearTimeout(timer);
+      if (code === null) await entry.stop();
+      return { code, output: entry.output() };
     });
   }
 
@@ -196,29 +187,20 @@ describe('production by default, as a process', () => {
       PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
       TEMPORAL_TASK_QUEUE: `sandbox-${randomBytes(4).toString('hex')}`,
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'server/main.ts')], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    const api = spawnEntryPoint('server/main.ts', env);
     // /ready waits for a warm worker on the same database (docs/decisions/0302-warm-before-ready.md).
-    const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'worker/main.ts')], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    worker.stderr.on('data', (d) => (output += d));
+    const worker = spawnEntryPoint('worker/main.ts', env);
+    const output = () => api.output() + worker.output();
     const base = `http://127.0.0.1:${env.PORT}`;
     try {
       let ready = null as Response | null;
       // Until ready, or the API exits, or time is up: the expectation below says which.
       await until(
         'the API to be ready, or to exit',
-        async () => (ready = await fetch(`${base}/ready`).catch(() => null))?.ok || child.exitCode !== null,
+        async () => (ready = await fetch(`${base}/ready`).catch(() => null))?.ok || api.child.exitCode !== null,
         { timeoutMs: 90_000, intervalMs: 300 },
       ).catch(() => undefined);
-      expect({ status: ready?.status, output }).toMatchObject({ status: 200 });
+      expect({ status: ready?.status, output: output() }).toMatchObject({ status: 200 });
       expect(((await ready!.json()) as { data: unknown }).data).toMatchObject({
         database: 'ok',
         temporal: 'ok',
@@ -229,7 +211,7 @@ describe('production by default, as a process', () => {
         /<mark data-testid="sandbox-in-production">Payment sandbox in production: no money moves<\/mark>/,
       );
     } finally {
-      await Promise.all([stopProcess(child), stopProcess(worker)]);
+      await Promise.all([api.stop(), worker.stop()]);
     }
   }, 120_000);
 });

@@ -55,6 +55,13 @@ export const serviceSettings = {
   /** API key for Temporal Cloud (sent as a bearer token; implies TLS). */
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   /**
+   * API and worker: how long a process that starts before its PostgreSQL or Temporal answers waits
+   * for them, trying again with a growing pause and a warning every 10 s, before it exits naming the
+   * one that stayed silent. A refusal (a wrong password, a rejected key) exits at once. 0: one try
+   * (docs/decisions/0338-dependencies-awaited-at-start.md).
+   */
+  STARTUP_WAIT_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  /**
    * Worker: on SIGTERM, how long running activities may finish before they are cancelled. Longer
    * than a webhook attempt's 30 s (spec §6.5), so a deploy does not cut an attempt and resend it.
    */
