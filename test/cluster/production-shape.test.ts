@@ -73,7 +73,9 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
   /**
    * Every process serving: each API answers /ready, each worker (its pid in the SDK's default
    * identity) polls the task queue. A process restarted by the test before is still starting on a
-   * loaded machine, and one that meets a dead Temporal server before it has connected exits (CI).
+   * loaded machine; one that meets a dead Temporal server before it has connected would wait for it
+   * (docs/decisions/0338-dependencies-awaited-at-start.md), so a strike then would test its start-up
+   * wait, not the outage of a serving process.
    */
   async function allServing(): Promise<void> {
     const connection = await Connection.connect({ address: cluster.temporalAddress });
