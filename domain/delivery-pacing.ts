@@ -7,7 +7,8 @@
 /**
  * The spacing of an endpoint's deliveries, 2% over 1/perSecond. Spacing alone cannot keep a
  * receiver's count of any one second within the limit when arrivals bunch under load: the
- * dispatcher also starts none earlier than a second after the one `perSecond` places before ended.
+ * engine also starts none earlier than a second after the one `perSecond` places before ended
+ * (webhooks/endpoint-pacer.ts).
  */
 export const spacingMs = (perSecond: number): number => 1020 / perSecond;
 

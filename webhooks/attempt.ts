@@ -8,6 +8,7 @@ import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type
 import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { slotWaiters } from './slot-waiters';
+import type { EndpointPacer } from './endpoint-pacer';
 
 /** How late past its reserved start an attempt may still take it (the spacing's 2% at 1/s). */
 const LATE_RESERVATION_MS = 20;
@@ -21,11 +22,15 @@ export interface WorkflowShapeLimits {
 /**
  * What the endpoint's circuit and rate limit allow one scheduled attempt. A throttled attempt of a
  * rate-limited endpoint has its start reserved; one held by a full endpoint (workflow shape) has none.
+ * One sent to a rate-limited endpoint has its place in the process's pacing (`pacing`, webhooks/endpoint-pacer.ts).
  */
-type Gate =
-  | { kind: 'send'; delayMs: number }
-  | { kind: 'held' }
-  | { kind: 'throttled'; waitMs: number; reservedAt?: string; full?: true };
+type Gate = Send | { kind: 'held' } | { kind: 'throttled'; waitMs: number; reservedAt?: string; full?: true };
+type Send = {
+  kind: 'send';
+  delayMs: number;
+  perSecond: number | null;
+  pacing?: Promise<(endedAt: number) => void>;
+};
 
 /**
  * One attempt of a delivery on its retry schedule (workflows/webhook-delivery.ts), or of an
@@ -37,6 +42,12 @@ export function attemptService(deps: {
   knex: () => Knex;
   sender: Sender;
   recorder: Recorder;
+  /**
+   * The process's pacing of rate-limited endpoints, shared with the dispatcher: an attempt starts no
+   * earlier than a second after the POST `perSecond` places before it ended
+   * (docs/decisions/0339-one-second-rule-at-the-gate.md).
+   */
+  pacer: EndpointPacer;
   /**
    * `workflow` shape: attempt 1 comes here too, so the endpoint's concurrency limit
    * (`max_in_flight`) holds here as the dispatcher's claim holds it in `engine` shape, and a
@@ -99,9 +110,14 @@ export function attemptService(deps: {
       // still waiting in this process for the database.
       finished = deps.recorder.pending(input.owner, input.deliveryId, input.number) ?? notSent(input, IN_DOUBT_ERROR);
     } else {
-      const gate = await gateTurn(t.endpoint_id, () =>
-        pass(knex, t, input.manual ?? false, input.reservedAt, deps.workflowShape),
-      );
+      // A rate-limited attempt takes its place in the endpoint's pacing within its turn, so the
+      // attempts of one endpoint are paced in the order the gate let them through.
+      const gate = await gateTurn(t.endpoint_id, async (): Promise<Gate> => {
+        const word = await pass(knex, t, input.manual ?? false, input.reservedAt, deps.pacer, deps.workflowShape);
+        return word.kind === 'send' && word.perSecond !== null
+          ? { ...word, pacing: deps.pacer.paced(t.endpoint_id, Date.now() + word.delayMs, word.perSecond) }
+          : word;
+      });
       if (gate.kind === 'throttled') {
         // Not this attempt's turn: give the number back; the workflow sleeps until the start reserved for it.
         await knex('webhook_attempts')
@@ -113,10 +129,7 @@ export function attemptService(deps: {
         return { ...answer('throttled'), retryAfterMs: gate.waitMs, reservedAt: gate.reservedAt };
       }
       if (gate.kind === 'held') finished = notSent(input, CIRCUIT_OPEN);
-      else {
-        if (gate.delayMs > 0) await new Promise((r) => setTimeout(r, gate.delayMs));
-        finished = await deps.sender.send(t, input);
-      }
+      else finished = await sendPaced(t, input, gate);
     }
     const recorded = await deps.recorder.record(finished, { endpointId: t.endpoint_id, publishedAt: t.occurred_at });
     // Its slot is free once its result is recorded (the gate counts attempts without one): the next waiter may have it.
@@ -126,6 +139,17 @@ export function attemptService(deps: {
     }
     if (recorded.endpointDisabled) return answer('endpoint_disabled', finished);
     return answer(isSuccess(finished.responseStatus) ? 'success' : 'failed', finished);
+  }
+
+  /** The POST of an attempt the gate let through, at its pace when its endpoint has a rate limit. */
+  async function sendPaced(t: Target, input: AttemptInput, gate: Send): Promise<Finished> {
+    if (!gate.pacing) return deps.sender.send(t, input);
+    const ended = await gate.pacing;
+    try {
+      return await deps.sender.send(t, input);
+    } finally {
+      ended(Date.now());
+    }
   }
 
   return { attempt };
@@ -144,6 +168,7 @@ async function pass(
   t: Target,
   manual: boolean,
   reservedAt: string | undefined,
+  pacer: EndpointPacer,
   workflowShape?: WorkflowShapeLimits,
 ): Promise<Gate> {
   return knex.transaction(async (trx) => {
@@ -162,7 +187,7 @@ async function pass(
         limits ? [limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id] : [t.endpoint_id],
       )
     ).rows[0];
-    if (!row) return { kind: 'send', delayMs: 0 };
+    if (!row) return { kind: 'send', delayMs: 0, perSecond: null };
     // A person's retry goes whatever the circuit says: it is how an integrator tells us the endpoint is back.
     const word = manual
       ? 'send'
@@ -173,22 +198,26 @@ async function pass(
     if (limits && loaded(row) && isFull(row, limits))
       return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots), full: true };
     const perSecond = row.rate_limit_per_second;
-    if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0 };
+    if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0, perSecond };
+    // This worker's one-second rule: no start before a second after the POST `perSecond` places
+    // before it ended (webhooks/endpoint-pacer.ts). While that one is still open, ask again after a
+    // second (or when an attempt of the endpoint ends, in `workflow` shape), holding no reservation.
+    const local = perSecond === null ? 0 : pacer.localPace(t.endpoint_id, perSecond).waitMs;
+    if (local === Infinity) return { kind: 'throttled', waitMs: 1000, full: true };
     let delayMs = 0;
     // Its start was reserved when it was throttled: at most a moment's wait for it, and no new one.
-    // Woken later than the spacing's 2% margin, it would bunch with the next reservation: it takes
-    // its turn afresh instead.
-    const reserved =
-      perSecond !== null &&
-      reservedAt !== undefined &&
-      Date.parse(reservedAt) - new Date(row.now).getTime() >= -LATE_RESERVATION_MS;
-    if (reserved)
-      delayMs = Math.min(PACING_HORIZON_MS, Math.max(0, Date.parse(reservedAt) - new Date(row.now).getTime()));
+    // Woken later than the spacing's 2% margin, it would bunch with the next reservation, and a
+    // reservation the one-second rule puts past the horizon would wait too long: either takes its
+    // turn afresh instead.
+    const untilReserved = reservedAt === undefined ? -Infinity : Date.parse(reservedAt) - new Date(row.now).getTime();
+    const reserved = perSecond !== null && untilReserved >= -LATE_RESERVATION_MS && local <= PACING_HORIZON_MS;
+    if (reserved) delayMs = Math.min(PACING_HORIZON_MS, Math.max(0, untilReserved, local));
     else if (perSecond !== null) {
-      const paced = pace(Number(row.rate_wait_ms), perSecond);
+      const wait = Math.max(Number(row.rate_wait_ms), local);
+      const paced = pace(wait, perSecond);
       if (paced.count === 0) {
         // Reserve the next free start for this attempt, once: its workflow sleeps until then.
-        const waitMs = Math.ceil(Number(row.rate_wait_ms));
+        const waitMs = Math.ceil(wait);
         await trx('webhook_endpoint_flow')
           .where({ endpoint_id: t.endpoint_id })
           .update({ next_send_at: trx.raw(`now() + (? * interval '1 millisecond')`, [waitMs + spacingMs(perSecond)]) });
@@ -210,7 +239,7 @@ async function pass(
             circuit_state: 'half_open',
             probe_at: trx.raw(`now() + (? * interval '1 millisecond')`, [PROBE_HOLD_MS]),
           });
-      return { kind: 'send', delayMs };
+      return { kind: 'send', delayMs, perSecond };
     }
     await trx('webhook_endpoint_flow')
       .where({ endpoint_id: t.endpoint_id })
@@ -223,7 +252,7 @@ async function pass(
           probe_at: trx.raw(`now() + (? * interval '1 millisecond')`, [PROBE_HOLD_MS]),
         }),
       });
-    return { kind: 'send', delayMs };
+    return { kind: 'send', delayMs, perSecond };
   });
 }
 

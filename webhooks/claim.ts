@@ -24,7 +24,7 @@ export interface RoundLimits {
   /** The last slots of the process, kept for organisations holding fewer than this many. */
   reserve?: number;
   /**
-   * This process's own pacing of a rate-limited endpoint (webhooks/dispatcher.ts): a start follows
+   * This process's own pacing of a rate-limited endpoint (webhooks/endpoint-pacer.ts): a start follows
    * a second after the delivery `perSecond` places before it ended. `waitMs`: until the next start
    * may go (Infinity while the one it follows is still open); `ready`: how many next starts may go
    * within the pacing horizon. A round grants only those.

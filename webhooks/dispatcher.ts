@@ -7,7 +7,7 @@ import { reserveOf } from '../domain/attempt-slots';
 import type { Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
-import { PACING_HORIZON_MS, spacingMs } from '../domain/delivery-pacing';
+import type { EndpointPacer } from './endpoint-pacer';
 import { hopNow, type HopLog } from '../lib/runtime/hop-log';
 
 export interface DispatcherSettings extends Omit<RoundLimits, 'budget' | 'held' | 'reserve' | 'localPace'> {
@@ -43,6 +43,8 @@ export function createDispatcher(deps: {
   sender: Sender;
   recorder: Recorder;
   settings: DispatcherSettings;
+  /** The process's pacing of rate-limited endpoints, shared with the attempt gate (webhooks/endpoint-pacer.ts). */
+  pacer: EndpointPacer;
   /** The benchmark's per-hop timestamps (lib/runtime/hop-log.ts); absent or off, nothing is timed. */
   hops?: HopLog;
 }): Dispatcher {
@@ -69,63 +71,6 @@ export function createDispatcher(deps: {
   /** First attempts whose POST has ended and whose result is still being recorded: their slots are free. */
   const ended = new Set<string>();
   const sends = new Set<Promise<void>>();
-  /** Rate-limited endpoints: the actual start of the latest delivery to each, as a promise the next one waits on. */
-  const lastStart = new Map<string, Promise<number>>();
-  /** Rate-limited endpoints: when each of the latest `perSecond` deliveries ended (null: not yet), in the order they started. */
-  const recentEnds = new Map<string, { at: number | null; done: Promise<number> }[]>();
-
-  /**
-   * This process's pacing of an endpoint, for a round: the wait until its next start may go (a
-   * second after the delivery `perSecond` places before it ended; Infinity while that one is open),
-   * and how many next starts may go within the pacing horizon (docs/decisions/0309-slots-taken-at-the-post.md).
-   */
-  function localPace(endpointId: string, perSecond: number): { waitMs: number; ready: number } {
-    const ends = recentEnds.get(endpointId) ?? [];
-    const now = Date.now();
-    // The j-th next start follows the delivery `perSecond` places before it: one of these, or none yet.
-    const waitOf = (j: number) => {
-      const before = ends[ends.length - perSecond + j];
-      if (!before) return 0;
-      return before.at === null ? Infinity : Math.max(0, before.at + 1000 - now);
-    };
-    let ready = 0;
-    while (ready < perSecond && waitOf(ready) <= PACING_HORIZON_MS) ready++;
-    return { waitMs: waitOf(0), ready };
-  }
-
-  /**
-   * Waits for a rate-limited delivery's turn, and answers the function to call when its POST ends.
-   * A start is never closer to the one before than the spacing, and never earlier than one second
-   * after the delivery `perSecond` places before it ended: that one arrived before it ended, so no
-   * second, however the network bunches arrivals, holds more than `perSecond` of them.
-   */
-  async function paced(endpointId: string, reserved: number, perSecond: number): Promise<(at: number) => void> {
-    if (lastStart.size > 10_000) {
-      lastStart.clear();
-      recentEnds.clear();
-    }
-    const ends = recentEnds.get(endpointId) ?? [];
-    const windowStart = ends.length >= perSecond ? ends[ends.length - perSecond]!.done : undefined;
-    let ended!: (at: number) => void;
-    const end = { at: null as number | null, done: new Promise<number>((resolve) => (ended = resolve)) };
-    ends.push(end);
-    recentEnds.set(endpointId, ends.slice(-perSecond));
-    const previous = lastStart.get(endpointId) ?? Promise.resolve(0);
-    let started!: (at: number) => void;
-    lastStart.set(endpointId, new Promise<number>((resolve) => (started = resolve)));
-    try {
-      const spacing = spacingMs(perSecond);
-      const at = Math.max(reserved, (await previous) + spacing, windowStart ? (await windowStart) + 1000 : 0);
-      if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
-    } finally {
-      started(Date.now());
-    }
-    return (at: number) => {
-      end.at = at;
-      ended(at);
-    };
-  }
-
   function wake(): void {
     if (stopped) return;
     if (running) {
@@ -165,7 +110,7 @@ export function createDispatcher(deps: {
       deps.knex(),
       deps.owner(),
       scan,
-      { ...settings, budget, held: orgHeld, reserve, localPace },
+      { ...settings, budget, held: orgHeld, reserve, localPace: deps.pacer.localPace },
       ended,
     );
     const claim = claimStart ? { cs: claimStart, ce: hopNow() } : undefined;
@@ -207,7 +152,8 @@ export function createDispatcher(deps: {
       try {
         // A rate-limited endpoint's delivery waits for its reserved start (at most the pacing horizon),
         // and for its turn in the endpoint's second (paced), however late the ones before it ran.
-        if (c.perSecond !== null) postEnded = await paced(t.endpoint_id, Date.now() + c.delayMs, c.perSecond);
+        if (c.perSecond !== null)
+          postEnded = await deps.pacer.paced(t.endpoint_id, Date.now() + c.delayMs, c.perSecond);
         // Its slot is taken now, as its POST starts (docs/decisions/0309-slots-taken-at-the-post.md).
         parked--;
         inFlight++;

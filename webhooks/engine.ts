@@ -10,6 +10,7 @@ import { orgShareOf } from '../domain/attempt-slots';
 import { attemptService } from './attempt';
 import { recordSuccesses } from './attempt-store';
 import { createDispatcher } from './dispatcher';
+import { endpointPacer } from './endpoint-pacer';
 import { handOverOrdered, handOverRetries, type HandOverDeps } from './handover';
 import { startListener } from './listener';
 import { createRecorder } from './result-recorder';
@@ -90,10 +91,13 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
   });
   // The worker's client, once it runs: held deliveries are woken through it (webhooks/slot-waiters.ts).
   let temporal: Client | undefined;
+  // One pacing of rate-limited endpoints for the dispatcher's first attempts and the gate's.
+  const pacer = endpointPacer();
   const attempts = attemptService({
     knex,
     sender,
     recorder,
+    pacer,
     ...(config.WEBHOOK_DELIVERY_SHAPE === 'workflow' && {
       workflowShape: {
         defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
@@ -145,6 +149,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         owner: () => listener.owner,
         sender,
         recorder,
+        pacer,
         hops,
         settings: {
           maxInFlight: config.WEBHOOK_DISPATCH_MAX_IN_FLIGHT,

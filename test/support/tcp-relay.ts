@@ -2,11 +2,13 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP relay from a loopback port to a real server, opened when a test says so: a dependency
- * that is not listening yet, then is. Bytes pass untouched (PostgreSQL's protocol, Temporal's gRPC).
+ * that is not listening yet, then is. Bytes pass untouched (PostgreSQL's protocol, Temporal's gRPC),
+ * and on the way to the target may be held a while (`holdNext`): a request slow on its way.
  */
 export class TcpRelay {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private heldMs = 0;
 
   constructor(
     readonly port: number,
@@ -25,13 +27,28 @@ export class TcpRelay {
           outbound.destroy();
         });
       }
-      inbound.pipe(outbound).pipe(inbound);
+      // Towards the target in order, each chunk after the one before; a held one holds those behind it.
+      let sent = Promise.resolve();
+      inbound.on('data', (chunk) => {
+        const holdMs = this.heldMs;
+        this.heldMs = 0;
+        sent = sent
+          .then(() => holdMs > 0 && new Promise((r) => setTimeout(r, holdMs)))
+          .then(() => void outbound.write(chunk));
+      });
+      inbound.once('end', () => void sent.then(() => outbound.end()));
+      outbound.pipe(inbound);
     });
     this.server = server;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, '127.0.0.1', () => resolve());
     });
+  }
+
+  /** The next bytes any connection sends towards the target wait `ms` first. */
+  holdNext(ms: number): void {
+    this.heldMs = ms;
   }
 
   /** Stops listening and cuts every relayed connection. */
