@@ -19,10 +19,8 @@ npm run -s lint:pointers       # every path a comment, record or doc names exist
 # (delivery-shape, organisation-share and gate-turns set their own shape, so they run once;
 # throttled-sleep runs alone in each, after the others).
 # parked-slots.test.ts runs in the default shape only (the dispatcher's slots it tests are the engine
-# shape's), and isolation.test.ts too for now: in `workflow` shape its burst case holds another
-# organisation's delivery under 1 s only on a quiet stack (45-165 ms alone; 1,157 ms in CI beside a
-# second suite, 1,332 ms alone right after the others on one stack; docs/decisions/0335-gate-turns-per-endpoint.md).
-WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape isolation parked-slots organisation-share gate-turns throttled-sleep"
+# shape's). isolation.test.ts runs in both since docs/decisions/0340-workflow-starts-within-the-endpoints-room.md.
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi

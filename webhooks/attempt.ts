@@ -9,9 +9,7 @@ import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
 import { slotWaiters } from './slot-waiters';
 import type { EndpointPacer } from './endpoint-pacer';
-
-/** How late past its reserved start an attempt may still take it (the spacing's 2% at 1/s). */
-const LATE_RESERVATION_MS = 20;
+import type { UnclaimedStarts } from './unclaimed-starts';
 
 /** `workflow` shape: an endpoint's default concurrency limit, and the most attempts one organisation holds at once. */
 export interface WorkflowShapeLimits {
@@ -63,6 +61,13 @@ export function attemptService(deps: {
    * absent until the worker runs, and in `engine` shape, where nothing is held.
    */
   wake?: (deliveryId: string) => void;
+  /**
+   * `workflow` shape: the start path's count of the deliveries started and not yet claimed
+   * (webhooks/unclaimed-starts.ts), and its wake-up, for when an attempt's end leaves its endpoint room
+   * (docs/decisions/0340-workflow-starts-within-the-endpoints-room.md).
+   */
+  unclaimed?: UnclaimedStarts;
+  ended?: () => void;
 }) {
   // The gate decides under the endpoint's flow row lock. Attempts to one endpoint take their turn
   // here before they take a pooled connection, so a burst's waiters never hold the pool that other
@@ -102,6 +107,8 @@ export function attemptService(deps: {
     }
 
     const claim = (await claimAttempts(knex, [input])).get(input.deliveryId)!;
+    // Claimed (or found claimed): the database counts it against its endpoint from now on.
+    deps.unclaimed?.claimed(input.deliveryId);
     if (claim.kind === 'other_owner') return { ...answer('superseded'), numberTaken: true };
     if (claim.kind === 'recorded') return answer(isSuccess(claim.responseStatus) ? 'success' : 'failed', claim);
     let finished: Finished;
@@ -124,6 +131,8 @@ export function attemptService(deps: {
           .where({ delivery_id: input.deliveryId, number: input.number, owner: input.owner })
           .whereNull('duration_ms')
           .delete();
+        // A first attempt not yet under way still takes its endpoint's room from the start path.
+        if (input.number === 1) deps.unclaimed?.add(input.deliveryId, t.endpoint_id);
         // Held for a slot: the attempt that frees one wakes it before its timer (docs/decisions/0337-held-attempts-woken.md).
         if (gate.full && deps.wake) waiters.hold(input.deliveryId, t.endpoint_id, t.org_id);
         return { ...answer('throttled'), retryAfterMs: gate.waitMs, reservedAt: gate.reservedAt };
@@ -137,6 +146,8 @@ export function attemptService(deps: {
       const next = waiters.next(t.endpoint_id, t.org_id);
       if (next) deps.wake(next);
     }
+    // `workflow` shape: the endpoint has room again for a queued delivery's start.
+    deps.ended?.();
     if (recorded.endpointDisabled) return answer('endpoint_disabled', finished);
     return answer(isSuccess(finished.responseStatus) ? 'success' : 'failed', finished);
   }
@@ -200,17 +211,20 @@ async function pass(
     const perSecond = row.rate_limit_per_second;
     if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0, perSecond };
     // This worker's one-second rule: no start before a second after the POST `perSecond` places
-    // before it ended (webhooks/endpoint-pacer.ts). While that one is still open, ask again after a
-    // second (or when an attempt of the endpoint ends, in `workflow` shape), holding no reservation.
-    const local = perSecond === null ? 0 : pacer.localPace(t.endpoint_id, perSecond).waitMs;
-    if (local === Infinity) return { kind: 'throttled', waitMs: 1000, full: true };
+    // before it ended (webhooks/endpoint-pacer.ts). While that one is still open, the start is a
+    // second away at the soonest: an attempt without a reservation takes one from there; one that
+    // came back to its reservation and finds it still open asks again after a second (or when an
+    // attempt of the endpoint ends, in `workflow` shape), and then takes its turn afresh.
+    const pacing = perSecond === null ? 0 : pacer.localPace(t.endpoint_id, perSecond).waitMs;
+    if (pacing === Infinity && reservedAt !== undefined) return { kind: 'throttled', waitMs: 1000, full: true };
+    const local = pacing === Infinity ? 1000 : pacing;
     let delayMs = 0;
     // Its start was reserved when it was throttled: at most a moment's wait for it, and no new one.
-    // Woken later than the spacing's 2% margin, it would bunch with the next reservation, and a
-    // reservation the one-second rule puts past the horizon would wait too long: either takes its
-    // turn afresh instead.
-    const untilReserved = reservedAt === undefined ? -Infinity : Date.parse(reservedAt) - new Date(row.now).getTime();
-    const reserved = perSecond !== null && untilReserved >= -LATE_RESERVATION_MS && local <= PACING_HORIZON_MS;
+    // Woken late (a durable timer can fire a second late), it still goes as this worker's pacing
+    // next allows, spaced from the start before it, so it never bunches with the next reservation
+    // here. Only when the one-second rule puts it past the horizon does it take its turn afresh.
+    const untilReserved = reservedAt === undefined ? 0 : Date.parse(reservedAt) - new Date(row.now).getTime();
+    const reserved = perSecond !== null && reservedAt !== undefined && local <= PACING_HORIZON_MS;
     if (reserved) delayMs = Math.min(PACING_HORIZON_MS, Math.max(0, untilReserved, local));
     else if (perSecond !== null) {
       const wait = Math.max(Number(row.rate_wait_ms), local);

@@ -19,7 +19,8 @@ import { createSender } from './sender';
 import { wakeWaiter } from './slot-waiters';
 import { personalKeys } from '../db/personal-keys';
 import { sweep } from './sweep';
-import { startQueuedDeliveries } from './workflow-shape';
+import { startQueuedDeliveries, type StartPath } from './workflow-shape';
+import { unclaimedStarts } from './unclaimed-starts';
 import { stopDeletedEndpoints } from './deleted-endpoints';
 
 /** Deliveries of one endpoint one round takes at most: a fan-out of many endpoints shares a round. */
@@ -93,6 +94,13 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
   let temporal: Client | undefined;
   // One pacing of rate-limited endpoints for the dispatcher's first attempts and the gate's.
   const pacer = endpointPacer();
+  // `workflow` shape: the start path's count of its starts no attempt has claimed yet, and its wake-up,
+  // which an attempt's end calls once the worker runs (docs/decisions/0340-workflow-starts-within-the-endpoints-room.md).
+  const startPath: StartPath = {
+    unclaimed: unclaimedStarts(),
+    defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
+  };
+  let startMore: (() => void) | undefined;
   const attempts = attemptService({
     knex,
     sender,
@@ -104,6 +112,8 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         orgMaxInFlight: orgShareOf(config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS),
       },
       wake: (deliveryId: string) => temporal && wakeWaiter(temporal, deliveryId),
+      unclaimed: startPath.unclaimed,
+      ended: () => startMore?.(),
     }),
   });
 
@@ -131,8 +141,9 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       // Where the start path's walk over endpoints left off: each call goes on from there.
       const walk = { after: '00000000-0000-0000-0000-000000000000' };
       const starting = singleFlight('delivery workflow start', async () => {
-        while ((await startQueuedDeliveries(handOverDeps, walk)) > 0);
+        while ((await startQueuedDeliveries(handOverDeps, startPath, walk)) > 0);
       });
+      if (asWorkflows) startMore = () => starting.run(0);
       let dispatcher: ReturnType<typeof createDispatcher> | undefined;
       const hops = hopLogOf(config.WEBHOOK_HOP_LOG_DIR, 'worker');
       const firstAttempts = () => (asWorkflows ? starting.run(0) : dispatcher?.wake());
@@ -200,7 +211,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
           );
           // In `workflow` shape the dispatcher sends nothing: its start path is what runs first.
           await timed('first_claim_round', async () => {
-            if (asWorkflows) return startQueuedDeliveries(handOverDeps, walk).then(() => undefined);
+            if (asWorkflows) return startQueuedDeliveries(handOverDeps, startPath, walk).then(() => undefined);
             dispatcher!.wake();
             await dispatcher!.settled();
           });

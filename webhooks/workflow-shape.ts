@@ -12,6 +12,7 @@ import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } f
 import { logger } from '../lib/runtime/logger';
 import { recordDeliveryWorkflowStart } from '../lib/runtime/metrics';
 import { endLeases, LEASE_MS, unleased } from './leases';
+import type { UnclaimedStarts } from './unclaimed-starts';
 
 /**
  * One call takes the oldest queued deliveries of up to this many endpoints, and up to this many of
@@ -43,6 +44,12 @@ interface StartDeps {
   eagerStarts?: boolean;
 }
 
+/** The start path's own: what it started that no attempt has claimed yet, and an endpoint's default concurrency limit. */
+export interface StartPath {
+  unclaimed: UnclaimedStarts;
+  defaultMaxInFlight: number;
+}
+
 /**
  * `workflow` shape (docs/decisions/0297-webhook-delivery-shape-as-a-setting.md), for events the API
  * or the engine publishes (test pings, identity events, an endpoint's disable notice, events the
@@ -56,17 +63,30 @@ interface StartDeps {
  */
 export async function startQueuedDeliveries(
   deps: StartDeps,
+  path: StartPath,
   walk: { after: string } = { after: FIRST_ENDPOINT },
 ): Promise<number> {
+  // Window after window from where the last call left off, round to it again, until one starts something.
   const from = walk.after;
-  const handled = await startSome(deps, walk);
-  // Nothing past where the last call left off: the endpoints before it may have some.
-  return handled === 0 && from !== FIRST_ENDPOINT ? startSome(deps, walk) : handled;
+  let wrapped = from === FIRST_ENDPOINT;
+  for (;;) {
+    const handled = await startSome(deps, path, walk);
+    if (handled > 0) return handled;
+    if (walk.after === FIRST_ENDPOINT) {
+      if (wrapped) return 0;
+      wrapped = true;
+    } else if (wrapped && walk.after >= from) return 0;
+  }
 }
 
-async function startSome(deps: StartDeps, walk: { after: string }): Promise<number> {
+async function startSome(deps: StartDeps, path: StartPath, walk: { after: string }): Promise<number> {
   // Leased in one committed statement, not locked across the starts (docs/decisions/0332-leases-not-locks.md).
-  const rows: { delivery_id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
+  // Each endpoint gets no more than its room: its concurrency limit (and rate limit, a second's worth)
+  // less its attempts not yet ended, from every worker, and the starts of this process no attempt has
+  // claimed yet (docs/decisions/0340-workflow-starts-within-the-endpoints-room.md). The rest stays
+  // queued until an attempt to the endpoint ends. One row per endpoint seen, with no delivery when it
+  // has no room, so the walk goes on past full endpoints.
+  const rows: { delivery_id: string | null; endpoint_id: string; event_type: string; org_id: string }[] = (
     await deps.knex().raw(
       `with recursive eps as (
                (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
@@ -76,39 +96,70 @@ async function startSome(deps: StartDeps, walk: { after: string }): Promise<numb
                         where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
                  from eps where eps.endpoint_id is not null),
              found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+             open_attempts as (
+               select d.endpoint_id, count(*)::int as n
+                 from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+                where a.duration_ms is null and d.endpoint_id = any(array(select endpoint_id from found))
+                group by d.endpoint_id),
+             -- Started here (or throttled here) and not claimed by any worker yet.
+             unclaimed as (
+               select u.endpoint_id, count(*)::int as n
+                 from jsonb_to_recordset(?::jsonb) as u(delivery_id uuid, endpoint_id uuid)
+                where not exists (select 1 from webhook_attempts a where a.delivery_id = u.delivery_id)
+                group by u.endpoint_id),
+             room as (
+               select f.endpoint_id,
+                      greatest(0, least(?::int, least(coalesce(e.max_in_flight, ?::int),
+                                                      coalesce(e.rate_limit_per_second, 2147483647))
+                                                - coalesce(o.n, 0) - coalesce(u.n, 0)))::int as take
+                 from found f join webhook_endpoints e on e.id = f.endpoint_id
+                 left join open_attempts o on o.endpoint_id = f.endpoint_id
+                 left join unclaimed u on u.endpoint_id = f.endpoint_id),
              picked as (
                select t.delivery_id, t.endpoint_id, t.seq, t.event_type, t.org_id
-                 from found
+                 from room
                 cross join lateral (
                       select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
                         from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
-                       where q.endpoint_id = found.endpoint_id and q.ordered_key is null and ${unleased('q')}
-                       order by q.seq limit ? for update of q skip locked) t),
+                       where q.endpoint_id = room.endpoint_id and q.ordered_key is null and ${unleased('q')}
+                       order by q.seq limit room.take for update of q skip locked) t),
              leased as (update webhook_queue q set leased_until = now() + (? * interval '1 millisecond')
                           from picked p where q.delivery_id = p.delivery_id
                         returning q.delivery_id)
-       select p.delivery_id, p.endpoint_id, p.event_type, p.org_id
-         from picked p join leased using (delivery_id)
-        order by row_number() over (partition by p.endpoint_id order by p.seq), p.seq`,
-      [walk.after, ENDPOINTS_PER_CALL, PER_ENDPOINT, LEASE_MS],
+       select p.delivery_id, room.endpoint_id, p.event_type, p.org_id
+         from room
+         left join (picked p join leased using (delivery_id)) on p.endpoint_id = room.endpoint_id
+        order by row_number() over (partition by room.endpoint_id order by p.seq), p.seq`,
+      [
+        walk.after,
+        ENDPOINTS_PER_CALL,
+        JSON.stringify(path.unclaimed.entries()),
+        PER_ENDPOINT,
+        path.defaultMaxInFlight,
+        LEASE_MS,
+      ],
     )
   ).rows;
   // A full call goes on after its last endpoint next time; a short one has seen them all, so the
   // next starts from the first again.
   const endpoints = [...new Set(rows.map((r) => r.endpoint_id))].sort();
   walk.after = endpoints.length >= ENDPOINTS_PER_CALL ? endpoints[endpoints.length - 1]! : FIRST_ENDPOINT;
-  if (rows.length === 0) return 0;
+  const starts = rows.filter((r): r is (typeof rows)[number] & { delivery_id: string } => r.delivery_id !== null);
+  if (starts.length === 0) return 0;
   const started: string[] = [];
   const waiting: string[] = [];
-  for (let i = 0; i < rows.length; i += STARTS_AT_ONCE) {
+  for (let i = 0; i < starts.length; i += STARTS_AT_ONCE) {
     await Promise.all(
-      rows.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
+      starts.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
+        // Counted before its first task can run, which may come back in the start's answer.
+        path.unclaimed.add(r.delivery_id, r.endpoint_id);
         const runs = await startTopLevel(deps, {
           deliveryId: r.delivery_id,
           endpointId: r.endpoint_id,
           eventType: r.event_type,
           orgId: r.org_id,
         });
+        if (!runs) path.unclaimed.claimed(r.delivery_id);
         (runs ? started : waiting).push(r.delivery_id);
       }),
     );

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
 import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
-import { deliveryWorkflowId } from '../../domain/webhook-messages';
+import { DELIVERY_WORKFLOW, deliveryWorkflowId } from '../../domain/webhook-messages';
 import { subscriptionWorkflowId } from '../../domain/subscription';
 import { ATTEMPT_DELAYS_MS } from '../../domain/retry-schedule';
 import { registry } from '../../lib/runtime/metrics';
@@ -20,7 +20,7 @@ import { http } from '../support/http';
 import { Receiver } from './support/receiver';
 import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
-import { publish } from './support/publish';
+import { anEvent, publish, publishUnqueued } from './support/publish';
 import { gaps, webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
 
 /**
@@ -175,23 +175,64 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
     expect(await receiver.received(h)).toHaveLength(4);
   });
 
-  it('wakes a delivery held for a full endpoint when an attempt frees the slot, not only at its timer', async () => {
+  it("starts a queued delivery's workflow only when its endpoint has room", async () => {
     const h = hook();
     const endpoint = await registerHook(svc, receiver, staff, h, ['*'], { delayMs: 1500 });
     const api = http(svc.baseUrl);
     expect((await api.patch(`${PATHS.A.endpoints}/${endpoint.id}`, staff.token, { maxInFlight: 1 })).status).toBe(200);
     const ping = async () => (await api.post(`${PATHS.A.endpoints}/${endpoint.id}/test`, staff.token)).body.data;
-    await ping();
+    const first = await ping();
     await receiver.waitFor(h, 1); // the endpoint's one slot is taken for 1.5 s
-    const held: { delivery_id: string }[] = await Promise.all([ping(), ping(), ping()]);
+    const queued: { delivery_id: string }[] = [await ping(), await ping(), await ping()];
+    await receiver.waitFor(h, 4, 60_000);
+    // Each waited in the queue, not as a workflow: none started before the POST ahead of it ended
+    // (docs/decisions/0340-workflow-starts-within-the-endpoints-room.md). Seen failing before: all
+    // three started within milliseconds of their ping, while the first POST was still open.
+    const knex = svc.orm.em.getConnection().getKnex();
+    let ahead = first.delivery_id as string;
+    for (const { delivery_id } of queued) {
+      const [a] = await knex('webhook_attempts').where({ delivery_id: ahead, number: 1 });
+      const endedAt = new Date(a.attempted_at).getTime() + Number(a.duration_ms);
+      const { startTime } = await svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id)).describe();
+      expect({ delivery_id, startedAfterTheOneAhead: startTime.getTime() >= endedAt - 5 }).toEqual({
+        delivery_id,
+        startedAfterTheOneAhead: true,
+      });
+      ahead = delivery_id;
+    }
+  });
+
+  it('wakes a delivery held for a full endpoint when an attempt frees the slot, not only at its timer', async () => {
+    const h = hook();
+    const endpoint = await registerHook(svc, receiver, staff, h, ['*'], { delayMs: 1500 });
+    const api = http(svc.baseUrl);
+    expect((await api.patch(`${PATHS.A.endpoints}/${endpoint.id}`, staff.token, { maxInFlight: 1 })).status).toBe(200);
+    await api.post(`${PATHS.A.endpoints}/${endpoint.id}/test`, staff.token);
+    await receiver.waitFor(h, 1); // the endpoint's one slot is taken for 1.5 s
+    // Three deliveries whose workflows start together whatever the endpoint's room, as a subscription
+    // workflow starts its events' children: two of them find the slot taken and are held.
+    const events = [anEvent(staff.orgId), anEvent(staff.orgId), anEvent(staff.orgId)];
+    const { deliveries } = await publishUnqueued(
+      svc,
+      events,
+      events.map((e) => ({ eventId: e.id, endpointId: endpoint.id })),
+    );
+    const handles = await Promise.all(
+      deliveries.map(({ deliveryId }) =>
+        svc.temporal.workflow.start(DELIVERY_WORKFLOW, {
+          taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
+          workflowId: deliveryWorkflowId(deliveryId),
+          args: [{ deliveryId, statusShown: true }],
+        }),
+      ),
+    );
     await receiver.waitFor(h, 4, 60_000);
     // Seen failing before docs/decisions/0337-held-attempts-woken.md: no held delivery was ever signalled.
     const signalled = await Promise.all(
-      held.map(async ({ delivery_id }) => {
-        const handle = svc.temporal.workflow.getHandle(deliveryWorkflowId(delivery_id));
+      handles.map(async (handle) => {
         expect(await handle.result()).toBe('success');
-        const { events } = await handle.fetchHistory();
-        return (events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'slotFree');
+        const { events: history } = await handle.fetchHistory();
+        return (history ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'slotFree');
       }),
     );
     expect(signalled.filter(Boolean).length).toBeGreaterThan(0);

@@ -3,6 +3,7 @@ import { Client, Connection, type WorkflowClientInterceptor } from '@temporalio/
 import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
 import { startQueuedDeliveries } from '../../webhooks/workflow-shape';
+import { unclaimedStarts } from '../../webhooks/unclaimed-starts';
 import { handOverOrdered, handOverRetries } from '../../webhooks/handover';
 import { stopDeletedEndpoints } from '../../webhooks/deleted-endpoints';
 import { deliveryWorkflowId, orderedWorkflowId, retrySchedulerWorkflowId } from '../../domain/webhook-messages';
@@ -118,10 +119,11 @@ describe('calls to Temporal hold no transaction open', () => {
     const deliveryId = deliveries[0]!.deliveryId;
     started.push(deliveryWorkflowId(deliveryId));
     const deps = { knex, temporal, taskQueue };
+    const path = { unclaimed: unclaimedStarts(), defaultMaxInFlight: 32 };
 
     // Refused: the row stays queued and free, and the next call takes it at once.
     gate.refuse = true;
-    const refused = await heldInside(() => startQueuedDeliveries(deps));
+    const refused = await heldInside(() => startQueuedDeliveries(deps, path));
     // Seen failing before the fix: 1 (the call's FOR UPDATE transaction, open across the start).
     expect(refused).toEqual({ openWhileHeld: 0, answer: 0 });
     expect(await knex()('webhook_queue').where({ delivery_id: deliveryId }).first('leased_until')).toEqual({
@@ -129,7 +131,7 @@ describe('calls to Temporal hold no transaction open', () => {
     });
 
     gate.refuse = false;
-    expect(await heldInside(() => startQueuedDeliveries(deps))).toEqual({ openWhileHeld: 0, answer: 1 });
+    expect(await heldInside(() => startQueuedDeliveries(deps, path))).toEqual({ openWhileHeld: 0, answer: 1 });
     expect(await knex()('webhook_queue').where({ delivery_id: deliveryId })).toEqual([]);
     const described = await temporal.workflow.getHandle(deliveryWorkflowId(deliveryId)).describe();
     expect(described.taskQueue).toBe(taskQueue);
