@@ -11,6 +11,9 @@ import { slotWaiters } from './slot-waiters';
 import type { EndpointPacer } from './endpoint-pacer';
 import type { UnclaimedStarts } from './unclaimed-starts';
 
+/** How late past its reserved start an attempt may still take it: a durable timer fires up to a second late. */
+const STALE_RESERVATION_MS = 2000;
+
 /** `workflow` shape: an endpoint's default concurrency limit, and the most attempts one organisation holds at once. */
 export interface WorkflowShapeLimits {
   defaultMaxInFlight: number;
@@ -222,9 +225,14 @@ async function pass(
     // Its start was reserved when it was throttled: at most a moment's wait for it, and no new one.
     // Woken late (a durable timer can fire a second late), it still goes as this worker's pacing
     // next allows, spaced from the start before it, so it never bunches with the next reservation
-    // here. Only when the one-second rule puts it past the horizon does it take its turn afresh.
+    // here. It takes its turn afresh when the one-second rule puts it past the horizon, or when it
+    // is so late that its reservation is history (a worker down, a server backed up).
     const untilReserved = reservedAt === undefined ? 0 : Date.parse(reservedAt) - new Date(row.now).getTime();
-    const reserved = perSecond !== null && reservedAt !== undefined && local <= PACING_HORIZON_MS;
+    const reserved =
+      perSecond !== null &&
+      reservedAt !== undefined &&
+      untilReserved >= -STALE_RESERVATION_MS &&
+      local <= PACING_HORIZON_MS;
     if (reserved) delayMs = Math.min(PACING_HORIZON_MS, Math.max(0, untilReserved, local));
     else if (perSecond !== null) {
       const wait = Math.max(Number(row.rate_wait_ms), local);
