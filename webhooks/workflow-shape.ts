@@ -68,12 +68,13 @@ export async function startQueuedDeliveries(
 ): Promise<number> {
   // Window after window from where the last call left off, round to it again, until one starts something.
   const from = walk.after;
-  let wrapped = from === FIRST_ENDPOINT;
+  let wrapped = false;
   for (;;) {
     const handled = await startSome(deps, path, walk);
     if (handled > 0) return handled;
+    // At the end of the queue's endpoints: done if the call began at their start, else round again.
     if (walk.after === FIRST_ENDPOINT) {
-      if (wrapped) return 0;
+      if (wrapped || from === FIRST_ENDPOINT) return 0;
       wrapped = true;
     } else if (wrapped && walk.after >= from) return 0;
   }
