@@ -175,7 +175,7 @@ async function main(): Promise<boolean> {
     soaking = false;
     await sampler;
     const owed = events.published.size * ENDPOINTS + pings.published.size;
-    const stats = await sink.waitForReceived(owed, 120_000);
+    const stats = await sink.waitForReceipts([org.orgId], owed, 120_000);
     await collect();
     const soakEnd = Date.now();
     await sleep(2000); // visibility catches up with the last runs

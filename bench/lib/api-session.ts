@@ -63,7 +63,7 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
               ...(opts.maxInFlight !== undefined && { maxInFlight: opts.maxInFlight }),
               ...(opts.rateLimitPerSecond !== undefined && { rateLimitPerSecond: opts.rateLimitPerSecond }),
             });
-            await sink.register(hook, String(data.signing_secret));
+            await sink.register(hook, String(data.signing_secret), orgId);
             ids.push(String(data.id));
           }
           return ids;

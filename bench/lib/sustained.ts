@@ -12,6 +12,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function sustained(opts: {
   sink: Sink;
+  /** The organisation whose endpoints the phase publishes to: its receipts are the phase's. */
+  orgId: string;
   fanout: number;
   seconds: number;
   warmUpSeconds: number;
@@ -22,7 +24,6 @@ export async function sustained(opts: {
   /** Deliveries of this phase recorded a success at their first attempt. */
   recorded: () => Promise<number>;
 }) {
-  const before = await opts.sink.stats();
   let published = 0;
   let received = 0;
   let stopping = false;
@@ -30,7 +31,7 @@ export async function sustained(opts: {
   let measuring = false;
   const sampler = (async () => {
     while (!stopping) {
-      received = (await opts.sink.stats()).received - before.received;
+      received = (await opts.sink.receipts([opts.orgId])).received;
       if (measuring) minBacklog = Math.min(minBacklog, published - received);
       await sleep(100);
     }
@@ -56,7 +57,7 @@ export async function sustained(opts: {
   stopping = true;
   await Promise.all([...publishers, sampler]);
 
-  const drained = await opts.sink.waitForReceived(before.received + published, 600_000);
+  const drained = await opts.sink.waitForReceipts([opts.orgId], published, 600_000);
   let recorded = await opts.recorded();
   for (const deadline = Date.now() + 120_000; recorded < published && Date.now() < deadline; await sleep(200))
     recorded = await opts.recorded();
@@ -67,8 +68,8 @@ export async function sustained(opts: {
     offered_per_s: round((published1 - published0) / window),
     min_backlog_in_window: minBacklog,
     published,
-    received: drained.received - before.received,
+    received: drained.received,
     recorded_success: recorded,
-    duplicates: drained.duplicates - before.duplicates,
+    duplicates: drained.duplicates,
   };
 }

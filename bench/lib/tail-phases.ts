@@ -5,6 +5,7 @@ import { hopBreakdown } from './hops';
 import { firstAttemptLatency, paced, type PacedRun } from './paced';
 import { pool, summary } from './stats';
 import type { PhaseContext } from './phase-context';
+import { receivedExactly } from './owed';
 
 /**
  * The tail's phases (docs/decisions/0303-tail-benchmark-keys-and-hop-timing.md): publish → receipt at 200
@@ -16,27 +17,13 @@ import type { PhaseContext } from './phase-context';
 const round = (n: number) => Math.round(n * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Fails the run unless exactly `owed` new deliveries arrived, each once. */
-async function exactly(
-  ctx: PhaseContext,
-  phase: string,
-  before: { received: number; duplicates: number },
-  owed: number,
-) {
-  const after = await ctx.sink.waitForReceived(before.received + owed, Math.max(60, ctx.seconds(600)) * 1000);
-  const got = { received: after.received - before.received, duplicates: after.duplicates - before.duplicates };
-  if (got.received !== owed || got.duplicates !== 0)
-    ctx.fail(`${phase}: ${got.received} received, ${got.duplicates} duplicates, ${owed} owed`);
-}
-
 /** Steady test pings through the API to one endpoint; every one owed, its latency summarised. */
 async function pingLatency(ctx: PhaseContext, phase: string, ratePerS: number, seconds: number) {
   const org = await ctx.api.org();
   const [endpoint] = await org.endpoints(1);
-  const before = await ctx.sink.stats();
   const run = await paced({ ratePerS, seconds, send: () => org.ping(endpoint!) });
   if (run.failures) ctx.fail(`${phase}: ${run.failures} pings refused`);
-  await exactly(ctx, phase, before, run.published.size);
+  await receivedExactly(ctx, phase, [org.orgId], run.published.size);
   const arrivals = await ctx.sink.arrivals();
   return { run, arrivals, latency: { ...firstAttemptLatency(run, arrivals, 1), api_answer_ms: summary(run.answerMs) } };
 }
@@ -70,7 +57,6 @@ async function api200(ctx: PhaseContext) {
 async function apiBurst(ctx: PhaseContext) {
   const org = await ctx.api.org();
   const [endpoint] = await org.endpoints(1);
-  const before = await ctx.sink.stats();
   const run: PacedRun = { published: new Map(), answerMs: [], failures: 0 };
   const messages = ctx.count(ctx.shape === 'workflow' ? 1000 : 5000);
   const start = Date.now();
@@ -85,7 +71,7 @@ async function apiBurst(ctx: PhaseContext) {
   });
   const accepted = (Date.now() - start) / 1000;
   if (run.failures) ctx.fail(`burst: ${run.failures} pings refused`);
-  await exactly(ctx, 'burst', before, run.published.size);
+  await receivedExactly(ctx, 'burst', [org.orgId], run.published.size);
   const arrivals = await ctx.sink.arrivals();
   const last = Math.max(...arrivals.map(([, , at]) => at));
   const latency = firstAttemptLatency(run, arrivals, 1);
@@ -117,7 +103,6 @@ async function parkedNeighbour(ctx: PhaseContext) {
   });
   const y = await ctx.api.org();
   const [yEndpoint] = await y.endpoints(1);
-  const before = await ctx.sink.stats();
   const events = Math.ceil(ctx.count(2100) / slow.length);
   const occurredAt = new Date().toISOString();
   await publishEvents(
@@ -142,12 +127,10 @@ async function parkedNeighbour(ctx: PhaseContext) {
   await Promise.all(slow.map((id) => x.disable(id)));
   await sleep((ctx.seconds(29) + 3) * 1000);
   const neighbour = firstAttemptLatency(yRun, await ctx.sink.arrivals(), 1);
-  const after = await ctx.sink.stats();
-  const xArrivedDuringY = after.received - before.received - neighbour.n;
+  const [xGot, yGot] = [await ctx.sink.receipts([x.orgId]), await ctx.sink.receipts([y.orgId])];
   if (neighbour.missing) ctx.fail(`parked neighbour: ${neighbour.missing} of Y's pings never arrived`);
-  if (after.duplicates !== before.duplicates)
-    ctx.fail(`parked neighbour: ${after.duplicates - before.duplicates} duplicates`);
-  const detail = { neighbour, parked_deliveries: events * slow.length, x_arrived_while_measured: xArrivedDuringY };
+  if (xGot.duplicates + yGot.duplicates) ctx.fail(`parked neighbour: ${xGot.duplicates + yGot.duplicates} duplicates`);
+  const detail = { neighbour, parked_deliveries: events * slow.length, x_arrived_while_measured: xGot.received };
   console.log({ parked_neighbour: detail });
   return { parked_neighbour_p99_ms: neighbour.p99, detail };
 }
