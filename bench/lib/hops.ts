@@ -20,6 +20,9 @@ type WorkerLine = { d: string; cs: number; ce: number; ps: number; pe: number; r
  *   post         → the POST has been answered
  *   record       → its result is committed (group commit)
  * and `receipt` (client send → the sink's arrival) for the same deliveries. One machine, one clock.
+ * `slowest_1_percent`: where the tail spends its time, each hop's mean over the deliveries whose
+ * receipt was at or above the p99 (a hop's own p99 says how slow it gets, not whether the slow
+ * deliveries were slow there).
  */
 export function hopBreakdown(dir: string, sent: Map<string, number>, arrivals: readonly Arrival[]) {
   const api = new Map<string, ApiLine>();
@@ -57,6 +60,8 @@ export function hopBreakdown(dir: string, sent: Map<string, number>, arrivals: r
     record: [],
     receipt: [],
   };
+  /** Each timed delivery's hops and receipt, for the slowest ones' breakdown. */
+  const rows: { receipt: number; hops: number[] }[] = [];
   let joined = 0;
   for (const [d, a] of api) {
     const w = worker.get(d);
@@ -66,24 +71,45 @@ export function hopBreakdown(dir: string, sent: Map<string, number>, arrivals: r
     // A round that started before this commit's notification came (woken by an earlier one) took it without it.
     const woken = Math.min(firstWakeAfter(a.c), w.cs);
     const hop = (from: number, to: number) => Math.max(0, to - from);
-    samples.api_handler.push(hop(t0, a.q));
-    samples.commit.push(hop(a.q, a.c));
-    samples.notify.push(hop(a.c, woken));
-    samples.wake_up.push(hop(woken, w.cs));
-    samples.claim.push(hop(w.cs, w.ce));
-    samples.post_start.push(hop(w.ce, w.ps));
-    samples.post.push(hop(w.ps, w.pe));
-    samples.record.push(hop(w.pe, w.re));
+    const hops = [
+      hop(t0, a.q),
+      hop(a.q, a.c),
+      hop(a.c, woken),
+      hop(woken, w.cs),
+      hop(w.cs, w.ce),
+      hop(w.ce, w.ps),
+      hop(w.ps, w.pe),
+      hop(w.pe, w.re),
+    ];
+    HOPS.forEach((name, i) => samples[name].push(hops[i]!));
     const at = arrivedAt.get(d);
-    if (at !== undefined) samples.receipt.push(at - t0);
+    if (at !== undefined) {
+      samples.receipt.push(at - t0);
+      rows.push({ receipt: at - t0, hops });
+    }
   }
   return {
     deliveries_timed: joined,
+    slowest_1_percent: slowest(rows),
     ...Object.fromEntries(
       Object.entries(samples).map(([k, v]) => {
         const { p50, p99, max } = summary(v);
         return [k, { p50, p99, max }];
       }),
     ),
+  };
+}
+
+/** The deliveries whose receipt was at or above the p99: how many, their receipt's mean, and each hop's mean. */
+function slowest(rows: readonly { receipt: number; hops: number[] }[]) {
+  if (rows.length === 0) return { deliveries: 0 };
+  const p99 = summary(rows.map((r) => r.receipt)).p99;
+  const tail = rows.filter((r) => r.receipt >= p99);
+  const mean = (pick: (r: (typeof tail)[number]) => number) =>
+    Math.round((tail.reduce((sum, r) => sum + pick(r), 0) / tail.length) * 10) / 10;
+  return {
+    deliveries: tail.length,
+    receipt_mean: mean((r) => r.receipt),
+    ...Object.fromEntries(HOPS.map((name, i) => [`${name}_mean`, mean((r) => r.hops[i]!)])),
   };
 }
