@@ -102,8 +102,16 @@ describe('Set A operator console', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByTestId(`queue-card-${s.id}`).getByTestId('notice').waitFor();
-    // The outcome takes the focus, so the keyboard user goes on from there.
-    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.dataset.testid)).toBe('notice');
+    // The outcome takes the focus, so the keyboard user goes on from there. It is `autofocus`, which the
+    // browser applies at its next rendering step, not as the element appears: wait for it (CI run 51 read
+    // the focus in between, on a loaded machine).
+    const focused = () => page.evaluate(() => (globalThis as any).document.activeElement?.dataset.testid);
+    await page
+      .waitForFunction(() => (globalThis as any).document.activeElement?.dataset.testid === 'notice', null, {
+        timeout: 5000,
+      })
+      .catch(() => undefined);
+    expect(await focused()).toBe('notice');
     expect(await sub(s.id)).toMatchObject({ status: 'rejected', status_reason: 'Source of funds not documented' });
     await screenshot(page, 'a-03-rejected');
   });
