@@ -38,19 +38,29 @@ export function preparedStatement<R>(name: string, sql: string) {
   };
 }
 
+/** A transaction whose statements run on their generic plans; the setting ends with it. */
+const BEGIN_GENERIC = 'begin; set local plan_cache_mode = force_generic_plan';
+
 /**
  * A transaction of prepared statements on one pooled connection, without knex's transaction
  * object, which builds a whole knex instance each time: at 200 deliveries/s the claim round's
  * were a sixth of the worker's garbage (docs/decisions/0333-where-the-tail-goes.md). Commits when
  * `work` resolves and rolls back when it throws; a connection whose rollback fails is not reused.
+ *
+ * Its statements run on their generic plans, planned once per connection: left to choose,
+ * PostgreSQL compares a generic plan's estimate with the first runs' plans, made on small tables,
+ * and once the tables had grown it planned the claim's take anew on every call, 2 ms each
+ * (docs/decisions/0341-claim-plans-generic.md). The setting is the transaction's own (`set local`),
+ * sent with its `begin` in one round trip, and ends with it.
  */
 export async function preparedTransaction<T>(knex: Knex, work: (trx: HeldTransaction) => Promise<T>): Promise<T> {
   const client = knex.client as Pool;
   const connection = await client.acquireConnection();
   try {
-    await connection.query('begin');
     let result: T;
     try {
+      // Inside: should the setting fail after `begin`, the rollback leaves no transaction on the connection.
+      await connection.query(BEGIN_GENERIC);
       result = await work(new HeldTransaction(connection));
     } catch (err) {
       await connection.query('rollback').catch((rollbackErr: unknown) => {
