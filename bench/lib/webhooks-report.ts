@@ -91,7 +91,7 @@ export function markdown(r: Record<string, any>): string {
 function hopRows(h: Record<string, any> | undefined): string[] {
   if (!h) return [];
   const tail: Record<string, number> | undefined = h.slowest_1_percent;
-  const tailOf = (k: string) => (tail ? ` ${tail[k === 'receipt' ? 'receipt_mean' : `${k}_mean`] ?? ''} |` : '');
+  const tailOf = (k: string) => (tail ? ` ${tail[`${k}_mean`] ?? ''} |` : '');
   return [
     `Per hop at 200 pings/s (${h.deliveries_timed} deliveries timed${tail ? `; the slowest 1 %: ${tail.deliveries}` : ''}), ms:`,
     '',
