@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { preparedStatement } from '../db/prepared';
+import { preparedStatement, preparedTransaction } from '../db/prepared';
 import type { AttemptInput } from '../domain/webhook-messages';
 import { AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
 import type { EndpointAuthentication } from '../db/entities/webhook-rows';
@@ -133,15 +133,18 @@ export async function recordResults(trx: Knex.Transaction, results: readonly Fin
 }
 
 /**
- * Results that are all successes, with what they say of their endpoints, in ONE statement (atomic
- * on its own, so no transaction around it): the attempt rows, the deliveries, each endpoint's
- * circuit closed and "failing since" cleared where they were not already. The hot path's record.
- * Answers the endpoints whose circuit this closed.
+ * Results that are all successes, with what they say of their endpoints, in ONE statement: the
+ * attempt rows, the deliveries, each endpoint's circuit closed and "failing since" cleared where
+ * they were not already. The hot path's record. Sent with its `begin` and `commit` in one round
+ * trip, so it runs on its generic plan: left to choose, PostgreSQL planned it anew on most calls
+ * (docs/decisions/0342-one-round-trip-per-statement.md). Answers the endpoints whose circuit this closed.
  */
 export async function recordSuccesses(knex: Knex, results: readonly Finished[], endpointIds: readonly string[]) {
   const rows = resultRows(results);
   const endpoints = [...new Set(endpointIds)].sort();
-  return RECORD_SUCCESSES(knex, [rows.attempts, rows.ids, rows.deliveries, rows.ids, endpoints, endpoints]);
+  return preparedTransaction(knex, (trx) =>
+    trx.runAndCommit(RECORD_SUCCESSES, [rows.attempts, rows.ids, rows.deliveries, rows.ids, endpoints, endpoints]),
+  );
 }
 
 /** The JSON parameters of a record: attempt rows and delivery rows, in delivery order (one lock order for all writers). */

@@ -91,7 +91,8 @@ interface CandidateRow {
  * share out the round (webhooks/allotment.ts), and take the granted deliveries off the queue,
  * claiming attempt 1 of each for `owner` in the same statement, at its reserved start. The rate
  * limit's next free start and a probe's hold are written before the transaction ends, so the
- * limits hold across workers.
+ * limits hold across workers. Two round trips: the candidates with the `begin`, the take with the
+ * `commit` (db/prepared.ts).
  */
 export async function claimRound(
   knex: Knex,
@@ -102,7 +103,7 @@ export async function claimRound(
   ended: ReadonlySet<string> = new Set(),
 ): Promise<RoundResult> {
   return preparedTransaction(knex, async (trx) => {
-    const rows = await CANDIDATES(trx, [
+    const rows = await trx.run(CANDIDATES, [
       scan.orgAfter,
       limits.endpointsPerRound,
       limits.endpointsPerRound,
@@ -147,7 +148,7 @@ export async function claimRound(
         next_send_ms: g.spacingMs > 0 ? g.startMs + g.take * g.spacingMs : null,
         probe: g.mode === 'probe',
       }));
-    const taken = await TAKE(trx, [
+    const taken = await trx.runAndCommit(TAKE, [
       JSON.stringify(
         grants.map((g) => ({
           endpoint_id: g.endpointId,

@@ -219,7 +219,7 @@ export function createDispatcher(deps: {
 
 /**
  * Whether the slots an endpoint with queued deliveries has free are worth a claim round: a quarter
- * of its concurrency limit (at least one). A round is four statements, so a busy endpoint is
+ * of its concurrency limit (at least one). A round is two round trips, so a busy endpoint is
  * topped up in batches rather than one delivery per round; at idle nothing waits, since a publish
  * wakes the dispatcher itself (docs/decisions/0175-dispatch-round.md).
  */

@@ -5,7 +5,11 @@ import { openOrm, type Orm } from '../../db/orm';
 import { preparedStatement, preparedTransaction } from '../../db/prepared';
 import { freshDatabase } from '../support/service';
 
-/** The claim round's transaction (db/prepared.ts) on the real PostgreSQL: it commits, rolls back, and drops a broken connection. */
+/**
+ * The claim round's transaction (db/prepared.ts) on the real PostgreSQL: one round trip per statement, the
+ * first with its `begin` and the last with its `commit`; it rolls back, drops a connection it cannot trust, and
+ * passes any value through intact.
+ */
 describe('preparedTransaction', () => {
   let orm: Orm;
   let knex: Knex;
@@ -17,6 +21,11 @@ describe('preparedTransaction', () => {
   const backend = preparedStatement<{ pid: number; xid: string | null }>(
     'test-prepared-backend',
     'select pg_backend_pid() as pid, pg_current_xact_id_if_assigned()::text as xid',
+  );
+  const terminate = preparedStatement('test-prepared-terminate', 'select pg_terminate_backend(pg_backend_pid())');
+  const plans = preparedStatement<{ generic: number; custom: number }>(
+    'test-prepared-plans',
+    `select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where name = ?`,
   );
   const stored = async (key: string) => (await knex('rate_limits').where({ key }).count({ n: '*' }))[0]!.n;
 
@@ -32,8 +41,8 @@ describe('preparedTransaction', () => {
   it('runs every statement on one connection, in one transaction, and commits when the work resolves', async () => {
     const key = `t-${randomUUID()}`;
     const seen = await preparedTransaction(knex, async (trx) => {
-      await insert(trx, [key]);
-      return [await backend(trx, []), await backend(trx, [])];
+      await trx.run(insert, [key]);
+      return [await trx.run(backend, []), await trx.run(backend, [])];
     });
     expect(seen[0]![0]!.pid).toBe(seen[1]![0]!.pid);
     expect(seen[0]![0]!.xid).not.toBeNull();
@@ -41,12 +50,99 @@ describe('preparedTransaction', () => {
     expect(Number(await stored(key))).toBe(1);
   });
 
+  it('sends one round trip per statement: the first carries the begin, the last the commit', async () => {
+    const key = `t-${randomUUID()}`;
+    const client = knex.client as { acquireConnection(): Promise<{ query(q: unknown): Promise<unknown> }> };
+    const original = client.acquireConnection.bind(client);
+    let sent: jest.SpyInstance | undefined;
+    const acquire = jest.spyOn(client, 'acquireConnection').mockImplementationOnce(async () => {
+      const connection = await original();
+      sent = jest.spyOn(connection, 'query');
+      return connection;
+    });
+    try {
+      const seen = await preparedTransaction(knex, async (trx) => {
+        await trx.run(insert, [key]);
+        const before = Number(await stored(key));
+        await trx.runAndCommit(backend, []);
+        return { before, after: Number(await stored(key)) };
+      });
+      // Another connection sees the row once the last statement has answered, not before.
+      expect(seen).toEqual({ before: 0, after: 1 });
+      const texts = sent!.mock.calls.map(([q]) => String(q));
+      expect(texts).toHaveLength(2);
+      expect(texts[0]).toMatch(
+        /^begin;\nset local plan_cache_mode = force_generic_plan;\n(prepare test_prepared_insert as .*;\n)?execute test_prepared_insert\('t-/s,
+      );
+      expect(texts[1]).toMatch(/execute test_prepared_backend;\ncommit$/);
+    } finally {
+      sent?.mockRestore();
+      acquire.mockRestore();
+    }
+  });
+
+  it('passes every kind of value through as it was, whatever it holds', async () => {
+    const echo = preparedStatement<Record<string, unknown>>(
+      'test-prepared-echo',
+      'select ?::text as s, ?::jsonb as j, ?::text[] as a, ?::int as i, ?::float8 as f, ?::boolean as b, ?::timestamptz as t, ?::text as n',
+    );
+    const hostile = `it's a \\ "quote"'); drop table rate_limits; --\n\u00e9`;
+    const json = { quote: 'o\'k \\ "x"', nested: [1, "'; --"] };
+    const ids = ['a,b', 'c"d', 'e\\f', "g'h", '', 'NULL', '{x}'];
+    const when = new Date('2026-11-29T07:30:00.123Z');
+    const values = [hostile, JSON.stringify(json), ids, -7, 2.5, true, when, null];
+    const [row] = await preparedTransaction(knex, (trx) => trx.runAndCommit(echo, values));
+    // timestamptz comes back as the driver's text, here as from any statement.
+    expect({ ...row, t: new Date(row!.t as string) }).toEqual({
+      s: hostile,
+      j: json,
+      a: ids,
+      i: -7,
+      f: 2.5,
+      b: true,
+      t: when,
+      n: null,
+    });
+    // Run on its own, the same statement gives the same row.
+    expect((await echo(knex, values))[0]).toEqual(row);
+    // What has no literal is refused before anything is sent.
+    await expect(preparedTransaction(knex, (trx) => trx.run(echo, [...values.slice(0, 7), { a: 1 }]))).rejects.toThrow(
+      TypeError,
+    );
+    await expect(
+      preparedTransaction(knex, (trx) => trx.run(echo, [hostile, '{}', [1], ...values.slice(3)])),
+    ).rejects.toThrow(TypeError);
+  });
+
+  it('does not reuse a connection whose statement failed while it was being prepared', async () => {
+    // Whether a failed script's `prepare` stayed on the session is not known; one that stayed would make the
+    // next `prepare` of that name on the connection fail, every time.
+    const divide = preparedStatement<{ x: number }>('test-prepared-divide', 'select 10 / ?::int as x');
+    let failed = 0;
+    await expect(
+      preparedTransaction(knex, async (trx) => {
+        failed = (await trx.run(backend, []))[0]!.pid;
+        await trx.run(divide, [0]);
+      }),
+    ).rejects.toThrow(/division by zero/);
+    const seen = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        preparedTransaction(knex, async (trx) => ({
+          pid: (await trx.run(backend, []))[0]!.pid,
+          x: (await trx.runAndCommit(divide, [5]))[0]!.x,
+        })),
+      ),
+    );
+    expect(seen.map((s) => s.x)).toEqual([2, 2, 2, 2]);
+    expect(seen.map((s) => s.pid)).not.toContain(failed);
+  });
+
   it('rolls back and rethrows when the work throws, and the connection serves the next caller', async () => {
     const key = `t-${randomUUID()}`;
     const failure = new Error('the work failed');
     await expect(
       preparedTransaction(knex, async (trx) => {
-        await insert(trx, [key]);
+        await trx.run(insert, [key]);
         throw failure;
       }),
     ).rejects.toBe(failure);
@@ -63,16 +159,13 @@ describe('preparedTransaction', () => {
     // generic plan's estimate is higher than theirs: the claim's take was planned on every call (2 ms) once
     // the tables had grown (docs/decisions/0341-claim-plans-generic.md).
     const key = `t-${randomUUID()}`;
-    const { pid, plans } = await preparedTransaction(knex, async (trx) => {
-      for (let i = 0; i < 6; i++) await insert(trx, [`${key}-${i}`]);
-      const pid = (await backend(trx, []))[0]!.pid;
-      const { rows } = await trx.connection.query(
-        `select generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where name = 'test-prepared-insert'`,
-      );
-      return { pid, plans: rows[0] as { generic: number; custom: number } };
+    const { pid, counts } = await preparedTransaction(knex, async (trx) => {
+      for (let i = 0; i < 6; i++) await trx.run(insert, [`${key}-${i}`]);
+      const pid = (await trx.run(backend, []))[0]!.pid;
+      return { pid, counts: (await trx.run(plans, [insert.sqlName]))[0]! };
     });
-    expect(plans.custom).toBe(0);
-    expect(plans.generic).toBeGreaterThanOrEqual(6);
+    expect(counts.custom).toBe(0);
+    expect(counts.generic).toBeGreaterThanOrEqual(6);
     // The connection it used (taken again from the pool, holding the others until it comes) is back on
     // the server's own choice, as is every other.
     const client = knex.client as {
@@ -100,13 +193,13 @@ describe('preparedTransaction', () => {
     let lost = 0;
     await expect(
       preparedTransaction(knex, async (trx) => {
-        lost = (await backend(trx, []))[0]!.pid;
-        await trx.connection.query('select pg_terminate_backend(pg_backend_pid())');
+        lost = (await trx.run(backend, []))[0]!.pid;
+        await trx.run(terminate, []);
       }),
     ).rejects.toThrow();
     // Every connection the pool hands out next is a live one, none the terminated backend.
     const pids = await Promise.all(
-      Array.from({ length: 4 }, () => preparedTransaction(knex, async (trx) => (await backend(trx, []))[0]!.pid)),
+      Array.from({ length: 4 }, () => preparedTransaction(knex, async (trx) => (await trx.run(backend, []))[0]!.pid)),
     );
     expect(pids).not.toContain(lost);
     expect(pids.every((pid) => pid > 0)).toBe(true);
