@@ -46,7 +46,7 @@ export function preparedStatement<R>(name: string, sql: string): PreparedStateme
   return Object.assign(run, { sqlName: name.replace(/-/g, '_'), text, placeholders: n });
 }
 
-/** The statements of a `preparedTransaction`, each sent in one round trip with what goes around it. */
+/** The statements of a `preparedTransaction`, one at a time, each sent in one round trip with what goes around it. */
 export interface PreparedTransaction {
   /** Runs a statement; the transaction's first carries its `begin` with it. */
   run<R>(statement: PreparedStatement<R>, values: unknown[]): Promise<R[]>;
@@ -88,8 +88,11 @@ export async function preparedTransaction<T>(knex: Knex, work: (trx: PreparedTra
   let state = 'none' as 'none' | 'open' | 'committed';
   let unsure = false;
 
+  let sending = false;
+
   async function send<R>(statement: PreparedStatement<R>, values: unknown[], commit: boolean): Promise<R[]> {
     if (state === 'committed') throw new Error(`${statement.sqlName}: the transaction has committed`);
+    if (sending) throw new Error(`${statement.sqlName}: a statement of this transaction is still running`);
     counted(statement.sqlName, statement.placeholders, values);
     const parts = state === 'none' ? [...BEGIN_GENERIC] : [];
     const preparing = !known.has(statement.sqlName);
@@ -103,12 +106,15 @@ export async function preparedTransaction<T>(knex: Knex, work: (trx: PreparedTra
     if (commit) parts.push('commit');
     // From here a failure rolls back, whatever part of the script ran.
     state = 'open';
+    sending = true;
     let results: PgResult | PgResult[];
     try {
       results = await connection.query(parts.join(';\n'));
     } catch (err) {
       unsure ||= preparing;
       throw err;
+    } finally {
+      sending = false;
     }
     if (preparing) known.add(statement.sqlName);
     if (commit) state = 'committed';
@@ -125,10 +131,9 @@ export async function preparedTransaction<T>(knex: Knex, work: (trx: PreparedTra
     } catch (err) {
       if (state === 'open')
         await connection.query('rollback').catch((rollbackErr: unknown) => {
-          unsure = true;
-          err = new AggregateError([err, rollbackErr], 'rollback failed');
+          connection.__knex__disposed = rollbackErr;
         });
-      if (unsure) connection.__knex__disposed = err;
+      if (unsure) connection.__knex__disposed ??= err;
       throw err;
     }
     if (state === 'open') await connection.query('commit');
@@ -151,7 +156,7 @@ const rowsOf = (results: PgResult | PgResult[], at: number) => (Array.isArray(re
  * it would a bound value: strings (JSON passed as its text), numbers, booleans, dates, null, and arrays of
  * strings (ids). pg's escapeLiteral quotes a string whatever it holds.
  */
-export function literal(value: unknown): string {
+function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return escapeLiteral(value);
   if (typeof value === 'boolean') return `'${value}'`;
