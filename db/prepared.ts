@@ -154,11 +154,11 @@ const rowsOf = (results: PgResult | PgResult[], at: number) => (Array.isArray(re
 /**
  * A value as an SQL literal for `execute`, quoted, so the statement's own placeholder types it as
  * it would a bound value: strings (JSON passed as its text), numbers, booleans, dates, null, and arrays of
- * strings (ids). pg's escapeLiteral quotes a string whatever it holds.
+ * strings (ids). pg's escapeLiteral quotes a string whatever else it holds.
  */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
-  if (typeof value === 'string') return escapeLiteral(value);
+  if (typeof value === 'string') return escapeLiteral(sendable(value));
   if (typeof value === 'boolean') return `'${value}'`;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
@@ -171,5 +171,11 @@ function literal(value: unknown): string {
 
 function arrayElement(element: unknown): string {
   if (typeof element !== 'string') throw new TypeError(`an array's elements must be strings, not ${typeof element}`);
-  return `"${element.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  return `"${sendable(element).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/** A NUL ends the query's text where it stands: PostgreSQL's text holds none, as a bound value would be refused too. */
+function sendable(text: string): string {
+  if (text.includes('\u0000')) throw new TypeError('a NUL character cannot be sent in a statement');
+  return text;
 }

@@ -112,6 +112,12 @@ describe('preparedTransaction', () => {
     await expect(
       preparedTransaction(knex, (trx) => trx.run(echo, [hostile, '{}', [1], ...values.slice(3)])),
     ).rejects.toThrow(TypeError);
+    // A NUL would end the statement's text where it stands: refused, in a string or an array's element.
+    for (const nul of [
+      [`${hostile}\u0000x`, ...values.slice(1)],
+      [hostile, '{}', ['a', 'b\u0000'], ...values.slice(3)],
+    ])
+      await expect(preparedTransaction(knex, (trx) => trx.run(echo, nul))).rejects.toThrow(/NUL/);
   });
 
   it('does not reuse a connection whose statement failed while it was being prepared', async () => {
