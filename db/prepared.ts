@@ -38,7 +38,7 @@ export function preparedStatement<R>(name: string, sql: string): PreparedStateme
     const client = db.client as Pool;
     const connection = await client.acquireConnection();
     try {
-      return (rowsOf(await connection.query({ name, text, values }), 0) ?? []) as R[];
+      return rowsOf(await connection.query({ name, text, values }), 0) as R[];
     } finally {
       await client.releaseConnection(connection);
     }
@@ -71,7 +71,7 @@ const preparedOn = new WeakMap<PgConnection, Set<string>>();
  *
  * Commits when `work` resolves (with one more round trip if it did not commit itself) and rolls
  * back when it throws. A connection whose rollback fails, or whose failed statement was being
- * prepared (whether that `prepare` stayed is not known), is not reused.
+ * prepared (a `prepare` outlives the rollback, and whether it ran is not known), is not reused.
  *
  * Its statements run on their generic plans, planned once per connection: left to choose,
  * PostgreSQL compares a generic plan's estimate with the first runs' plans, made on small tables,
@@ -87,7 +87,6 @@ export async function preparedTransaction<T>(knex: Knex, work: (trx: PreparedTra
   // Changed by `send`, so read afresh after each await.
   let state = 'none' as 'none' | 'open' | 'committed';
   let unsure = false;
-
   let sending = false;
 
   async function send<R>(statement: PreparedStatement<R>, values: unknown[], commit: boolean): Promise<R[]> {
