@@ -1,5 +1,4 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { escapeLiteral } from 'pg';
 
 type PgResult = { rows: unknown[] };
 
@@ -153,24 +152,36 @@ const rowsOf = (results: PgResult | PgResult[], at: number) => (Array.isArray(re
 /**
  * A value as an SQL literal for `execute`, quoted, so the statement's own placeholder types it as
  * it would a bound value: strings (JSON passed as its text), numbers, booleans, dates, null, and arrays of
- * strings (ids). pg's escapeLiteral quotes a string whatever else it holds.
+ * strings (ids).
  */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'null';
-  if (typeof value === 'string') return escapeLiteral(sendable(value));
+  if (typeof value === 'string') return quoted(value);
   if (typeof value === 'boolean') return `'${value}'`;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
     return `'${value}'`;
   }
-  if (value instanceof Date) return escapeLiteral(value.toISOString());
-  if (Array.isArray(value)) return escapeLiteral(`{${value.map(arrayElement).join(',')}}`);
+  if (value instanceof Date) return quoted(value.toISOString());
+  if (Array.isArray(value)) return quoted(`{${value.map(arrayElement).join(',')}}`);
   throw new TypeError(`no SQL literal for a ${typeof value}`);
 }
 
 function arrayElement(element: unknown): string {
   if (typeof element !== 'string') throw new TypeError(`an array's elements must be strings, not ${typeof element}`);
   return `"${sendable(element).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * A string literal whatever the string holds: quotes doubled, and, when it holds a backslash, an
+ * escape string with backslashes doubled, so `standard_conforming_strings` does not matter (as
+ * libpq's PQescapeLiteral and pg's escapeLiteral do). Two whole-string replaces: pg's escapeLiteral
+ * builds its answer a character at a time, which made it the worker's largest allocation at
+ * 200 deliveries/s (docs/decisions/0343-literals-in-two-replaces.md).
+ */
+function quoted(text: string): string {
+  const doubled = sendable(text).replaceAll("'", "''");
+  return text.includes('\\') ? ` E'${doubled.replaceAll('\\', '\\\\')}'` : `'${doubled}'`;
 }
 
 /** A NUL ends the query's text where it stands: PostgreSQL's text holds none, as a bound value would be refused too. */
