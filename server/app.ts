@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type Router from '@koa/router';
+import type { AllowedMethodsOptions, RouterContext } from '@koa/router';
 import type { ApiDeps } from '../api/deps';
 import { errorEnvelope, outageGate, toResponseError } from '../api/middleware/error-envelope';
 import { dependencyWatchOf } from '../api/dependency-watch';
@@ -69,8 +70,7 @@ export function createApp(deps: ApiDeps): Koa {
     recordSession: recordConsoleSession,
     clientHeaders: consoleClientHeaders,
   });
-  for (const router of [consolePages, devIdpAuthorizeRouter(config)])
-    app.use(router.routes()).use(router.allowedMethods());
+  for (const router of [consolePages, devIdpAuthorizeRouter(config)]) mount(app, router, {});
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
   app.use(bodyDepthLimit());
   // Outside the Idempotency-Key store: kept answers stay sealed (docs/decisions/0313-erasure-by-crypto-shredding.md).
@@ -91,8 +91,24 @@ export function createApp(deps: ApiDeps): Koa {
     // Temporal's remote codec protocol for the Web UI and CLI, not the JSON API: outside the document
     // like the console it sits under (docs/decisions/0307-codec-server-for-operators.md).
     codecRouter(deps, consoleCookies(config).readSession),
-  ]) {
-    app.use(router.routes()).use(router.allowedMethods({ throw: true }));
-  }
+  ])
+    mount(app, router, { throw: true });
   return app;
+}
+
+/**
+ * A router's routes and its answer to a wrong method, entered only by paths under its prefix, as
+ * its routes match (case-insensitively): every other request would walk each of its routes and
+ * pass two middleware for nothing. A router with no prefix sees every request.
+ */
+function mount(app: Koa, router: Router, allowed: AllowedMethodsOptions): void {
+  const routes = router.routes();
+  const methods = router.allowedMethods(allowed);
+  const prefix = router.opts.prefix;
+  if (!prefix) {
+    app.use(routes).use(methods);
+    return;
+  }
+  const under = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'i');
+  app.use((ctx: RouterContext, next) => (under.test(ctx.path) ? routes(ctx, () => methods(ctx, next)) : next()));
 }

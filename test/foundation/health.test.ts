@@ -35,4 +35,24 @@ describe('health', () => {
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('ROUTE_NOT_FOUND');
   });
+
+  // Each router is entered only by paths under its prefix (server/app.ts): what its routes match,
+  // and what it says of a wrong method, stay as they were.
+  it('matches paths in any case and answers a method a path lacks with 405 in the error envelope', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    const api = http(svc.baseUrl);
+    expect((await api.get('/NOTIFICATIONS/Webhook-Endpoints', staff.token)).status).toBe(200);
+
+    const wrong = await api.delete('/notifications/webhook-endpoints', staff.token);
+    expect(wrong.status).toBe(405);
+    expect(wrong.body.error.code).toBe('METHOD_NOT_ALLOWED');
+    const unknown = await api.call('PROPFIND', '/issuance/offerings', { token: staff.token });
+    expect(unknown.status).toBe(405);
+    expect(unknown.body.error.code).toBe('METHOD_NOT_ALLOWED');
+
+    const options = await api.call('OPTIONS', '/notifications/webhook-endpoints');
+    expect(options.status).toBe(200);
+    expect(options.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect((await api.get('/notifications/nope', staff.token)).body.error.code).toBe('ROUTE_NOT_FOUND');
+  });
 });
