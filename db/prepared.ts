@@ -177,7 +177,7 @@ function arrayElement(element: unknown): string {
  * escape string with backslashes doubled, so `standard_conforming_strings` does not matter (as
  * libpq's PQescapeLiteral and pg's escapeLiteral do). Two whole-string replaces: pg's escapeLiteral
  * builds its answer a character at a time, which made it the worker's largest allocation at
- * 200 deliveries/s (docs/decisions/0343-literals-in-two-replaces.md).
+ * 200 deliveries/s (docs/decisions/0343-less-garbage-per-delivery.md).
  */
 function quoted(text: string): string {
   const doubled = sendable(text).replaceAll("'", "''");

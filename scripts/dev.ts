@@ -9,7 +9,7 @@ import { payloadKeyFile } from './lib/payload-key-file';
 import { startStack } from './lib/stack';
 import { stopProcess } from './lib/temporal-dev-server';
 import { explainStartupFailure, StartupError } from './lib/startup-error';
-import { WORKER_ENV, WORKER_NODE_ARGS } from './lib/worker-runtime';
+import { SERVICE_RUNTIME, type ServiceRuntime } from './lib/service-runtime';
 
 const root = join(__dirname, '..');
 const PORT = process.env.PORT ?? '3000';
@@ -51,11 +51,7 @@ async function main(): Promise<void> {
     ...(process.env.TEMPORAL_PAYLOAD_KEYS ? {} : { TEMPORAL_PAYLOAD_KEYS_FILE: payloadKeyFile(dataDir) }),
   };
   const children: ChildProcess[] = [];
-  const run = (
-    name: string,
-    file: string,
-    runtime: { args: string[]; env: Record<string, string> } = { args: [], env: {} },
-  ) => {
+  const run = (name: string, file: string, runtime: ServiceRuntime) => {
     const child = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(root, file)], {
       env: { ...env, ...runtime.env },
       stdio: 'inherit',
@@ -78,8 +74,8 @@ async function main(): Promise<void> {
   };
   let ready = false;
   // The stack migrated as the owner; the worker and the API connect as the services' role (docs/decisions/0265).
-  run('worker', 'worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
-  run('api', 'server/main.ts');
+  run('worker', 'worker/main.ts', SERVICE_RUNTIME.worker);
+  run('api', 'server/main.ts', SERVICE_RUNTIME.api);
 
   let stopping = false;
   async function stop(code = 0): Promise<void> {

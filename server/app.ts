@@ -99,7 +99,8 @@ export function createApp(deps: ApiDeps): Koa {
 /**
  * A router's routes and its answer to a wrong method, entered only by paths under its prefix, as
  * its routes match (case-insensitively): every other request would walk each of its routes and
- * pass two middleware for nothing. A router with no prefix sees every request.
+ * pass two middleware for nothing (docs/decisions/0343-less-garbage-per-delivery.md). A router with
+ * no prefix sees every request.
  */
 function mount(app: Koa, router: Router, allowed: AllowedMethodsOptions): void {
   const routes = router.routes();

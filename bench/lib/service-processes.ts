@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { newPayloadKey } from '../../scripts/lib/payload-key-file';
-import { WORKER_ENV, WORKER_NODE_ARGS } from '../../scripts/lib/worker-runtime';
+import { SERVICE_RUNTIME, type ServiceRuntime } from '../../scripts/lib/service-runtime';
 import { DEV_AUDIT_HMAC_KEYS, DEV_PERSONAL_DATA_KEYS } from '../../scripts/lib/embedded-defaults';
 
 const root = join(__dirname, '..', '..');
@@ -31,18 +31,15 @@ export async function startServiceProcesses(env: Record<string, string>, port: n
   };
   // BENCH_PROFILE=<dir> writes each service's CPU profile there when it stops (open in Chrome DevTools).
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const start = (
-    file: string,
-    runtime: { args: string[]; env: Record<string, string> } = { args: [], env: {} },
-  ): ChildProcess =>
+  const start = (file: string, runtime: ServiceRuntime): ChildProcess =>
     spawn(process.execPath, [...runtime.args, ...profile, '--import', 'tsx', join(root, file)], {
       env: { ...common, ...runtime.env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   const startedAt = Date.now();
-  const worker = start('worker/main.ts', { args: WORKER_NODE_ARGS, env: WORKER_ENV });
+  const worker = start('worker/main.ts', SERVICE_RUNTIME.worker);
   await new Promise((r) => setTimeout(r, 4000)); // the worker connects first (the stack migrated, as the owner)
-  const api = start('server/main.ts');
+  const api = start('server/main.ts', SERVICE_RUNTIME.api);
   const baseUrl = `http://127.0.0.1:${port}`;
   // Looked at often: the start-up phase measures from the moment /ready first answers 200.
   let ready: { at: number; body: unknown } | undefined;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { stopProcess } from './temporal-dev-server';
-import { WORKER_ENV, WORKER_NODE_ARGS } from './worker-runtime';
+import { SERVICE_RUNTIME } from './service-runtime';
 
 const root = join(__dirname, '..', '..');
 
@@ -31,9 +31,9 @@ export function serviceProcess(opts: {
   const entry = opts.compiled
     ? [join(root, 'dist', `${opts.entry}.js`)]
     : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
-  const worker = opts.entry === 'worker/main';
-  const args = worker ? [...WORKER_NODE_ARGS, ...entry] : entry;
-  const env = worker ? { ...opts.env, ...WORKER_ENV } : opts.env;
+  const runtime = SERVICE_RUNTIME[opts.entry === 'worker/main' ? 'worker' : 'api'];
+  const args = [...runtime.args, ...entry];
+  const env = { ...opts.env, ...runtime.env };
   return {
     name: opts.name,
     get child() {
