@@ -42,34 +42,23 @@ export async function passGate(
   pacer: EndpointPacer,
   workflowShape?: WorkflowShapeLimits,
 ): Promise<Gate> {
+  const limits = manual ? undefined : workflowShape;
+  // Most attempts write nothing here (a closed circuit, no rate limit, a free slot; or a held or
+  // full endpoint): their row is read under its lock in one statement, with no transaction around
+  // it, so they cost one round trip, not three. Only a rate limit's reservation and a probe write.
+  // A rate-limited endpoint's attempt pays this read once more, in the transaction below.
+  const first = await readFlow(knex, t, limits);
+  if (!first) return SEND_NOW;
+  const unlocked = await readOnlyGate(knex, first, t, manual, limits);
+  if (unlocked) return unlocked;
   return knex.transaction(async (trx) => {
-    // Under the flow row's lock, so two attempts to one endpoint decide one after the other.
-    const limits = manual ? undefined : workflowShape;
-    const row: (FlowRow & Partial<LoadColumns>) | undefined = (
-      await trx.raw(
-        `select f.circuit_state, f.probe_at, e.rate_limit_per_second, now() as now,
-                case when e.rate_limit_per_second is null then null
-                     else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
-                  as rate_wait_ms
-                ${limits ? LOAD_COLUMNS : ''}
-           from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
-                ${limits ? OPEN_ATTEMPTS : ''}
-          where f.endpoint_id = ? for update of f`,
-        limits ? [limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id] : [t.endpoint_id],
-      )
-    ).rows[0];
-    if (!row) return { kind: 'send', delayMs: 0, perSecond: null };
-    // A person's retry goes whatever the circuit says: it is how an integrator tells us the endpoint is back.
-    const word = manual
-      ? 'send'
-      : admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
-    if (word === 'hold') return { kind: 'held' };
-    // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
-    // as long as the backlog ahead needs, then ask again.
-    if (limits && loaded(row) && isFull(row, limits))
-      return { kind: 'throttled', waitMs: await backlogWait(trx, t.endpoint_id, row.slots), full: true };
+    // Under the flow row's lock until the write, so two attempts to one endpoint decide one after the other.
+    const row = await readFlow(trx, t, limits);
+    if (!row) return SEND_NOW;
+    const early = await readOnlyGate(trx, row, t, manual, limits);
+    if (early) return early;
+    const word = manual ? 'send' : admissionOf(row);
     const perSecond = row.rate_limit_per_second;
-    if (perSecond === null && word === 'send') return { kind: 'send', delayMs: 0, perSecond };
     // This worker's one-second rule: no start before a second after the POST `perSecond` places
     // before it ended (webhooks/endpoint-pacer.ts). While that one is still open, the start is a
     // second away at the soonest: an attempt without a reservation takes one from there; one that
@@ -135,6 +124,58 @@ export async function passGate(
   });
 }
 
+const SEND_NOW: Gate = Object.freeze({ kind: 'send', delayMs: 0, perSecond: null });
+
+/**
+ * The endpoint's flow row with its circuit, rate limit and pace (and, for `limits`, its load),
+ * read under the row's lock: a writer's change waits to commit before this read sees the row.
+ */
+async function readFlow(
+  knex: Knex,
+  t: Target,
+  limits: WorkflowShapeLimits | undefined,
+): Promise<(FlowRow & Partial<LoadColumns>) | undefined> {
+  return (
+    await knex.raw(
+      `select f.circuit_state, f.probe_at, e.rate_limit_per_second, now() as now,
+              case when e.rate_limit_per_second is null then null
+                   else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
+                as rate_wait_ms
+              ${limits ? LOAD_COLUMNS : ''}
+         from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
+              ${limits ? OPEN_ATTEMPTS : ''}
+        where f.endpoint_id = ? for update of f`,
+      limits ? [limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id] : [t.endpoint_id],
+    )
+  ).rows[0];
+}
+
+const admissionOf = (row: FlowRow) =>
+  admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
+
+/**
+ * The outcomes that write nothing: a circuit that holds the attempt, every slot taken, or no
+ * rate limit and a closed circuit. Anything else (a rate limit's reservation, a probe) needs the
+ * row locked until it is written, and answers undefined.
+ */
+async function readOnlyGate(
+  knex: Knex,
+  row: FlowRow & Partial<LoadColumns>,
+  t: Target,
+  manual: boolean,
+  limits: WorkflowShapeLimits | undefined,
+): Promise<Gate | undefined> {
+  // A person's retry goes whatever the circuit says: it is how an integrator tells us the endpoint is back.
+  const word = manual ? 'send' : admissionOf(row);
+  if (word === 'hold') return { kind: 'held' };
+  // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
+  // as long as the backlog ahead needs, then ask again.
+  if (limits && loaded(row) && isFull(row, limits))
+    return { kind: 'throttled', waitMs: await backlogWait(knex, t.endpoint_id, row.slots), full: true };
+  if (row.rate_limit_per_second === null && word === 'send') return SEND_NOW;
+  return undefined;
+}
+
 /** The shortest and longest wait of a throttled attempt in `workflow` shape. */
 const MIN_WAIT_MS = 100;
 const MAX_WAIT_MS = 60_000;
@@ -184,9 +225,9 @@ const isFull = (row: LoadColumns, limits: WorkflowShapeLimits) =>
  * attempts took (one still in flight counts its age so far). Counted only when the endpoint is full,
  * so attempts to a busy endpoint with a free slot do not queue behind this count.
  */
-async function backlogWait(trx: Knex.Transaction, endpointId: string, slots: number): Promise<number> {
+async function backlogWait(knex: Knex, endpointId: string, slots: number): Promise<number> {
   const backlog: { waiting: number; mean_ms: number | null } = (
-    await trx.raw(
+    await knex.raw(
       `select (select count(*) from (select 1 from webhook_deliveries d
                                       where d.endpoint_id = ? and d.status = 'pending' limit 10000) p)::int
                 as waiting,

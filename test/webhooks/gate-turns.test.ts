@@ -75,4 +75,42 @@ describe("workflow shape: one endpoint's burst never holds the worker's database
     // One gate at a time per endpoint in this worker; at most it waits on the recorder's update of the row.
     expect(mostWaiting).toBeLessThanOrEqual(1);
   });
+
+  // Most attempts read the flow row without a transaction; a probe is written under the row's lock.
+  it('lets one probe through when a burst meets an open circuit whose cool-down has passed', async () => {
+    const x = await actor(svc, newOrg(), ['staff']);
+    const hook = 'turns-x-probe';
+    const endpoint = await registerHook(svc, receiver, x, hook, ['subscription.approved'], { delayMs: 500 });
+    const pg = new PgClient({ connectionString: svc.config.DATABASE_URL, connectionTimeoutMillis: 5000 });
+    await pg.connect();
+    try {
+      await pg.query(
+        `update webhook_endpoint_flow
+            set circuit_state = 'open', consecutive_failures = 5, opened_at = now() - interval '1 minute',
+                probe_at = now() - interval '1 second'
+          where endpoint_id = $1`,
+        [endpoint.id],
+      );
+      await publish(
+        svc,
+        Array.from({ length: 6 }, () => anEvent(x.orgId)),
+      );
+      // The probe's POST takes half a second; the others find the circuit half-open meanwhile.
+      expect(await receiver.waitFor(hook, 1, 30_000)).toHaveLength(1);
+      const held = async () =>
+        (
+          await pg.query(
+            `select count(*)::int as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+              where d.endpoint_id = $1 and a.error like 'CIRCUIT_OPEN:%'`,
+            [endpoint.id],
+          )
+        ).rows[0].n as number;
+      const deadline = Date.now() + 30_000;
+      while ((await held()) < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await held()).toBe(5);
+      expect(await receiver.received(hook)).toHaveLength(1);
+    } finally {
+      await pg.end();
+    }
+  });
 });
