@@ -57,7 +57,7 @@ export async function passGate(
     if (!row) return SEND_NOW;
     const early = await readOnlyGate(trx, row, t, manual, limits);
     if (early) return early;
-    const word = manual ? 'send' : admissionOf(row);
+    const word = wordFor(row, manual);
     const perSecond = row.rate_limit_per_second;
     // This worker's one-second rule: no start before a second after the POST `perSecond` places
     // before it ended (webhooks/endpoint-pacer.ts). While that one is still open, the start is a
@@ -150,8 +150,14 @@ async function readFlow(
   ).rows[0];
 }
 
-const admissionOf = (row: FlowRow) =>
-  admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
+/**
+ * What the circuit says to this attempt. A person's retry goes whatever it says: it is how an
+ * integrator tells us the endpoint is back.
+ */
+const wordFor = (row: FlowRow, manual: boolean) =>
+  manual
+    ? 'send'
+    : admission({ state: row.circuit_state, probeAt: row.probe_at && new Date(row.probe_at) }, new Date(row.now));
 
 /**
  * The outcomes that write nothing: a circuit that holds the attempt, every slot taken, or no
@@ -165,8 +171,7 @@ async function readOnlyGate(
   manual: boolean,
   limits: WorkflowShapeLimits | undefined,
 ): Promise<Gate | undefined> {
-  // A person's retry goes whatever the circuit says: it is how an integrator tells us the endpoint is back.
-  const word = manual ? 'send' : admissionOf(row);
+  const word = wordFor(row, manual);
   if (word === 'hold') return { kind: 'held' };
   // Every slot is taken (the endpoint's, or its organisation's share of the worker's): wait about
   // as long as the backlog ahead needs, then ask again.

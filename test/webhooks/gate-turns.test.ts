@@ -5,6 +5,7 @@ import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
 import { Receiver } from './support/receiver';
+import { until } from '../support/wait';
 
 /**
  * `workflow` shape (docs/decisions/0335-gate-turns-per-endpoint.md): every attempt passes its
@@ -105,8 +106,7 @@ describe("workflow shape: one endpoint's burst never holds the worker's database
             [endpoint.id],
           )
         ).rows[0].n as number;
-      const deadline = Date.now() + 30_000;
-      while ((await held()) < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await until('the five others recorded held', held, (n) => n >= 5, { timeoutMs: 30_000 });
       expect(await held()).toBe(5);
       expect(await receiver.received(hook)).toHaveLength(1);
     } finally {
