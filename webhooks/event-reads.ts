@@ -1,6 +1,20 @@
 import type { Orm } from '../db/orm';
 import type { EnvelopeSource } from './signing';
 
+/**
+ * The transaction ID below which every event is settled: an event of a transaction still open (a
+ * lower seq that commits later) must not be paged past, so events are listed only below the oldest
+ * transaction still running, but a transaction another database's session is running (xids are
+ * server-wide) can write no event here and does not hold the list back. A transaction that ended
+ * between the snapshot and the read of pg_stat_activity, or whose database is not shown, still
+ * counts: it only delays (docs/decisions/0346).
+ */
+const SETTLED_BELOW = `coalesce(
+  (select min(x) from pg_snapshot_xip(pg_current_snapshot()) x
+    where x::xid not in (select backend_xid from pg_stat_activity
+      where datname <> current_database() and backend_xid is not null)),
+  pg_snapshot_xmax(pg_current_snapshot()))`;
+
 /** An event of the outbox as the events API reads it: its envelope's source, its order, its stored §6.3 body if sent. */
 type EventRow = EnvelopeSource & { seq: string; body: string | null };
 
@@ -20,9 +34,7 @@ export function eventReads(orm: Orm) {
         .leftJoin('webhook_event_bodies as b', 'b.event_id', 'e.id')
         .where('e.org_id', orgId)
         .whereIn('e.type', q.types)
-        // An event of a transaction still open (a lower seq that commits later) must not be paged
-        // past: only events older than every running transaction are listed.
-        .whereRaw('(e.txid is null or e.txid < pg_snapshot_xmin(pg_current_snapshot()))')
+        .whereRaw(`(e.txid is null or e.txid < ${SETTLED_BELOW})`)
         .orderBy('e.seq')
         .limit(q.limit)
         .select('e.seq', 'e.id', 'e.type', 'e.source', 'e.org_id', 'e.occurred_at', 'e.data', 'b.body');

@@ -142,7 +142,7 @@ describe('retention prune', () => {
 
     // Gone from the events API and the delivery list, which still answer.
     const api = http(svc.baseUrl);
-    // Events are listed once every older transaction in the cluster has ended (another suite's may be open).
+    // Events are listed once every older transaction of this database has ended.
     const listed = await until('the kept events to be listable', async () => {
       const r = await api.get('/notifications/events', staff.token);
       return r.status !== 200 || r.body.data.items.length >= kept.length ? r : undefined;

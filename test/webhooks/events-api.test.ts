@@ -3,7 +3,8 @@ import { publishEvents } from '../../webhooks';
 import type { ServiceEvent } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import { Client as PgClient } from 'pg';
+import { ownerUrlOf, startService, type TestService } from '../support/service';
 import { registerHook } from './support/hooks';
 import { Receiver } from './support/receiver';
 import { until } from '../support/wait';
@@ -48,7 +49,7 @@ describe('GET /notifications/events', () => {
     const [delivered] = await receiver.waitFor('events-api', 1);
     expect(JSON.parse(delivered!.body).event_id).toBe(wanted.id);
 
-    // Events are listed once every older transaction has ended (another suite's may still be open).
+    // Events are listed once every older transaction of this database has ended (the worker's may still be open).
     const res = await until('both events to be listable', async () => {
       const r = await list(staff);
       return r.status !== 200 || r.body.data.items.length >= 2 ? r : undefined;
@@ -80,7 +81,7 @@ describe('GET /notifications/events', () => {
     for (const e of events) await publish([e]);
     const created = events.filter((e) => e.type === 'subscription.created').map((e) => e.id);
 
-    // Events are listed once every older transaction has ended (another suite's may still be open).
+    // Events are listed once every older transaction of this database has ended (the worker's may still be open).
     const first = await until('the published events to be listable', async () => {
       const res = await list(staff, '?event_type=subscription.created&limit=2');
       return res.body.data.items.length === 2 ? res : undefined;
@@ -111,7 +112,7 @@ describe('GET /notifications/events', () => {
       await trx.rollback();
       throw err;
     }
-    // Visible once no older transaction is open anywhere on the server (other suites share it).
+    // Visible once no older transaction of this database is open.
     const ids = (r: Awaited<ReturnType<typeof list>>) =>
       r.body.data.items.map((e: { event_id: string }) => e.event_id) as string[];
     const after = await until('the events once both transactions committed', async () => {
@@ -119,6 +120,34 @@ describe('GET /notifications/events', () => {
       return ids(r).length ? r : undefined;
     });
     expect(ids(after)).toEqual([slow.id, quick.id]);
+  });
+
+  it('lists a new event while a transaction in another database of the server stays open', async () => {
+    const staff = await actor(svc, newOrg(), ['staff']);
+    // Another database on the same PostgreSQL server (another service, a report, a migration) with a
+    // transaction that has written and stays open: it can write none of this database's events.
+    const other = new URL(ownerUrlOf(svc.config.DATABASE_URL));
+    other.pathname = '/postgres';
+    const client = new PgClient({ connectionString: other.toString(), connectionTimeoutMillis: 5000 });
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query('select pg_current_xact_id()');
+      const e = event(staff, 'subscription.created');
+      await publish([e]);
+      const listed = await until(
+        'the event to be listable',
+        async () => {
+          const r = await list(staff);
+          return r.body.data.items.length ? r : undefined;
+        },
+        { timeoutMs: 5_000 },
+      );
+      expect(listed.body.data.items.map((i: { event_id: string }) => i.event_id)).toEqual([e.id]);
+    } finally {
+      await client.query('rollback');
+      await client.end();
+    }
   });
 
   it('refuses a cursor it did not issue, an unknown type, and investors', async () => {
