@@ -42,10 +42,14 @@ export function connectionFor(policy: SsrfPolicy, resolver: HostResolver): Conne
  * One attempt's POST, on undici's `request` (its `fetch` cost the worker about twice the CPU per
  * delivery in the benchmark's profile: web streams, a Request object, a Response object each). A
  * redirect is not followed (it counts as a non-2xx answer); the body is read up to the limit only.
+ * Its 30 s timer is cleared when the attempt ends: `AbortSignal.timeout`'s cannot be, so each attempt's
+ * timer and signal outlived it by 30 s, into the old generation (docs/decisions/0349-engine-tail-is-warm-up-and-gc.md).
  */
 export async function post(url: string, req: SignedRequest, via: Connection): Promise<PostResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(timeoutError()), ATTEMPT_TIMEOUT_MS);
   try {
     refuseLiteral(url, via.policy); // a literal IP never reaches the guarded lookup
     const res = await request(url, {
@@ -53,7 +57,7 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
       headers: req.headers,
       body: req.body,
       dispatcher: via.dispatcher,
-      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+      signal: abort.signal,
     });
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
@@ -75,7 +79,16 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
       error: printable(String(reason)).slice(0, 500),
       durationMs: took(),
     };
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** What the aborted request throws: named as `AbortSignal.timeout`'s reason is, so the record says "timed out". */
+function timeoutError(): Error {
+  const e = new Error('attempt timed out');
+  e.name = 'TimeoutError';
+  return e;
 }
 
 /**
