@@ -66,6 +66,11 @@ export async function startTemporalDevServer(opts: {
     // Each fairness key (a delivery's organisation) is handed out in turn, not first come first
     // served (docs/decisions/0325-workflow-shape-fairness-keys.md); it implies the priority matcher.
     'matching.enableFairness=true',
+    // The CLI turns this on so that a search attribute created while the server runs is seen at once. Ours
+    // are all registered at start (`--search-attribute` above): with it on, every workflow start, search
+    // attribute upsert and visibility write read the cluster metadata and the namespace from SQLite again,
+    // the namespace under one server-wide lock (docs/decisions/0352-dev-server-search-attribute-cache.md).
+    'system.forceSearchAttributesCacheRefreshOnRead=false',
   ]) {
     args.push('--dynamic-config-value', kv);
   }
