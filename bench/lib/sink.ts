@@ -63,6 +63,10 @@ export interface SinkStats extends Receipts {
 /** A delivery's first arrival: its id, its event's id, and when (ms since epoch). */
 export type Arrival = [deliveryId: string, eventId: string, at: number];
 
+/** When the last of `arrivals` came (a loop: a run's arrivals outnumber what a spread into Math.max takes). */
+export const lastArrivalAt = (arrivals: readonly Arrival[]): number =>
+  arrivals.reduce((last, [, , at]) => (at > last ? at : last), -Infinity);
+
 export type Sink = Awaited<ReturnType<typeof startSink>>;
 
 export async function startSink() {

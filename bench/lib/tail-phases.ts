@@ -6,6 +6,7 @@ import { firstAttemptLatency, paced, type PacedRun } from './paced';
 import { pool, summary } from './stats';
 import type { PhaseContext } from './phase-context';
 import { receivedExactly } from './owed';
+import { lastArrivalAt } from './sink';
 
 /**
  * The tail's phases (docs/decisions/0303-tail-benchmark-keys-and-hop-timing.md): publish → receipt at 200
@@ -73,7 +74,7 @@ async function apiBurst(ctx: PhaseContext) {
   if (run.failures) ctx.fail(`burst: ${run.failures} pings refused`);
   await receivedExactly(ctx, 'burst', [org.orgId], run.published.size);
   const arrivals = await ctx.sink.arrivals();
-  const last = Math.max(...arrivals.map(([, , at]) => at));
+  const last = lastArrivalAt(arrivals);
   const latency = firstAttemptLatency(run, arrivals, 1);
   const detail = {
     ...latency,

@@ -3,7 +3,7 @@ import type { PhaseContext } from './phase-context';
 import { rssMiB } from './service-processes';
 import { pool, summary } from './stats';
 import { firstAttemptLatency, paced, type PacedRun } from './paced';
-import type { Arrival } from './sink';
+import { lastArrivalAt, type Arrival } from './sink';
 import { sustained } from './sustained';
 import { lifecyclesPerS } from './api-lifecycles';
 import type { ApiOrg } from './api-session';
@@ -207,7 +207,7 @@ async function apiMessages(ctx: PhaseContext) {
   );
   const requestSeconds = (Date.now() - start) / 1000;
   await receivedExactly(ctx, 'api messages', [org.orgId], sent);
-  const last = Math.max(...(await ctx.sink.arrivals()).map(([, , at]) => at));
+  const last = lastArrivalAt(await ctx.sink.arrivals());
   const detail = {
     messages: sent,
     clients: 32,
