@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../../scripts/lib/free-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../../domain/search-attributes';
+import { until } from '../support/wait';
 
 /**
  * The dev server keeps its search attribute cache (docs/decisions/0352-dev-server-search-attribute-cache.md):
@@ -41,12 +42,15 @@ describe('a new dev server', () => {
     expect(described.typedSearchAttributes.get(WebhookEndpointIdKey)).toBe(endpointId);
     // Visibility is written after the start answers: asked until it is there, for at most 10 s.
     const query = `WebhookEndpointId = "${endpointId}" AND WebhookDeliveryStatus = "pending"`;
-    let found: string[] = [];
-    for (const deadline = Date.now() + 10_000; found.length === 0 && Date.now() < deadline;) {
-      found = [];
-      for await (const w of client.workflow.list({ query })) found.push(w.workflowId);
-      if (found.length === 0) await new Promise((r) => setTimeout(r, 100));
-    }
+    const found = await until(
+      `the first workflow listed by ${query}`,
+      async () => {
+        const ids: string[] = [];
+        for await (const w of client.workflow.list({ query })) ids.push(w.workflowId);
+        return ids.length > 0 ? ids : undefined;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(found).toEqual([handle.workflowId]);
     await handle.terminate('test over');
   }, 30_000);
