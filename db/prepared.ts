@@ -141,6 +141,24 @@ export async function preparedTransaction<T>(knex: Knex, work: (trx: PreparedTra
   }
 }
 
+/**
+ * One prepared statement on its generic plan, planned once per connection. On its own it is a
+ * `preparedTransaction` of one statement, one round trip with its `begin` and `commit`; inside the
+ * caller's transaction the driver prepares it there. The `workflow` shape's statements for each
+ * delivery went through knex unprepared, or prepared and still planned for their values on every
+ * call, and their planning was 40% of PostgreSQL's CPU at 50 deliveries/s
+ * (docs/decisions/0353-workflow-shape-statements-planned-once.md).
+ */
+export function runPrepared<R>(
+  db: Knex | Knex.Transaction,
+  statement: PreparedStatement<R>,
+  values: unknown[],
+): Promise<R[]> {
+  return db.isTransaction
+    ? statement(db, values)
+    : preparedTransaction(db, (trx) => trx.runAndCommit(statement, values));
+}
+
 function counted(name: string, placeholders: number, values: readonly unknown[]): void {
   if (values.length !== placeholders)
     throw new Error(`${name}: ${values.length} values for ${placeholders} placeholders`);

@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
+import { preparedStatement, runPrepared } from '../db/prepared';
 import { admission, PROBE_HOLD_MS, type CircuitState } from '../domain/circuit-breaker';
 import { PACING_HORIZON_MS, pace, spacingMs } from '../domain/delivery-pacing';
 import type { Target } from './attempt-store';
@@ -135,19 +136,10 @@ async function readFlow(
   t: Target,
   limits: WorkflowShapeLimits | undefined,
 ): Promise<(FlowRow & Partial<LoadColumns>) | undefined> {
-  return (
-    await knex.raw(
-      `select f.circuit_state, f.probe_at, e.rate_limit_per_second, now() as now,
-              case when e.rate_limit_per_second is null then null
-                   else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
-                as rate_wait_ms
-              ${limits ? LOAD_COLUMNS : ''}
-         from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
-              ${limits ? OPEN_ATTEMPTS : ''}
-        where f.endpoint_id = ? for update of f`,
-      limits ? [limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id] : [t.endpoint_id],
-    )
-  ).rows[0];
+  const rows = limits
+    ? await runPrepared(knex, READ_FLOW_AND_LOAD, [limits.defaultMaxInFlight, t.delivery_id, t.endpoint_id])
+    : await runPrepared(knex, READ_FLOW, [t.endpoint_id]);
+  return rows[0];
 }
 
 /**
@@ -212,6 +204,19 @@ const OPEN_ATTEMPTS = `cross join lateral (
     select (count(*) filter (where d.endpoint_id = f.endpoint_id))::int as in_flight, count(*)::int as org_in_flight
       from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
      where a.duration_ms is null and d.org_id = e.org_id and a.delivery_id <> ?) o`;
+
+/** The flow row's read, each form prepared and planned once per connection (docs/decisions/0353-workflow-shape-statements-planned-once.md). */
+const flowRead = (load: boolean) =>
+  `select f.circuit_state, f.probe_at, e.rate_limit_per_second, now() as now,
+          case when e.rate_limit_per_second is null then null
+               else greatest(0, extract(epoch from coalesce(f.next_send_at, now()) - now()) * 1000) end
+            as rate_wait_ms
+          ${load ? LOAD_COLUMNS : ''}
+     from webhook_endpoint_flow f join webhook_endpoints e on e.id = f.endpoint_id
+          ${load ? OPEN_ATTEMPTS : ''}
+    where f.endpoint_id = ? for update of f`;
+const READ_FLOW = preparedStatement<FlowRow>('webhooks-read-flow', flowRead(false));
+const READ_FLOW_AND_LOAD = preparedStatement<FlowRow & LoadColumns>('webhooks-read-flow-and-load', flowRead(true));
 
 /** The row was read with the load's columns (`workflow` shape, an attempt no person asked for). */
 const loaded = (row: FlowRow & Partial<LoadColumns>): row is FlowRow & LoadColumns => row.slots !== undefined;

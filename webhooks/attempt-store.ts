@@ -1,5 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { preparedStatement, preparedTransaction } from '../db/prepared';
+import { preparedStatement, preparedTransaction, runPrepared } from '../db/prepared';
 import type { AttemptInput } from '../domain/webhook-messages';
 import { AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
 import type { EndpointAuthentication } from '../db/entities/webhook-rows';
@@ -61,7 +61,7 @@ export const TARGET_COLUMNS = `d.id as delivery_id, d.event_id, d.event_type, d.
 
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
   if (deliveryIds.length === 0) return new Map();
-  const rows = await LOAD_TARGETS(knex, [deliveryIds]);
+  const rows = await runPrepared(knex, LOAD_TARGETS, [deliveryIds]);
   return new Map(rows.map((r) => [r.delivery_id, r]));
 }
 

@@ -1,4 +1,5 @@
 import type { Knex } from '@mikro-orm/postgresql';
+import { preparedStatement, runPrepared, type PreparedStatement } from '../db/prepared';
 
 /**
  * Rows a worker takes for a call to Temporal are leased, not locked (docs/decisions/0332-leases-not-locks.md):
@@ -29,10 +30,17 @@ export async function endLeases(
   undone: readonly string[] = [],
 ): Promise<void> {
   if (done.length === 0 && undone.length === 0) return;
-  const key = KEYS[table];
-  await knex.raw(
-    `with done as (delete from ${table} where ${key} = any(?::uuid[]))
-     update ${table} set leased_until = null where ${key} = any(?::uuid[])`,
-    [[...done], [...undone]],
-  );
+  await runPrepared(knex, END_LEASES[table], [[...done], [...undone]]);
 }
+
+/** Each table's statement, prepared and planned once per connection (docs/decisions/0353-workflow-shape-statements-planned-once.md). */
+const END_LEASES = Object.fromEntries(
+  Object.entries(KEYS).map(([table, key]) => [
+    table,
+    preparedStatement(
+      `end-leases-${table}`,
+      `with done as (delete from ${table} where ${key} = any(?::uuid[]))
+       update ${table} set leased_until = null where ${key} = any(?::uuid[])`,
+    ),
+  ]),
+) as Record<keyof typeof KEYS, PreparedStatement<unknown>>;

@@ -11,6 +11,7 @@ import {
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { logger } from '../lib/runtime/logger';
 import { recordDeliveryWorkflowStart } from '../lib/runtime/metrics';
+import { preparedStatement, runPrepared } from '../db/prepared';
 import { endLeases, LEASE_MS, unleased } from './leases';
 import type { UnclaimedStarts } from './unclaimed-starts';
 
@@ -87,60 +88,14 @@ async function startSome(deps: StartDeps, path: StartPath, walk: { after: string
   // claimed yet (docs/decisions/0340-workflow-starts-within-the-endpoints-room.md). The rest stays
   // queued until an attempt to the endpoint ends. One row per endpoint seen, with no delivery when it
   // has no room, so the walk goes on past full endpoints.
-  const rows: { delivery_id: string | null; endpoint_id: string; event_type: string; org_id: string }[] = (
-    await deps.knex().raw(
-      `with recursive eps as (
-               (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
-                 order by endpoint_id limit 1)
-               union all
-               select (select q.endpoint_id from webhook_queue q
-                        where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
-                 from eps where eps.endpoint_id is not null),
-             found as (select endpoint_id from eps where endpoint_id is not null limit ?),
-             open_attempts as (
-               select d.endpoint_id, count(*)::int as n
-                 from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
-                where a.duration_ms is null and d.endpoint_id = any(array(select endpoint_id from found))
-                group by d.endpoint_id),
-             -- Started here (or throttled here) and not claimed by any worker yet.
-             unclaimed as (
-               select u.endpoint_id, count(*)::int as n
-                 from jsonb_to_recordset(?::jsonb) as u(delivery_id uuid, endpoint_id uuid)
-                where not exists (select 1 from webhook_attempts a where a.delivery_id = u.delivery_id)
-                group by u.endpoint_id),
-             room as (
-               select f.endpoint_id,
-                      greatest(0, least(?::int, least(coalesce(e.max_in_flight, ?::int),
-                                                      coalesce(e.rate_limit_per_second, 2147483647))
-                                                - coalesce(o.n, 0) - coalesce(u.n, 0)))::int as take
-                 from found f join webhook_endpoints e on e.id = f.endpoint_id
-                 left join open_attempts o on o.endpoint_id = f.endpoint_id
-                 left join unclaimed u on u.endpoint_id = f.endpoint_id),
-             picked as (
-               select t.delivery_id, t.endpoint_id, t.seq, t.event_type, t.org_id
-                 from room
-                cross join lateral (
-                      select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
-                        from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
-                       where q.endpoint_id = room.endpoint_id and q.ordered_key is null and ${unleased('q')}
-                       order by q.seq limit room.take for update of q skip locked) t),
-             leased as (update webhook_queue q set leased_until = now() + (? * interval '1 millisecond')
-                          from picked p where q.delivery_id = p.delivery_id
-                        returning q.delivery_id)
-       select p.delivery_id, room.endpoint_id, p.event_type, p.org_id
-         from room
-         left join (picked p join leased using (delivery_id)) on p.endpoint_id = room.endpoint_id
-        order by row_number() over (partition by room.endpoint_id order by p.seq), p.seq`,
-      [
-        walk.after,
-        ENDPOINTS_PER_CALL,
-        JSON.stringify(path.unclaimed.entries()),
-        PER_ENDPOINT,
-        path.defaultMaxInFlight,
-        LEASE_MS,
-      ],
-    )
-  ).rows;
+  const rows = await runPrepared(deps.knex(), START_TAKE, [
+    walk.after,
+    ENDPOINTS_PER_CALL,
+    JSON.stringify(path.unclaimed.entries()),
+    PER_ENDPOINT,
+    path.defaultMaxInFlight,
+    LEASE_MS,
+  ]);
   // A full call goes on after its last endpoint next time; a short one has seen them all, so the
   // next starts from the first again.
   const endpoints = [...new Set(rows.map((r) => r.endpoint_id))].sort();
@@ -168,6 +123,62 @@ async function startSome(deps: StartDeps, path: StartPath, walk: { after: string
   await endLeases(deps.knex(), 'webhook_queue', started, waiting);
   return started.length;
 }
+
+/**
+ * The start path's take: one committed statement that leases the oldest queued deliveries of the
+ * endpoints after `walk.after`, each endpoint's within its room, on its generic plan
+ * (docs/decisions/0353-workflow-shape-statements-planned-once.md).
+ */
+const START_TAKE = preparedStatement<{
+  delivery_id: string | null;
+  endpoint_id: string;
+  event_type: string;
+  org_id: string;
+}>(
+  'webhooks-start-take',
+  `with recursive eps as (
+           (select endpoint_id from webhook_queue where ordered_key is null and endpoint_id > ?::uuid
+             order by endpoint_id limit 1)
+           union all
+           select (select q.endpoint_id from webhook_queue q
+                    where q.ordered_key is null and q.endpoint_id > eps.endpoint_id order by q.endpoint_id limit 1)
+             from eps where eps.endpoint_id is not null),
+         found as (select endpoint_id from eps where endpoint_id is not null limit ?),
+         open_attempts as (
+           select d.endpoint_id, count(*)::int as n
+             from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
+            where a.duration_ms is null and d.endpoint_id = any(array(select endpoint_id from found))
+            group by d.endpoint_id),
+         -- Started here (or throttled here) and not claimed by any worker yet.
+         unclaimed as (
+           select u.endpoint_id, count(*)::int as n
+             from jsonb_to_recordset(?::jsonb) as u(delivery_id uuid, endpoint_id uuid)
+            where not exists (select 1 from webhook_attempts a where a.delivery_id = u.delivery_id)
+            group by u.endpoint_id),
+         room as (
+           select f.endpoint_id,
+                  greatest(0, least(?::int, least(coalesce(e.max_in_flight, ?::int),
+                                                  coalesce(e.rate_limit_per_second, 2147483647))
+                                            - coalesce(o.n, 0) - coalesce(u.n, 0)))::int as take
+             from found f join webhook_endpoints e on e.id = f.endpoint_id
+             left join open_attempts o on o.endpoint_id = f.endpoint_id
+             left join unclaimed u on u.endpoint_id = f.endpoint_id),
+         picked as (
+           select t.delivery_id, t.endpoint_id, t.seq, t.event_type, t.org_id
+             from room
+            cross join lateral (
+                  select q.delivery_id, q.endpoint_id, q.seq, d.event_type, d.org_id
+                    from webhook_queue q join webhook_deliveries d on d.id = q.delivery_id
+                   where q.endpoint_id = room.endpoint_id and q.ordered_key is null and ${unleased('q')}
+                   order by q.seq limit room.take for update of q skip locked) t),
+         leased as (update webhook_queue q set leased_until = now() + (? * interval '1 millisecond')
+                      from picked p where q.delivery_id = p.delivery_id
+                    returning q.delivery_id)
+   select p.delivery_id, room.endpoint_id, p.event_type, p.org_id
+     from room
+     left join (picked p join leased using (delivery_id)) on p.endpoint_id = room.endpoint_id
+    order by row_number() over (partition by room.endpoint_id order by p.seq), p.seq`,
+);
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
 async function startTopLevel(deps: Omit<StartDeps, 'knex'>, d: ChildDelivery & { orgId: string }): Promise<boolean> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
 import { loadConfig } from '../../lib/runtime/config';
 import { openOrm, type Orm } from '../../db/orm';
-import { preparedStatement, preparedTransaction } from '../../db/prepared';
+import { preparedStatement, preparedTransaction, runPrepared } from '../../db/prepared';
 import { freshDatabase } from '../support/service';
 
 /**
@@ -193,6 +193,34 @@ describe('preparedTransaction', () => {
     }
     expect(seen.map((s) => s.pid)).toContain(pid);
     expect(seen.map((s) => s.mode)).toEqual(seen.map(() => 'auto'));
+  });
+
+  it('runs a statement on its own on its generic plan, in one round trip; inside a transaction, on that transaction', async () => {
+    // The `workflow` shape's statements for each delivery were planned for their values on every call:
+    // 40% of PostgreSQL's CPU at 50 deliveries/s (docs/decisions/0353-workflow-shape-statements-planned-once.md).
+    // This one reads its own plan counts on the connection it runs on, as it runs.
+    const self = preparedStatement<{ generic: number; custom: number }>(
+      'test-prepared-self',
+      `select generic_plans::int as generic, custom_plans::int as custom
+         from pg_prepared_statements where name in ('test_prepared_self', 'test-prepared-self') and ?::uuid is not null`,
+    );
+    for (let i = 0; i < 8; i++) {
+      const [counts] = await runPrepared(knex, self, [randomUUID()]);
+      expect(counts!.custom).toBe(0);
+      expect(counts!.generic).toBeGreaterThanOrEqual(1);
+    }
+    // Inside the caller's transaction it runs there: it sees the transaction's own uncommitted row.
+    const key = `t-${randomUUID()}`;
+    const probe = preparedStatement<{ n: number }>(
+      'test-prepared-probe',
+      'select count(*)::int as n from rate_limits where key = ?',
+    );
+    const inside = await knex.transaction(async (trx) => {
+      await trx('rate_limits').insert({ key, points: 1, expire: 0 });
+      return (await runPrepared(trx, probe, [key]))[0]!.n;
+    });
+    expect(inside).toBe(1);
+    expect((await runPrepared(knex, probe, [key]))[0]!.n).toBe(1);
   });
 
   it('does not hand a connection whose rollback failed back to anyone', async () => {
