@@ -71,6 +71,12 @@ export async function startTemporalDevServer(opts: {
     // attribute upsert and visibility write read the cluster metadata and the namespace from SQLite again,
     // the namespace under one server-wide lock (docs/decisions/0352-dev-server-search-attribute-cache.md).
     'system.forceSearchAttributesCacheRefreshOnRead=false',
+    // Visibility's reader loads twice a second (20 times by default), up to 500 tasks a load: a workflow that
+    // has closed by its load writes only its close row, not a start row too, one write fewer on SQLite's one
+    // connection for most deliveries; the Web UI's lists run up to half a second behind
+    // (docs/decisions/0355-visibility-read-twice-a-second.md).
+    'history.visibilityProcessorMaxPollRPS=2',
+    'history.visibilityTaskBatchSize=500',
   ]) {
     args.push('--dynamic-config-value', kv);
   }
