@@ -6,6 +6,7 @@ import { firstAttemptLatency, paced, type PacedRun } from './paced';
 import { lastArrivalAt, type Arrival } from './sink';
 import { sustained } from './sustained';
 import { lifecyclesPerS } from './api-lifecycles';
+import { lifecycleDeliveries } from './lifecycle-deliveries';
 import type { ApiOrg } from './api-session';
 import { waitingRetries } from './waiting-retries';
 import { TAIL_PHASES } from './tail-phases';
@@ -238,37 +239,6 @@ async function lifecycles(ctx: PhaseContext) {
   const delivered = await lifecycleDeliveries(ctx, orgId);
   console.log({ lifecycles: { ...detail, ...delivered } });
   return { lifecycles_per_s: detail.lifecycles_per_s, detail: { ...detail, ...delivered } };
-}
-
-/**
- * Waits until every delivery the lifecycles' events owe has arrived once and been recorded a success,
- * so the next phase starts on a server with none of them left (docs/decisions/0355-visibility-read-twice-a-second.md).
- * The deliveries' rows are the debt: the subscription workflows publish the last events after the last
- * command's answer, so the debt counts as paid when the receipts and records meet it and it has not grown
- * a second later.
- */
-async function lifecycleDeliveries(ctx: PhaseContext, orgId: string) {
-  const t0 = Date.now();
-  const deadline = t0 + Math.max(60, ctx.seconds(600)) * 1000;
-  const debt = async () => {
-    const [row] = await ctx
-      .knex('webhook_deliveries')
-      .where({ org_id: orgId })
-      .select(ctx.knex.raw(`count(*)::int as owed, (count(*) filter (where status = 'success'))::int as recorded`));
-    const { received } = await ctx.sink.receipts([orgId]);
-    return { ...(row as { owed: number; recorded: number }), received };
-  };
-  let [now, paidAt] = [await debt(), 0];
-  for (let paid = 0; paid < 2 && Date.now() < deadline;) {
-    await sleep(paid ? 1000 : 200);
-    const owed = now.owed;
-    now = await debt();
-    paid = now.received === now.owed && now.recorded === now.owed ? (now.owed === owed ? paid + 1 : 1) : 0;
-    if (paid === 1) paidAt = Date.now();
-  }
-  await receivedExactly(ctx, 'lifecycles', [orgId], now.owed, 1);
-  if (now.recorded !== now.owed) ctx.fail(`lifecycles: ${now.recorded} of ${now.owed} deliveries recorded`);
-  return { deliveries: now.owed, delivered_s_after_last_command: round(((paidAt || Date.now()) - t0) / 1000) };
 }
 
 /** Worker memory with 10,000 deliveries waiting on their retry timers. */
