@@ -8,8 +8,9 @@ import { embeddedDefaults } from './lib/embedded-defaults';
 import { payloadKeyFile } from './lib/payload-key-file';
 import { startStack } from './lib/stack';
 import { stopProcess } from './lib/temporal-dev-server';
-import { explainStartupFailure, StartupError } from './lib/startup-error';
+import { explainStartupFailure, startingPart, StartupError } from './lib/startup-error';
 import { SERVICE_RUNTIME, type ServiceRuntime } from './lib/service-runtime';
+import { untilReady } from './lib/until-ready';
 
 const root = join(__dirname, '..');
 const PORT = process.env.PORT ?? '3000';
@@ -89,7 +90,15 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
   try {
-    await untilReady(`http://127.0.0.1:${PORT}/ready`);
+    // The URLs are printed only once the API answers /ready (PostgreSQL and Temporal reachable).
+    const readyUrl = `http://127.0.0.1:${PORT}/ready`;
+    await startingPart(
+      {
+        part: `the API (${readyUrl})`,
+        remedy: `read the worker's and the API's output above; ${readyUrl} names the dependency it cannot reach`,
+      },
+      () => untilReady(readyUrl, { withinMs: 180_000 }),
+    );
   } catch (err) {
     if (stopping) return;
     console.error(explainStartupFailure('[start]', err));
@@ -116,24 +125,6 @@ async function main(): Promise<void> {
 
 const hidePassword = (url: string) => url.replace(/:[^:@/]+@/, ':***@');
 const metricsUrl = (port: string | undefined) => `http://localhost:${port}/metrics`;
-
-/** The URLs are printed only once the API answers /ready (PostgreSQL and Temporal reachable). */
-async function untilReady(url: string): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    const ok = await fetch(url, { signal: AbortSignal.timeout(2000) }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new StartupError({
-    part: `the API (${url})`,
-    problem: 'it did not answer ready within 180 s',
-    remedy: `read the worker's and the API's output above; ${url} names the dependency it cannot reach`,
-  });
-}
 
 main().catch((err) => {
   console.error(explainStartupFailure('[start]', err));

@@ -1,6 +1,7 @@
 /**
- * What a transition produces (workflows/subscription-transitions.ts, workflows/subscription-refunds.ts):
- * the next state and the events it emits. Pure: bundled into workflow code.
+ * What a transition produces (workflows/subscription-transitions.ts, workflows/subscription-payments.ts,
+ * workflows/subscription-refunds.ts): the next state and the events it emits. Pure: bundled into
+ * workflow code.
  */
 import type { ProcessorAudit } from '../domain/events';
 import type { SubscriptionState } from '../domain/subscription';

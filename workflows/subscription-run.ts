@@ -26,7 +26,8 @@ import { CLOSES_SESSIONS, TERMINAL, type SubscriptionState } from '../domain/sub
 import { toSubscriptionView, type SubscriptionView } from '../domain/subscription-view';
 import { refusal } from '../domain/refusal';
 import * as m from '../domain/subscription-messages';
-import { applyPayment, guards, initialState, transitions, type Change } from './subscription-transitions';
+import { applyPayment } from './subscription-payments';
+import { guards, initialState, transitions, type Change } from './subscription-transitions';
 import { planRefund, refundedByStaff, type RefundSlice } from './subscription-refunds';
 import { asRefusal, failedWith, idempotencyReused } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';

@@ -2,7 +2,8 @@ import type { ApplicationFailure } from '@temporalio/common';
 import type { SubscriptionState } from '../../domain/subscription';
 import type { PaymentNotification } from '../../domain/subscription-messages';
 import { newSubscription } from '../support/fixtures';
-import { applyPayment, guards, initialState, transitions } from '../../workflows/subscription-transitions';
+import { applyPayment } from '../../workflows/subscription-payments';
+import { guards, initialState, transitions } from '../../workflows/subscription-transitions';
 
 /**
  * Spec §3's transitions as pure functions (workflows/subscription-transitions.ts), without a
