@@ -211,6 +211,7 @@ async function runShape(shape: Shape) {
 
     const results = {
       when: new Date().toISOString(),
+      command: stack.suffix ? 'npm run bench -- --server cluster webhooks' : 'npm run bench -- webhooks',
       load_average_at_start: loadAtStart,
       load_average_at_end: loadavg().map(round),
       machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },

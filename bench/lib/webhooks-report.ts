@@ -9,7 +9,7 @@ export function markdown(r: Record<string, any>): string {
   return [
     '# Delivery engine benchmark',
     '',
-    `Run ${r.when} (\`npm run bench -- webhooks\`). Load average at start ${r.load_average_at_start.join(', ')}, at end ${r.load_average_at_end.join(', ')}. ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}.`,
+    `Run ${r.when} (\`${r.command ?? 'npm run bench -- webhooks'}\`). Load average at start ${r.load_average_at_start.join(', ')}, at end ${r.load_average_at_end.join(', ')}. ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}.`,
     `Server: ${r.server}.`,
     `Shape: ${r.shape}.`,
     ...(r.measured_apart ? [`Measured apart: ${r.measured_apart}.`] : []),
