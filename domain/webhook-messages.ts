@@ -93,6 +93,9 @@ export interface DeliveryInput {
 export type DeliveryOutcome =
   'success' | 'failed' | 'exhausted' | 'endpoint_deleted' | 'endpoint_disabled' | 'superseded';
 
+/** A delivery workflow run as an attempt's owner (`AttemptInput.owner`). */
+export const runOwner = (runId: string): string => `run:${runId}`;
+
 export interface AttemptInput {
   deliveryId: string;
   number: number;

@@ -16,12 +16,12 @@ npm run -s lint:unused         # no unused file, export or dependency (knip.json
 npm run -s lint:names          # a file's name says one thing across the tree
 npm run -s lint:pointers       # every path a comment, record or doc names exists; no "issue N" in code
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
-# (delivery-shape, organisation-share and gate-turns set their own shape, and start-path-walk calls
-# the workflow shape's start path by hand, so they run once;
+# (delivery-shape, organisation-share, gate-turns and begun-first-attempt set their own shape, and
+# start-path-walk calls the workflow shape's start path by hand, so they run once;
 # throttled-sleep runs alone in each, after the others).
 # parked-slots.test.ts runs in the default shape only (the dispatcher's slots it tests are the engine
 # shape's). isolation.test.ts runs in both since docs/decisions/0340-workflow-starts-within-the-endpoints-room.md.
-WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep start-path-walk"
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep start-path-walk begun-first-attempt"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi

@@ -3,6 +3,7 @@ import type { AttemptInput, AttemptResult } from '../domain/webhook-messages';
 import { keyedTurns } from '../lib/keyed-turns';
 import { logger } from '../lib/runtime/logger';
 import { passGate, type Gate, type Send, type WorkflowShapeLimits } from './attempt-gate';
+import { begunAttempts } from './begun-attempts';
 import { claimAttempts, isSuccess, loadTargets, stopWaiting, type Finished, type Target } from './attempt-store';
 import { IN_DOUBT_ERROR, type Recorder } from './result-recorder';
 import { CIRCUIT_OPEN, notSent, type Sender } from './sender';
@@ -143,5 +144,7 @@ export function attemptService(deps: {
     }
   }
 
-  return { attempt };
+  // The start path may begin attempt 1 of a run it started here; the run's local activity joins it.
+  const calls = begunAttempts(attempt);
+  return { attempt: calls.attempt, begin: calls.begin, idle: calls.idle };
 }

@@ -96,10 +96,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
   const pacer = endpointPacer();
   // `workflow` shape: the start path's count of its starts no attempt has claimed yet, and its wake-up,
   // which an attempt's end calls once the worker runs (docs/decisions/0340-workflow-starts-within-the-endpoints-room.md).
-  const startPath: StartPath = {
-    unclaimed: unclaimedStarts(),
-    defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
-  };
+  const unclaimed = unclaimedStarts();
   let startMore: (() => void) | undefined;
   const attempts = attemptService({
     knex,
@@ -112,10 +109,15 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
         orgMaxInFlight: orgShareOf(config.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS),
       },
       wake: (deliveryId: string) => temporal && wakeWaiter(temporal, deliveryId),
-      unclaimed: startPath.unclaimed,
+      unclaimed,
       ended: () => startMore?.(),
     }),
   });
+  const startPath: StartPath = {
+    unclaimed,
+    defaultMaxInFlight: config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT,
+    beginFirstAttempt: attempts.begin,
+  };
 
   return {
     attempt: (input) => attempts.attempt(input),
@@ -222,6 +224,8 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
           clearInterval(timer);
           await dispatcher!.stop();
           await Promise.all([sweeping.idle(), retries.idle(), ordered.idle(), starting.idle(), deleted.idle()]);
+          // First attempts the start path began, and no local activity joined, are recorded before the end.
+          await attempts.idle();
           await listener.stop();
         },
       };

@@ -5,12 +5,15 @@ import {
   DELIVERY_WORKFLOW,
   deliveryPriority,
   deliveryWorkflowId,
+  runOwner,
+  type AttemptInput,
   type ChildDelivery,
   type DeliveryInput,
 } from '../domain/webhook-messages';
+import { ATTEMPT_DELAYS_MS } from '../domain/retry-schedule';
 import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } from '../domain/search-attributes';
 import { logger } from '../lib/runtime/logger';
-import { recordDeliveryWorkflowStart } from '../lib/runtime/metrics';
+import { recordDeliveryWorkflowStart, recordFirstAttemptBegun } from '../lib/runtime/metrics';
 import { preparedStatement, runPrepared } from '../db/prepared';
 import { endLeases, LEASE_MS, unleased } from './leases';
 import type { UnclaimedStarts } from './unclaimed-starts';
@@ -49,6 +52,11 @@ interface StartDeps {
 export interface StartPath {
   unclaimed: UnclaimedStarts;
   defaultMaxInFlight: number;
+  /**
+   * Begins attempt 1 of a run whose first task came back to this process in the start's answer; the
+   * run's local activity joins it (docs/decisions/0358-first-attempt-begun-at-the-start.md).
+   */
+  beginFirstAttempt?: (input: AttemptInput) => boolean;
 }
 
 /**
@@ -109,12 +117,11 @@ async function startSome(deps: StartDeps, path: StartPath, walk: { after: string
       starts.slice(i, i + STARTS_AT_ONCE).map(async (r) => {
         // Counted before its first task can run, which may come back in the start's answer.
         path.unclaimed.add(r.delivery_id, r.endpoint_id);
-        const runs = await startTopLevel(deps, {
-          deliveryId: r.delivery_id,
-          endpointId: r.endpoint_id,
-          eventType: r.event_type,
-          orgId: r.org_id,
-        });
+        const runs = await startTopLevel(
+          deps,
+          { deliveryId: r.delivery_id, endpointId: r.endpoint_id, eventType: r.event_type, orgId: r.org_id },
+          path.beginFirstAttempt,
+        );
         if (!runs) path.unclaimed.claimed(r.delivery_id);
         (runs ? started : waiting).push(r.delivery_id);
       }),
@@ -181,7 +188,11 @@ const START_TAKE = preparedStatement<{
 );
 
 /** Starts one delivery's workflow; answers whether it runs now (started here or before), false when it must wait. */
-async function startTopLevel(deps: Omit<StartDeps, 'knex'>, d: ChildDelivery & { orgId: string }): Promise<boolean> {
+async function startTopLevel(
+  deps: Omit<StartDeps, 'knex'>,
+  d: ChildDelivery & { orgId: string },
+  beginFirstAttempt: StartPath['beginFirstAttempt'],
+): Promise<boolean> {
   try {
     const handle = await deps.temporal.workflow.start<(input: DeliveryInput) => Promise<unknown>>(DELIVERY_WORKFLOW, {
       taskQueue: deps.taskQueue,
@@ -197,6 +208,18 @@ async function startTopLevel(deps: Omit<StartDeps, 'knex'>, d: ChildDelivery & {
       ...(deps.eagerStarts && { requestEagerStart: true }),
     });
     recordDeliveryWorkflowStart(handle.eagerlyStarted);
+    // Its first task is this process's: the attempt it is about to ask for begins now, with the input
+    // the run's first attempt has (workflows/webhook-delivery.ts), and its local activity joins it.
+    const begun =
+      handle.eagerlyStarted &&
+      beginFirstAttempt?.({
+        deliveryId: d.deliveryId,
+        number: 1,
+        attemptedAt: new Date().toISOString(),
+        nextDelayMs: ATTEMPT_DELAYS_MS[1] ?? null,
+        owner: runOwner(handle.firstExecutionRunId),
+      });
+    if (begun) recordFirstAttemptBegun();
     return true;
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return true;

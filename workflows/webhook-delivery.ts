@@ -49,7 +49,7 @@ export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m
   setHandler(m.endpointDeleted, () => void (deleted = true));
   setHandler(m.slotFree, () => void (slotFreed = true));
 
-  const owner = `run:${workflowInfo().runId}`;
+  const owner = m.runOwner(workflowInfo().runId);
   let made = input.attemptsMade ?? 0;
   // `manual`: a person asked for this attempt (retry, recovery), so an open circuit does not hold it.
   const attempt = async (nextDelayMs: number | null, manual: boolean) => {

@@ -88,6 +88,15 @@ const deliveryWorkflowStarts = new Counter({
   registers: [registry],
 });
 
+const firstAttemptsBegun = new Counter({
+  name: 'tranche_webhook_first_attempts_begun_total',
+  help: "First attempts the `workflow` shape's start path began itself for a delivery workflow whose first task came back in the start's answer; the run's local activity joins each",
+  registers: [registry],
+});
+
+/** Counts one first attempt the start path began for a run it started eagerly. */
+export const recordFirstAttemptBegun = (): void => firstAttemptsBegun.inc();
+
 /** Counts one delivery workflow started by the engine's start path, eagerly or through the task queue. */
 export const recordDeliveryWorkflowStart = (eager: boolean): void =>
   deliveryWorkflowStarts.inc({ eager: String(eager) });
