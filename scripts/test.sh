@@ -3,10 +3,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
-export TEMPORAL_TEST_SERVER="$(bash scripts/tools.sh test-server)"
-export CHROMIUM_PATH="$(bash scripts/tools.sh chromium)"
-bash scripts/tools.sh compose > /dev/null
-if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(bash scripts/tools.sh temporal)"; fi
+# Every tool a test runs is built here, before the first test starts, never inside a test's hook
+# (a fresh machine builds them once, about 13 minutes cold; test/support/tools.ts reads the paths).
+tool() {
+  local started=$SECONDS path
+  echo "[test] tool $1 ..." >&2
+  path="$(bash scripts/tools.sh "$1")"
+  echo "[test] tool $1 ready ($((SECONDS - started)) s)" >&2
+  printf '%s' "$path"
+}
+export TEMPORAL_TEST_SERVER="$(tool test-server)"
+export CHROMIUM_PATH="$(tool chromium)"
+export CADDY_PATH="$(tool caddy)"
+export ZIPKIN_JAR="$(tool zipkin)"
+export STRIPE_MOCK_PATH="$(tool stripe-mock)"
+export SCHEMATHESIS_PATH="$(tool schemathesis)"
+tool compose > /dev/null
+tool temporal-server > /dev/null # test-cluster.sh exports its folder for the full-server part
+tool temporal-ui > /dev/null
+if [ -z "${TEMPORAL_ADDRESS:-}" ]; then export TEMPORAL_CLI="$(tool temporal)"; fi
 npx tsc --noEmit
 npx eslint .
 npx prettier --check --log-level warn .

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +10,7 @@ import { wireFlowWorld } from '../faults/support/subscription-flow';
 import { http } from '../support/http';
 import { freshDatabase } from '../support/service';
 import { openBrowser, screenshot, signIn } from './console-browser';
-
-const root = join(__dirname, '..', '..');
+import { toolPath } from '../support/tools';
 
 /**
  * The console behind TLS termination, as production runs it
@@ -32,7 +30,7 @@ describe('the console behind a TLS-terminating gateway', () => {
   const dir = mkdtempSync(join(tmpdir(), 'console-tls-'));
 
   beforeAll(async () => {
-    const caddy = execFileSync('bash', [join(root, 'scripts/tools.sh'), 'caddy'], { encoding: 'utf8' }).trim();
+    const caddy = toolPath('caddy');
     const [port, apiPort, innerPort] = [await freePort(), await freePort(), await freePort()];
     const gatewayDir = join(dir, 'gateway');
     gateway = await startTlsGateway({

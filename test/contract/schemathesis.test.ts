@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { actor, approveKyc, newOrg, openOffering } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
+import { toolPath } from '../support/tools';
 
 const run = promisify(execFile);
-const root = join(__dirname, '..', '..');
 const EXAMPLES_PER_OPERATION = Number(process.env.SCHEMATHESIS_EXAMPLES ?? 12);
 
 /**
@@ -24,7 +24,7 @@ describe.each(RUNS)('schemathesis against the running service, Set %s', (set, ro
   let svc: TestService;
   let st: string;
   beforeAll(async () => {
-    st = (await run('bash', [join(root, 'scripts/tools.sh'), 'schemathesis'], { timeout: 600_000 })).stdout.trim();
+    st = toolPath('schemathesis');
     // Writes are limited per client; the fuzzer is one client sending thousands.
     svc = await startService({
       set,

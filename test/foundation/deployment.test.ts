@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../../lib/runtime/config';
 import { SCHEMA_STEPS, TEMPORAL_CONFIG_DIR, TEMPORAL_CONFIG_ENV } from '../../scripts/lib/temporal-server';
+import { toolPath } from '../support/tools';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
@@ -67,7 +68,7 @@ describe('deployment shape', () => {
   });
 
   it('gives the gateway a config that Caddy itself accepts', async () => {
-    const caddy = (await run('bash', [join(root, 'scripts/tools.sh'), 'caddy'], { timeout: 600_000 })).stdout.trim();
+    const caddy = toolPath('caddy');
     const { stdout } = await run(caddy, ['validate', '--config', gatewayConfig(), '--adapter', 'caddyfile'], {
       timeout: 30_000,
     });

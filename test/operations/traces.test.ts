@@ -18,6 +18,7 @@ import { publishEvents } from '../../webhooks';
 import { Receiver } from '../webhooks/support/receiver';
 import { until } from '../support/wait';
 import { createOffering, createSubscription } from '../support/fixtures';
+import { toolPath } from '../support/tools';
 
 const root = join(__dirname, '..', '..');
 const run = promisify(execFile);
@@ -225,10 +226,8 @@ describe('traces', () => {
     let databaseUrl = '';
 
     beforeAll(async () => {
-      // From Maven Central into the tools cache, once; a failure fails the test (no skipping).
-      const jar = (
-        await run('bash', [join(root, 'scripts', 'tools.sh'), 'zipkin'], { timeout: 600_000 })
-      ).stdout.trim();
+      // Built into the tools cache by npm test before the first test (test/support/tools.ts).
+      const jar = toolPath('zipkin');
       // `npm run cluster` starts it the same way (scripts/lib/cluster-stack.ts).
       zipkin = await startZipkin({ jar, port: await freePort(), output: process.stderr });
       receiver = await Receiver.start();

@@ -1,10 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort } from '../../scripts/lib/free-port';
 import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 import { until } from '../support/wait';
+import { toolPath } from '../support/tools';
 
 const MOCK_CUSTOMER = 'cus_tranche_investor';
 const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
@@ -17,10 +18,7 @@ const MOCK_PAYMENT_METHOD = 'pm_tranche_card';
 export async function startStripeMock(
   opts: { completedSessions?: boolean } = {},
 ): Promise<{ url: string; stop(): Promise<void> }> {
-  const bin = execFileSync('bash', [join(__dirname, '../../scripts/tools.sh'), 'stripe-mock'], {
-    encoding: 'utf8',
-    timeout: 600_000,
-  }).trim();
+  const bin = toolPath('stripe-mock');
   const fixtures = JSON.parse(readFileSync(join(dirname(bin), 'fixtures3.json'), 'utf8'));
   const r = fixtures.resources;
   if (opts.completedSessions !== false) {

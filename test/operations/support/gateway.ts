@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { freePort } from '../../../scripts/lib/free-port';
 import { stopProcess } from '../../../scripts/lib/temporal-dev-server';
 import { until } from '../../support/wait';
+import { toolPath } from '../../support/tools';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -14,7 +15,7 @@ const root = join(__dirname, '..', '..', '..');
  * compose service's DNS name) and port changed to one API on loopback; TRUSTED_PROXIES as given.
  */
 export async function shippedGateway(apiPort: number, trustedProxies: string) {
-  const caddy = execFileSync('bash', [join(root, 'scripts/tools.sh'), 'caddy'], { encoding: 'utf8' }).trim();
+  const caddy = toolPath('caddy');
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
   const shipped = readFileSync(join(root, 'deploy/gateway/Caddyfile'), 'utf8');
