@@ -10,6 +10,7 @@ import { formatScaled } from '../lib/decimal-amount';
 import { releaseCommitment } from '../db/offering-capacity';
 import { publishEvents, takeForParent } from '../webhooks';
 import type { ChildDelivery } from '../domain/webhook-messages';
+import { cutToCodePoints } from '../lib/text';
 
 /**
  * Writes a subscription transition: the projection row, its events (published: outbox, deliveries,
@@ -84,7 +85,7 @@ async function auditProcessorChange(
       amount: amount ?? null,
       reference: reference ?? null,
       processor_event_id: processor_event_id ?? null,
-      ...(typeof reason === 'string' ? { reason: reason.slice(0, 200) } : {}),
+      ...(typeof reason === 'string' ? { reason: cutToCodePoints(reason, 200) } : {}),
     },
   });
 }

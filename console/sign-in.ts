@@ -7,6 +7,7 @@ import { AppError, forbidden, unauthenticated, unavailable } from '../lib/errors
 import type { Principal } from '../domain/principal';
 import type { KycEligibility } from '../domain/kyc';
 import { DEV_IDP_AUDIENCE, type AccessTokens, type DevIdp, type IdTokenVerifier } from '../identity';
+import { cutToCodePoints } from '../lib/text';
 
 /** Where the console sends staff to sign in, and where it trades the code for an ID token. */
 interface Provider {
@@ -106,7 +107,7 @@ export function consoleSignIn(deps: {
     ): Promise<{ accessToken: string; principal: Principal; expiresIn: number }> {
       if (typeof query.error === 'string')
         throw unauthenticated(
-          `The identity provider refused the sign-in (${query.error.slice(0, 100)})`,
+          `The identity provider refused the sign-in (${cutToCodePoints(query.error, 100)})`,
           'SIGN_IN_REFUSED',
         );
       if (

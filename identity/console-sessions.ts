@@ -1,6 +1,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Role } from '../domain/principal';
 import { notFound } from '../lib/errors';
+import { cutToCodePoints } from '../lib/text';
 
 /** One console sign-in (db/migrations/0067-console-sessions.ts); its id is the `sid` of its access tokens. */
 export interface ConsoleSessionRow {
@@ -71,8 +72,8 @@ export const consoleSessions = {
       roles: s.roles,
       created_at: now,
       expires_at: new Date(now.getTime() + s.maxSeconds * 1000),
-      client_address: s.client_address?.slice(0, 100) ?? null,
-      user_agent: s.user_agent?.slice(0, 300) ?? null,
+      client_address: s.client_address == null ? null : cutToCodePoints(s.client_address, 100),
+      user_agent: s.user_agent == null ? null : cutToCodePoints(s.user_agent, 300),
     });
   },
 

@@ -7,6 +7,7 @@ import { openOrmWhenReachable, prepareServiceDatabase } from '../db/orm';
 import { currentAuditKey } from '../db/audit-log';
 import { AccessTokens, kycEligibility } from '../identity';
 import { createApp } from './app';
+import { answerUnparsableRequests } from './unparsable-requests';
 import type { AddressInfo } from 'node:net';
 import { warmApi } from '../api/health/warm-up';
 import { Warmth } from '../api/warmth';
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     void warmApi(deps, warmth, `http://${host}:${port}`).then(() => logger.info('api warm'));
   });
   server.requestTimeout = 90_000;
+  answerUnparsableRequests(server);
   const metrics = config.METRICS_PORT ? await serveMetrics(config.METRICS_HOST, config.METRICS_PORT, 'api') : undefined;
 
   const stop = (signal: string) => {

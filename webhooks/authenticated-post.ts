@@ -2,6 +2,7 @@ import type { Target } from './attempt-store';
 import type { PostResult } from './post';
 import type { SignedRequest } from './signing';
 import { TokenError, type oauth2Tokens } from './oauth2-tokens';
+import { cutToCodePoints } from '../lib/text';
 
 type Tokens = ReturnType<typeof oauth2Tokens>;
 
@@ -27,7 +28,12 @@ export async function postWithBearer(
     if (!(err instanceof TokenError)) throw err;
     const durationMs = Math.round(performance.now() - started);
     return answered
-      ? { ...answered, error: `${err.message}, after the receiver answered 401`.slice(0, 500), durationMs, sent: true }
+      ? {
+          ...answered,
+          error: cutToCodePoints(`${err.message}, after the receiver answered 401`, 500),
+          durationMs,
+          sent: true,
+        }
       : { status: null, body: null, headers: null, error: err.message, durationMs, sent: false };
   };
   let token: string;

@@ -3,6 +3,7 @@ import type { EndpointAuthentication } from '../db/entities/webhook-rows';
 import { authenticationAad } from './authentication';
 import { readCapped, refuseLiteral, type Connection } from './post';
 import type { SecretBox } from './secret-box';
+import { cutToCodePoints } from '../lib/text';
 
 type OAuth2Settings = Extract<EndpointAuthentication, { type: 'oauth2_client_credentials' }>;
 
@@ -69,8 +70,12 @@ export function oauth2Tokens(deps: { box: SecretBox; connection: () => Connectio
     if (status !== 200) {
       const said = typeof answer?.error === 'string' ? `: ${answer.error}` : '';
       const described = typeof answer?.error_description === 'string' ? ` (${answer.error_description})` : '';
+      // The endpoint's own words may hold anything JSON can: kept whole characters, storable.
       throw new TokenError(
-        `OAUTH2_TOKEN_FAILED: the token endpoint answered ${status}${said}${described}`.slice(0, 500),
+        cutToCodePoints(
+          `OAUTH2_TOKEN_FAILED: the token endpoint answered ${status}${said}${described}`.toWellFormed(),
+          500,
+        ),
       );
     }
     const token = answer?.access_token;
@@ -78,7 +83,7 @@ export function oauth2Tokens(deps: { box: SecretBox; connection: () => Connectio
       throw new TokenError('OAUTH2_TOKEN_FAILED: the token endpoint answered 200 without a usable access_token');
     if (answer?.token_type !== undefined && String(answer.token_type).toLowerCase() !== 'bearer')
       throw new TokenError(
-        `OAUTH2_TOKEN_FAILED: the token endpoint issued a ${String(answer.token_type).slice(0, 40)} token, not a bearer token`,
+        `OAUTH2_TOKEN_FAILED: the token endpoint issued a ${cutToCodePoints(String(answer.token_type).toWellFormed(), 40)} token, not a bearer token`,
       );
     const expiresIn = Number(answer!.expires_in);
     const lifetimeMs = Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn * 1000 : UNSTATED_LIFETIME_MS;

@@ -2,6 +2,7 @@ import { Agent, request } from 'undici';
 import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy } from '../lib/runtime/ssrf-guard';
 import type { HostResolver } from '../lib/runtime/dns-resolver';
 import type { SignedRequest } from './signing';
+import { cutToCodePoints } from '../lib/text';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
 const ATTEMPT_TIMEOUT_MS = 30_000;
@@ -62,7 +63,7 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
       const value = res.headers[name];
-      if (value !== undefined) headers[name] = String(value).slice(0, 200);
+      if (value !== undefined) headers[name] = cutToCodePoints(String(value), 200);
     }
     const body = await readCapped(res.body, RESPONSE_BODY_LIMIT);
     return { status: res.statusCode, body, headers, error: null, durationMs: took() };
@@ -76,7 +77,7 @@ export async function post(url: string, req: SignedRequest, via: Connection): Pr
       status: null,
       body: null,
       headers: null,
-      error: printable(String(reason)).slice(0, 500),
+      error: cutToCodePoints(printable(String(reason)), 500),
       durationMs: took(),
     };
   } finally {

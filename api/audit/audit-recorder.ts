@@ -6,6 +6,7 @@ import type { Orm } from '../../db/orm';
 import { logger } from '../../lib/runtime/logger';
 import type { Ctx } from '../middleware/validate';
 import { toAppError } from '../middleware/error-envelope';
+import { cutToCodePoints } from '../../lib/text';
 
 /** What one audited action did, besides who did it (the request says that). */
 export interface AuditSpec {
@@ -83,7 +84,10 @@ export const transactionOf = (em: { getTransactionContext<T>(): T | undefined })
 /** The short "after" of a staff decision: the record's new status and the reason given, if any. */
 export function decisionAfter(result: unknown, reason?: string | null): Record<string, unknown> {
   const status = (result as { status?: unknown } | null)?.status;
-  return { status: typeof status === 'string' ? status : null, ...(reason ? { reason: reason.slice(0, 200) } : {}) };
+  return {
+    status: typeof status === 'string' ? status : null,
+    ...(reason ? { reason: cutToCodePoints(reason, 200) } : {}),
+  };
 }
 
 /**

@@ -8,6 +8,7 @@ import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
 import { ErasureView, LegalHoldBody, LegalHoldView, UserParams } from './schema';
+import { cutToCodePoints } from '../../lib/text';
 
 /**
  * An organisation's administrator erases an investor of that organisation by destroying their data
@@ -78,7 +79,7 @@ export function erasureRoutes(router: Router, deps: ApiDeps): void {
             await recordSucceeded(trx, ctx, {
               action: 'investor.legal_hold.place',
               subject,
-              after: { placed_at: new Date(h.placedAt).toISOString(), reason: h.reason.slice(0, 200) },
+              after: { placed_at: new Date(h.placedAt).toISOString(), reason: cutToCodePoints(h.reason, 200) },
             });
           return h;
         });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ROLES } from '../../domain/principal';
 import { ACCREDITATION_DECISIONS } from '../../identity';
+import { shownText } from '../../lib/shown-text';
 
 export const ExchangeBody = z.object({
   /** The identity provider's ID token (a compact JWS). */
@@ -10,7 +11,7 @@ export type ExchangeBody = z.infer<typeof ExchangeBody>;
 
 export const CreateApiKeyBody = z.object({
   /** What the key is for, shown in lists (the key itself is shown once). */
-  name: z.string().trim().min(1).max(100),
+  name: shownText(100),
 });
 export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>;
 
@@ -20,7 +21,7 @@ export const RecordParams = z.object({ id: z.uuid() });
 /** Staff may look at another user of their organisation; investors always see their own. */
 export const SubjectQuery = z.object({ user_id: z.string().min(1).max(255).optional() });
 
-const reason = z.string().trim().min(1).max(1000).optional();
+const reason = shownText(1000).optional();
 
 export const kycDecisionBody = (actions: readonly [string, ...string[]]) =>
   z.object({ action: z.enum(actions), reason });
@@ -32,7 +33,7 @@ export const CreateAccreditationBody = z.object({
 export type CreateAccreditationBody = z.infer<typeof CreateAccreditationBody>;
 
 export const AccreditationDocumentBody = z.object({
-  file_name: z.string().trim().min(1).max(255),
+  file_name: shownText(255),
   content_type: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as application/pdf'),
   /** Hex SHA-256 of the file as handed to the verification provider, to tie the record to the file. */
   sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters'),
@@ -153,7 +154,7 @@ export const ConsoleSessionList = z.array(ConsoleSessionView);
 export const UserParams = z.object({ user_id: z.string().min(1).max(255) });
 export const LegalHoldBody = z.strictObject({
   /** Why the investor's data must be kept (a litigation, a regulator's request); shown to admins and audited. */
-  reason: z.string().trim().min(1).max(1000),
+  reason: shownText(1000),
 });
 
 export const ErasureView = z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { currencyExponent, isDecimalAmount } from '../../lib/money';
+import { shownText } from '../../lib/shown-text';
 
 // abort: the positivity check below must not run on text that is not money at all. Whether the
 // places fit the offering's currency is checked where the offering is known (offerings-router).
@@ -71,7 +72,7 @@ export const OfferingList = z
   .meta({ id: 'OfferingList' });
 
 export const CreateOfferingBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: shownText(200),
   /** ISO 4217, upper case. */
   currency: z
     .string()
@@ -87,12 +88,12 @@ export const UpdateOfferingBody = z
   })
   .refine((b) => Object.keys(b).length > 0, 'give at least one of status, maxAmount, minInvestment');
 export const CreateSecurityClassBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: shownText(200),
   pricePerUnit: positiveMoney,
   ...bounds,
 });
 export const CreateTrancheBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: shownText(200),
   /** Overrides the security class price for subscriptions in this tranche. */
   pricePerUnit: positiveMoney.optional(),
   status: z.enum(['open', 'closed']).default('open'),

@@ -3,6 +3,7 @@ import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from 
 import { isDecimalAmount, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 import { DeliveryView } from '../notifications/answer-schema';
+import { shownText } from '../../lib/shown-text';
 
 export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
 export const OfferingParams = z.object({ offering_id: z.uuid() });
@@ -20,7 +21,7 @@ export const CreateSubscriptionBody = z.strictObject({
   trancheId: z.uuid().optional(),
   paymentMethod: z.enum(PAYMENT_METHODS).optional(),
   /** Self-reported by the investor. */
-  accreditationStatus: z.string().min(1).max(100).optional(),
+  accreditationStatus: shownText(100).optional(),
   suitabilityConfirmed: z.boolean().optional(),
   riskAcknowledgmentSigned: z.boolean().optional(),
 });
@@ -29,7 +30,7 @@ export type CreateSubscriptionBody = z.infer<typeof CreateSubscriptionBody>;
 /** spec §4.1 sign-agreement body. */
 export const SignAgreementBody = z.strictObject({
   /** The investor's name as digital signature. */
-  signature: z.string().trim().min(1).max(200),
+  signature: shownText(200),
   signedAt: z.iso.datetime({ offset: true }),
   ipAddress: z.ipv4().optional(),
 });
@@ -55,12 +56,12 @@ export const CheckoutSessionBody = z.strictObject({
 export const SubmitForReviewBody = z.strictObject({ paymentMethod: z.enum(OFFLINE_PAYMENT_METHODS).optional() });
 
 /** Staff commands the spec leaves unshown (docs/decisions/0009-staff-operations.md). */
-export const ReasonBody = z.strictObject({ reason: z.string().trim().min(1).max(2000) });
+export const ReasonBody = z.strictObject({ reason: shownText(2000) });
 /** The investor's answer to an information request (docs/decisions/0277-answering-an-information-request.md). */
 export const ProvideInfoBody = z.strictObject({
-  message: z.string().trim().min(1).max(4000),
+  message: shownText(4000),
   /** Ids or URLs of documents the investor already shared elsewhere; stored as given, never fetched. */
-  documentReferences: z.array(z.string().trim().min(1).max(500)).max(20).default([]),
+  documentReferences: z.array(shownText(500)).max(20).default([]),
 });
 export const ReconcileBody = z.strictObject({
   referenceCode: z.string().trim().min(1).max(40),
@@ -76,7 +77,7 @@ export const RefundBody = z.strictObject({
     .refine(isDecimalAmount, 'amount must be a decimal string in the subscription\'s currency, e.g. "100.00"')
     .optional()
     .describe('How much to refund; absent: everything still refundable'),
-  reason: z.string().trim().min(1).max(2000).describe('Why, for the record and the audit trail'),
+  reason: shownText(2000).describe('Why, for the record and the audit trail'),
 });
 
 export const ListSubscriptionsQuery = z.strictObject({

@@ -9,6 +9,7 @@ import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
 import { ReasonBody, ReconcileBody, ReferenceCodeParams, RefundBody, SubscriptionParams } from './schema';
 import type { SubscriptionKit } from './subscription-kit';
+import { cutToCodePoints } from '../../lib/text';
 
 /**
  * Staff's decisions on a subscription: approve, reject, ask for information, void, refund, and the
@@ -115,7 +116,7 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
             amount_received: view.amount_received ?? null,
             amount_refunded: view.amount_refunded ?? null,
             requested: amount ?? 'all',
-            reason: reason.slice(0, 200),
+            reason: cutToCodePoints(reason, 200),
           }),
         );
         ok(ctx, refunded);

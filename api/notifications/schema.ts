@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS } from '../../webhooks';
+import { shownText } from '../../lib/shown-text';
 
 /** The notifications API's requests: params, bodies and queries (its answers: answer-schema.ts). */
 export const EndpointParams = z.object({ id: z.uuid() });
@@ -7,7 +8,7 @@ export const DeliveryParams = z.object({ delivery_id: z.uuid() });
 
 // The scheme and host policy (https; http to loopback when allowed) is url-policy.ts's: a 400.
 const url = z.url().max(2048);
-const description = z.string().trim().max(1000);
+const description = shownText(1000, 0);
 /** Subscribed types, checked against the set's list in event-type-policy.ts; "*" means all. */
 const eventTypes = z.array(z.string().min(1).max(100)).min(1).max(100);
 /** `per_subscription` delivers one subscription's events in order. */

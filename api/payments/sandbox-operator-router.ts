@@ -10,12 +10,13 @@ import { auth } from '../middleware/auth';
 import { authorizeInOrganisation, organisationRoles, rolesFor } from '../../domain/policy';
 import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
+import { shownText } from '../../lib/shown-text';
 
 const CollectionParams = z.object({ collection_id: z.uuid() });
 /** A paid checkout session's id or a settled collection's id. */
 const ReferenceParams = z.object({ reference: z.uuid() });
 const CollectionsQuery = z.strictObject({ subscription_id: z.uuid() });
-const FailBody = z.strictObject({ reason: z.string().trim().min(1).max(200).default('insufficient_funds') });
+const FailBody = z.strictObject({ reason: shownText(200).default('insufficient_funds') });
 
 const CollectionView = z
   .object({

@@ -3,6 +3,7 @@ import { chip, when } from '../format';
 import { html, type Html } from '../../lib/html';
 import { banner, type Notice } from '../layout';
 import type { TemporalLinks } from '../links';
+import { cutToCodePoints } from '../../lib/text';
 
 const STATUSES = ['pending', 'success', 'failed', 'exhausted'];
 
@@ -74,7 +75,7 @@ function attemptsTable(d: DeliveryDetail): Html {
       a,
     ) => html`<tr><td>${a.number}</td><td>${when(a.attempted_at)}</td><td>${a.duration_ms === null ? 'in flight' : `${a.duration_ms} ms`}</td>
 <td data-testid="attempt-response">${a.response_status ?? html`<span class="muted">${a.error ?? 'no answer'}</span>`}</td>
-<td>${a.response_body ? html`<details><summary>${a.response_body.slice(0, 60)}</summary><pre tabindex="0" aria-label="Answer of attempt ${a.number}"><code>${a.response_body}</code></pre></details>` : html`<span class="muted">—</span>`}</td></tr>`,
+<td>${a.response_body ? html`<details><summary>${cutToCodePoints(a.response_body, 60)}</summary><pre tabindex="0" aria-label="Answer of attempt ${a.number}"><code>${a.response_body}</code></pre></details>` : html`<span class="muted">—</span>`}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

@@ -4,6 +4,7 @@ import { SandboxEventSchema } from '../../db/entities/payment-sandbox';
 import { logger } from '../../lib/runtime/logger';
 import type { SandboxEventData, SandboxEventType } from './sandbox-events';
 import { SANDBOX_SIGNATURE_HEADER, signSandboxBody } from './signature';
+import { cutToCodePoints } from '../../lib/text';
 
 const DELIVERY_TIMEOUT_MS = 10_000;
 /** Waits before each retry; after the last the event stays undelivered and `redeliver()` picks it up. */
@@ -84,7 +85,7 @@ export class SandboxNotifier {
       await em.nativeUpdate(SandboxEventSchema, { id }, { ...attempts, deliveredAt: new Date(), lastError: null });
       return;
     }
-    await em.nativeUpdate(SandboxEventSchema, { id }, { ...attempts, lastError: error.slice(0, 500) });
+    await em.nativeUpdate(SandboxEventSchema, { id }, { ...attempts, lastError: cutToCodePoints(error, 500) });
     const delay = RETRY_DELAYS_MS[attempt];
     logger.warn(
       { eventId: id, attempt: attempt + 1, error, retryInMs: delay ?? null },

@@ -10,6 +10,7 @@ import { migrateAsOwner } from '../../scripts/lib/migrate-as-owner';
 import { ensureAuditCheckpoints } from '../../worker/audit-checkpoints';
 import { auditCheckpointWorkflowId } from '../../domain/audit-checkpoint';
 import { createApp } from '../../server/app';
+import { answerUnparsableRequests } from '../../server/unparsable-requests';
 import { AccessTokens } from '../../identity/access-tokens';
 import { kycEligibility } from '../../identity/kyc-eligibility';
 import { createDeliveryEngine, type RunningEngine } from '../../webhooks';
@@ -120,7 +121,7 @@ export async function startService(opts: {
   const tokens = await AccessTokens.create({ ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
   const server: Server = await new Promise((resolve) => {
-    const s = app.listen(config.PORT, '127.0.0.1', () => resolve(s));
+    const s = answerUnparsableRequests(app.listen(config.PORT, '127.0.0.1', () => resolve(s)));
   });
   const { port } = server.address() as AddressInfo;
 
