@@ -4,6 +4,7 @@ import type { LayerShares } from './layer-shares';
 const FIGURES: readonly (readonly [key: string, label: string, more: boolean])[] = [
   ['burst_accepted_per_s', 'burst, 5,000 at 32 in flight: messages accepted/s', true],
   ['burst_delivered_per_s', 'burst: delivered/s', true],
+  ['burst_accepted_to_engine_ceiling', "burst: accepted/s over the run's engine ceiling (Tranche)", true],
   ['burst_p50_ms', 'burst: p50 publish → receipt, ms', false],
   ['burst_p99_ms', 'burst: p99 publish → receipt, ms', false],
   ['burst_answer_p99_ms', "burst: p99 of the API's answer, ms", false],
@@ -51,7 +52,7 @@ export function runMarkdown(r: Run): string {
     '| figure | value | beside a CPU hog |',
     '|---|---|---|',
     ...FIGURES.map(([k, label]) => `| ${label} | ${r.figures?.[k] ?? '—'} | ${r.hog?.figures?.[k] ?? '—'} |`),
-    `| burst accepted / engine ceiling | ${r.to_engine_ceiling?.burst_accepted ?? '—'} | |`,
+    `| burst delivered / engine ceiling | ${r.to_engine_ceiling?.burst_delivered ?? '—'} | |`,
     ...layerTable('Burst', d.burst?.layers),
     ...layerTable('50/s', d.paced50?.layers),
     ...layerTable('200/s', d.paced200?.layers),
