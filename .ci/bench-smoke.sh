@@ -7,7 +7,10 @@
 # measured by the full `BENCH_SHAPES=engine,workflow npm run bench -- webhooks` only. A scaled run writes no
 # results; its stacks' data goes to a temporary folder removed afterwards. Fails when a benchmark
 # fails, and a benchmark fails when anything arrived or was recorded other than exactly what it owed
-# (the webhooks sink's count and duplicates, the subscriptions' projection). Two to three minutes.
+# (the webhooks sink's count and duplicates, the subscriptions' projection). Then the client benchmark
+# (bench/client.ts) on this tree alone, started as npm start runs it and driven through its public API: it fails
+# when a message owed did not arrive exactly once or an answer carried no per-layer timing
+# (docs/decisions/0393-client-benchmark-and-request-timing.md). Three to four minutes in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp="$(mktemp -d)"
@@ -26,3 +29,10 @@ for args in "" "-- --server cluster webhooks"; do
   fi
   grep -E '^\[bench\]' "$tmp/bench.log" >&2
 done
+if ! env -u DATABASE_URL -u TEMPORAL_ADDRESS TMPDIR="$tmp" BENCH_SCALE=0.02 \
+  npm run -s bench -- client > "$tmp/client.log" 2>&1; then
+  tail -n 80 "$tmp/client.log" >&2
+  echo "[ci] npm run bench -- client (scaled down) failed; its last lines are above" >&2
+  exit 1
+fi
+grep -E '^\[bench\]' "$tmp/client.log" >&2

@@ -14,6 +14,7 @@ import { createPublicKey } from 'node:crypto';
 import { unauthenticated } from '../lib/errors';
 import { ROLES, type Principal, type Role } from '../domain/principal';
 import type { TokenLiveness } from './token-liveness';
+import { timed } from '../lib/runtime/request-timing';
 
 const ALG = 'ES256';
 const ACCESS_TOKEN_ISSUER = 'tranche';
@@ -110,7 +111,7 @@ export class AccessTokens {
   /** `fresh`: ask about the token's key or session now, not from this process's memory of it. */
   async verify(token: string, opts: { fresh?: boolean } = {}): Promise<Principal> {
     const principal = await this.verifySignature(token);
-    await this.liveness?.assertLive(principal, opts);
+    if (this.liveness) await timed('liveness', () => this.liveness!.assertLive(principal, opts));
     return principal;
   }
 

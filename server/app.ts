@@ -28,6 +28,7 @@ import { auditRouter } from '../api/audit/router';
 import { recordConsoleSession } from '../api/audit/audit-recorder';
 import { codecRouter } from '../api/codec/router';
 import { openPersonalData } from '../api/personal/open-personal';
+import { requestTiming } from '../lib/runtime/request-timing';
 
 const DESCRIPTION =
   'Investor subscriptions and signed webhooks. Success answers are `{ success: true, data }`, errors `{ success: false, error: { code, message, details } }`. Every authenticated POST takes an `Idempotency-Key`; a 503 `COMMAND_OUTCOME_UNKNOWN` means retry with the same key. Event payloads are under Webhooks.';
@@ -55,6 +56,8 @@ export function createApp(deps: ApiDeps): Koa {
   deps.tokens.checkLiveness(
     tokenLiveness(() => deps.orm.em.getConnection().getKnex(), config.TOKEN_REVOCATION_CACHE_SECONDS),
   );
+  // Outermost, so its total holds every layer (API_REQUEST_TIMING, development only: lib/runtime/request-timing.ts).
+  if (config.API_REQUEST_TIMING) app.use(requestTiming());
   app.use(httpMetrics());
   app.use(errorEnvelope(dependencies));
   app.use(outageGate(dependencies));

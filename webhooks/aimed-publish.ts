@@ -4,6 +4,7 @@ import type { BehaviourSet } from '../lib/behaviour-set';
 import { groupCommit } from '../lib/group-commit';
 import { hopNow, type HopLog } from '../lib/runtime/hop-log';
 import { activeTraceparent, tracingOn } from '../lib/runtime/tracing';
+import { addTime, currentTimes, timed, type RequestTimes } from '../lib/runtime/request-timing';
 import type { ServiceEvent } from '../domain/events';
 import { collect, eventInput, PLAN, planBindings, type Row } from './publish';
 
@@ -24,15 +25,25 @@ export type AimedOutcome =
 export function aimedPublisher(knex: () => Knex, set: BehaviourSet, hops?: HopLog) {
   const publish = groupCommit(
     async (
-      items: { event: ServiceEvent; endpointId: string; traceparent?: string; queuedAt?: number }[],
+      items: {
+        event: ServiceEvent;
+        endpointId: string;
+        traceparent?: string;
+        queuedAt?: number;
+        times?: RequestTimes;
+      }[],
     ): Promise<AimedOutcome[]> => {
       const input = items.map(({ event, endpointId, traceparent }, ord) => ({
         ...eventInput(event, ord, traceparent),
         endpoint_id: endpointId,
       }));
       const startedAt = hops?.on ? hopNow() : 0;
+      const timedFrom = items.some((i) => i.times) ? performance.now() : 0;
       const rows = await PUBLISH_AIMED(knex(), [JSON.stringify(input), ...planBindings(set)]);
       if (startedAt) markHops(hops!, items, rows, startedAt);
+      // Every request the statement carried waited for all of it (API_REQUEST_TIMING).
+      if (timedFrom)
+        for (const { times } of items) if (times) addTime(times, 'publish_statement', performance.now() - timedFrom);
       const status = new Map(rows.filter((r) => r.kind === 'endpoint').map((r) => [r.event_id, r.delivery_id]));
       const delivered = new Map(collect(rows).deliveries.map((d) => [d.eventId, d.deliveryId]));
       return items.map(({ event }) => {
@@ -44,9 +55,14 @@ export function aimedPublisher(knex: () => Knex, set: BehaviourSet, hops?: HopLo
     { maxBatch: 200 },
   );
   // Traced, each caller's span is taken now: the batch runs in whichever caller's context started it.
+  const send = (item: { event: ServiceEvent; endpointId: string; times?: RequestTimes }) => {
+    const marked = hops?.on ? { ...item, queuedAt: hopNow() } : item;
+    return tracingOn() ? publish({ ...marked, traceparent: activeTraceparent() }) : publish(marked);
+  };
   return (item: { event: ServiceEvent; endpointId: string }) => {
-    const timed = hops?.on ? { ...item, queuedAt: hopNow() } : item;
-    return tracingOn() ? publish({ ...timed, traceparent: activeTraceparent() }) : publish(timed);
+    // A request being timed learns its share of the statement by hand: the batch runs in another request's scope.
+    const times = currentTimes();
+    return times ? timed('publish_wait', () => send({ ...item, times })) : send(item);
   };
 }
 

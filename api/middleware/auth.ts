@@ -3,6 +3,7 @@ import { forbidden, unauthenticated } from '../../lib/errors';
 import type { Principal, Role } from '../../domain/principal';
 import type { AccessTokens } from '../../identity';
 import { runUnderIdempotencyKey } from './idempotency';
+import { timed } from '../../lib/runtime/request-timing';
 
 export interface AuthState {
   principal: Principal;
@@ -20,13 +21,13 @@ export function auth(tokens: AccessTokens, ...anyOf: Role[]): Middleware {
     const header = ctx.get('authorization');
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated(header ? 'Use Authorization: Bearer <access token>' : undefined);
-    const principal = await tokens.verify(match[1]!);
+    const principal = await timed('auth', () => tokens.verify(match[1]!));
     if (anyOf.length && !anyOf.some((r) => principal.roles.includes(r))) {
       throw forbidden(`This operation needs the role ${anyOf.join(' or ')}`, 'ROLE_REQUIRED');
     }
     (ctx.state as AuthState).principal = principal;
     // Only now, with the caller allowed to make this request, may a kept answer be replayed.
-    await runUnderIdempotencyKey(ctx, principal, next);
+    await timed('idempotency', () => runUnderIdempotencyKey(ctx, principal, () => timed('route', next)));
   };
   return Object.assign(middleware, { [AUTH_ROLES]: anyOf });
 }

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { RateLimiter } from '../../db/rate-limits';
 import type { ApiDeps } from '../deps';
 import type { AccessTokens } from '../../identity';
+import { timed } from '../../lib/runtime/request-timing';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 // Signed by a processor or the identity provider on behalf of every investor at once.
@@ -29,7 +30,10 @@ export function writeRateLimit(deps: Pick<ApiDeps, 'orm' | 'tokens' | 'config'>)
   return async (ctx, next) => {
     if (WRITES.has(ctx.method)) {
       if (NOTIFICATIONS.test(ctx.path)) await notifications.hit(`address:${ctx.ip}`);
-      else await writes.hit(await clientKey(deps.tokens, ctx.get('authorization'), ctx.ip));
+      else
+        await timed('rate_limit', async () =>
+          writes.hit(await clientKey(deps.tokens, ctx.get('authorization'), ctx.ip)),
+        );
     }
     await next();
   };

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { Orm } from '../../db/orm';
 import type { Config } from '../../lib/runtime/config';
 import { openSealed, personalKeysOf } from './sealing';
+import { timed } from '../../lib/runtime/request-timing';
 
 /**
  * Every JSON answer shows personal fields in clear, or the erased marker once their investor's key
@@ -15,7 +16,7 @@ export function openPersonalData(deps: { orm: Orm; config: Pick<Config, 'PERSONA
     await next();
     const body: unknown = ctx.body;
     if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || 'pipe' in body) return;
-    const opened = await openSealed(keys, body);
+    const opened = await timed('personal', () => openSealed(keys, body));
     if (opened !== body) ctx.body = opened;
   };
 }

@@ -6,7 +6,7 @@ import type { PhaseContext } from './phase-context';
  * straggler of an earlier phase never counts toward this one's.
  */
 export async function receivedExactly(
-  ctx: PhaseContext,
+  ctx: Pick<PhaseContext, 'sink' | 'seconds' | 'fail'>,
   phase: string,
   orgIds: readonly string[],
   owed: number,

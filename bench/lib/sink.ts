@@ -4,7 +4,8 @@ import { stopProcess } from '../../scripts/lib/temporal-dev-server';
 
 /**
  * The consumer, in a process of its own so its CPU is not the publisher's. `/h/<hook>` verifies
- * the `sha256=` HMAC over the raw body and answers 200; `/f/<hook>` answers 500; `/hang/<hook>`
+ * the `sha256=` HMAC over the raw body and answers 200 (`/svix/<hook>`: Svix's `svix-signature`, for the
+ * peer in bench/lib/svix-peer.ts); `/f/<hook>` answers 500; `/hang/<hook>`
  * takes the request and never answers; `/slow/<hook>?ms=N` is `/h/` answering after N ms. Each delivery id's requests are counted (a second one is a
  * duplicate), in all and by the organisation its hook was registered for, and its first arrival is
  * kept until the bench reads it. A phase counts its own organisations' receipts, so a straggler of
@@ -30,12 +31,22 @@ const server = http.createServer((req, res) => {
     if (area === 'arrivals') { const a = arrivals; arrivals = []; return res.end(JSON.stringify(a)); }
     if (area === 'f') { stats.failed++; res.statusCode = 500; return res.end(); }
     const at = Date.now(), secret = secrets.get(name) || '';
-    const want = Buffer.from('sha256=' + createHmac('sha256', secret).update(body).digest('hex'));
-    const got = Buffer.from(String(req.headers['x-service-signature'] || ''));
-    if (got.length !== want.length || !timingSafeEqual(got, want)) { stats.bad++; res.statusCode = 401; return res.end(); }
-    const delivery = String(req.headers['x-service-delivery-id']), mine = receiptsOf(owners.get(name) || '');
+    let delivery, event;
+    if (area === 'svix') {
+      // Svix's scheme: v1,<base64 HMAC of id.timestamp.body> under the whsec_ secret's bytes; its id is the message's.
+      delivery = event = String(req.headers['svix-id'] || '');
+      const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+      const want = 'v1,' + createHmac('sha256', key).update(delivery + '.' + String(req.headers['svix-timestamp'] || '') + '.').update(body).digest('base64');
+      if (!String(req.headers['svix-signature'] || '').split(' ').includes(want)) { stats.bad++; res.statusCode = 401; return res.end(); }
+    } else {
+      const want = Buffer.from('sha256=' + createHmac('sha256', secret).update(body).digest('hex'));
+      const got = Buffer.from(String(req.headers['x-service-signature'] || ''));
+      if (got.length !== want.length || !timingSafeEqual(got, want)) { stats.bad++; res.statusCode = 401; return res.end(); }
+      delivery = String(req.headers['x-service-delivery-id']); event = String(req.headers['x-service-event-id']);
+    }
+    const mine = receiptsOf(owners.get(name) || '');
     if (seen.has(delivery)) { stats.duplicates++; mine.duplicates++; }
-    else { seen.set(delivery, 1); stats.received++; mine.received++; arrivals.push([delivery, String(req.headers['x-service-event-id']), at]); }
+    else { seen.set(delivery, 1); stats.received++; mine.received++; arrivals.push([delivery, event, at]); }
     if (area === 'slow') setTimeout(() => res.end('ok'), Number(url.searchParams.get('ms')));
     else res.end('ok');
   });

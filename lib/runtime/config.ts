@@ -105,6 +105,12 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
       c.WORKER_MAX_CACHED_WORKFLOWS > 0 && c.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS > c.WORKER_MAX_CACHED_WORKFLOWS,
   },
   {
+    variable: 'API_REQUEST_TIMING',
+    message:
+      'tells every caller how long each check took (a Server-Timing header): for the benchmark, never in production',
+    broken: (c) => production(c) && c.API_REQUEST_TIMING,
+  },
+  {
     variable: 'DEV_IDP_ENABLED',
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,

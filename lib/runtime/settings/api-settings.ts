@@ -11,6 +11,12 @@ export const apiSettings = {
   /** Writes (POST/PUT/PATCH/DELETE) allowed per window, counted per access-token subject, else per client address. */
   WRITE_RATE_LIMIT: z.coerce.number().int().min(1).default(120),
   WRITE_RATE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /**
+   * Development and test only: each answer carries `Server-Timing` with the milliseconds its request spent in
+   * each layer of the API path (auth, Idempotency-Key, personal data, publish, …), for the client benchmark
+   * (lib/runtime/request-timing.ts, bench/client.ts). Production refuses it.
+   */
+  API_REQUEST_TIMING: bool.default(false),
   /** How long a command waits for its workflow to answer; past it the answer is 503 COMMAND_OUTCOME_UNKNOWN. */
   COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
   /** How long an Idempotency-Key is remembered (per caller, method and path) and its first answer replayed. */
