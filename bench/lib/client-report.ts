@@ -131,7 +131,8 @@ export function compareMarkdown(c: Run): string {
   const table = (hog: boolean) => [
     `| figure | ${systems.map((s) => `${s}, each run`).join(' | ')} | ${pairs.map((p) => `${p} median (min–max)`).join(' | ')} |`,
     `|---|${systems.map(() => '---|').join('')}${pairs.map(() => '---|').join('')}`,
-    ...FIGURES.map(
+    // A figure no run measured beside the hog (the engine ceiling is taken once, without it) has no row there.
+    ...FIGURES.filter(([k]) => !hog || c.runs.some((r: Run) => r.hog?.figures?.[k] !== undefined)).map(
       ([k, label, more]) =>
         `| ${label}${more ? ' ↑' : ''} | ${systems.map((s) => valuesOf(s, k, hog)).join(' | ')} | ${pairs.map((p) => spread((hog ? c.degradation : c.ratios)[p]?.[k])).join(' | ')} |`,
     ),
