@@ -158,6 +158,7 @@ const AuditToolSchema = ConfigSchema.pick({
   TEMPORAL_PAYLOAD_KEYS: true,
   TEMPORAL_PAYLOAD_KEYS_FILE: true,
   AUDIT_HMAC_KEYS: true,
+  AUDIT_CHECKPOINT_INTERVAL_SECONDS: true,
   STARTUP_WAIT_SECONDS: true,
 });
 export type AuditToolConfig = z.infer<typeof AuditToolSchema>;
