@@ -25,15 +25,17 @@ type CheckpointConfig = Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'AUDIT_CHECKPOINT_I
  */
 export async function ensureAuditCheckpoints(client: Client, config: CheckpointConfig, knex: Knex): Promise<void> {
   const workflowId = auditCheckpointWorkflowId(config.TEMPORAL_TASK_QUEUE);
-  const latest = await describedCheckpoint(client, config);
-  if (latest === 'none' && (await auditTrailHasEntries(knex)))
+  const found = await describedCheckpoint(client, config);
+  // A running workflow is only signalled; a start from nothing signs whatever the database holds.
+  const fromNothing = found === 'none' || (!found.running && found.checkpoint === null);
+  if (fromNothing && (await auditTrailHasEntries(knex)))
     throw new Error(
       `no audit checkpoint at workflow ${workflowId}, though the audit trail holds entries: the workflow was deleted ` +
-        "or Temporal's data lost, and a fresh checkpoint would vouch for whatever the database now holds, so none is " +
-        'started. If that was deliberate (a restore, a new Temporal), start one over the present heads as ' +
-        'docs/decisions/0380-audit-checkpoint-gone-is-seen.md says',
+        "(or its last run left none, or Temporal's data was lost), and a fresh checkpoint would vouch for whatever " +
+        'the database now holds, so none is started. If that was deliberate (a restore, a new Temporal), start one ' +
+        'over the present heads as docs/decisions/0380-audit-checkpoint-gone-is-seen.md says',
     );
-  const previous = latest === 'none' ? null : latest;
+  const previous = found === 'none' ? null : found.checkpoint;
   const run: AuditCheckpointRun = { previous, everySeconds: config.AUDIT_CHECKPOINT_INTERVAL_SECONDS };
   await client.workflow.signalWithStart(AUDIT_CHECKPOINT_WORKFLOW, {
     workflowId,
@@ -46,14 +48,17 @@ export async function ensureAuditCheckpoints(client: Client, config: CheckpointC
   });
 }
 
-/** The memo's checkpoint of the workflow's newest run (null: it has none yet), or 'none': no such workflow. */
+/** The workflow's newest run: whether it runs, and its memo's checkpoint (null: none yet); or 'none': no such workflow. */
 async function describedCheckpoint(
   client: Client,
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>,
-): Promise<AuditCheckpoint | null | 'none'> {
+): Promise<{ running: boolean; checkpoint: AuditCheckpoint | null } | 'none'> {
   try {
     const described = await client.workflow.getHandle(auditCheckpointWorkflowId(config.TEMPORAL_TASK_QUEUE)).describe();
-    return (described.memo?.[AUDIT_CHECKPOINT_MEMO] as AuditCheckpoint | undefined) ?? null;
+    return {
+      running: described.status.name === 'RUNNING',
+      checkpoint: (described.memo?.[AUDIT_CHECKPOINT_MEMO] as AuditCheckpoint | undefined) ?? null,
+    };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return 'none';
     throw err;
@@ -70,5 +75,5 @@ export async function latestAuditCheckpoint(
   config: Pick<Config, 'TEMPORAL_TASK_QUEUE'>,
 ): Promise<AuditCheckpoint | null> {
   const latest = await describedCheckpoint(client, config);
-  return latest === 'none' ? null : latest;
+  return latest === 'none' ? null : latest.checkpoint;
 }

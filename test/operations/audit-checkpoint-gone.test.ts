@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { Client, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { auditCheckpointWorkflowId, AUDIT_CHECKPOINT_WORKFLOW } from '../../domain/audit-checkpoint';
 import { ensureAuditCheckpoints, latestAuditCheckpoint } from '../../worker/audit-checkpoints';
 import { startService, type TestService } from '../support/service';
@@ -98,6 +98,22 @@ describe('the audit checkpoint workflow, stopped or deleted', () => {
       WorkflowNotFoundError,
     );
     expect(verdict.stderr).toContain(`no audit checkpoint at workflow ${workflowId()}`);
+
+    // Nor over a run that left no checkpoint: one a client without the payload keys started in its place (it
+    // fails at once, its input refused: docs/decisions/0379-unsealed-payloads-refused.md).
+    const stranger = new Client({ connection: svc.temporal.connection, namespace: svc.config.TEMPORAL_NAMESPACE });
+    const planted = await stranger.workflow.start(AUDIT_CHECKPOINT_WORKFLOW, {
+      workflowId: workflowId(),
+      taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
+      args: [{ previous: null, everySeconds: INTERVAL_SECONDS }],
+    });
+    await expect(svc.temporal.workflow.getHandle(workflowId(), planted.firstExecutionRunId).result()).rejects.toThrow(
+      WorkflowFailedError,
+    );
+    await expect(
+      ensureAuditCheckpoints(svc.temporal, svc.config, svc.orm.em.getConnection().getKnex()),
+    ).rejects.toThrow(/^no audit checkpoint at workflow \S+, though the audit trail holds entries/);
+    expect(await latestAuditCheckpoint(svc.temporal, svc.config)).toBeNull();
 
     // An operator who means it starts one over the present heads, as the record says; from then on it holds.
     await svc.temporal.workflow.start(AUDIT_CHECKPOINT_WORKFLOW, {
