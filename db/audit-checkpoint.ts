@@ -18,6 +18,12 @@ export function checkpointHolds(c: AuditCheckpoint, keys?: readonly AuditKey[]):
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** Whether the audit trail holds any entry at all (one index probe). */
+export async function auditTrailHasEntries(knex: Knex): Promise<boolean> {
+  const result = await knex.raw('select exists (select 1 from audit_events) as any');
+  return (result as { rows: { any: boolean }[] }).rows[0]!.any;
+}
+
 /**
  * Every organisation's newest entry, one index probe each (a loose index scan over
  * `unique (org_id, seq)`): cheap every minute however long the chains are.

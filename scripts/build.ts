@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FAILURE_CONVERTER_PATH } from '../lib/runtime/payload-codec';
 import { WORKFLOW_TRACING_MODULE } from '../lib/runtime/tracing';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../worker/bundle-workflows';
 
 async function main(): Promise<void> {
   const dist = join(__dirname, '..'); // run compiled: dist/scripts/build.js
@@ -20,13 +21,19 @@ async function main(): Promise<void> {
   };
   const workflowsPath = join(dist, 'workflows');
   const failureConverterPath = FAILURE_CONVERTER_PATH;
-  const { code } = await bundleWorkflowCode({ workflowsPath, failureConverterPath, logger: quiet });
+  const workflowInterceptorModules = [...WORKFLOW_INTERCEPTOR_MODULES];
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    failureConverterPath,
+    workflowInterceptorModules,
+    logger: quiet,
+  });
   writeFileSync(join(dist, 'workflow-bundle.js'), code);
   // The same with the OpenTelemetry workflow interceptors, for a worker with tracing on.
   const traced = await bundleWorkflowCode({
     workflowsPath,
     failureConverterPath,
-    workflowInterceptorModules: [WORKFLOW_TRACING_MODULE],
+    workflowInterceptorModules: [...workflowInterceptorModules, WORKFLOW_TRACING_MODULE],
     logger: quiet,
   });
   writeFileSync(join(dist, 'workflow-bundle-traced.js'), traced.code);

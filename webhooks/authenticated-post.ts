@@ -23,6 +23,7 @@ export async function postWithBearer(
 ): Promise<PostResult & { sent: boolean }> {
   const settings = t.authentication as Extract<Target['authentication'], { type: 'oauth2_client_credentials' }>;
   const sealed = t.authentication_secret_ciphertext!;
+  const to = { endpointId: t.endpoint_id, origin: new URL(t.url).origin };
   const started = performance.now();
   const failed = (err: unknown, answered?: PostResult) => {
     if (!(err instanceof TokenError)) throw err;
@@ -38,16 +39,16 @@ export async function postWithBearer(
   };
   let token: string;
   try {
-    token = await tokens.get(t.endpoint_id, settings, sealed);
+    token = await tokens.get(to, settings, sealed);
   } catch (err) {
     return failed(err);
   }
   request.headers.authorization = `Bearer ${token}`;
   const first = await send();
   if (first.status !== 401) return { ...first, sent: true };
-  tokens.drop(t.endpoint_id, sealed, token);
+  tokens.drop(to, settings, sealed, token);
   try {
-    token = await tokens.get(t.endpoint_id, settings, sealed);
+    token = await tokens.get(to, settings, sealed);
   } catch (err) {
     return failed(err, first);
   }

@@ -17,6 +17,12 @@ const REFRESH_AHEAD_MS = 60_000;
 const UNSTATED_LIFETIME_MS = 300_000;
 const CACHE_LIMIT = 10_000;
 
+/** Whom a token is for: the endpoint, and the origin (scheme, host, port) its POSTs go to. */
+export interface TokenAudience {
+  endpointId: string;
+  origin: string;
+}
+
 /** Why an attempt could not get a token: what its record's error says. */
 export class TokenError extends Error {}
 
@@ -25,13 +31,16 @@ export class TokenError extends Error {}
  * docs/decisions/0319-authenticated-receivers.md): fetched from the token URL with the client's id
  * and secret (HTTP Basic, §2.3.1), on the process's guarded pool (the SSRF guard at connect, a
  * literal address checked here) with a timeout; kept until shortly before they expire. Keyed by the
- * endpoint and its sealed secret, so a changed authentication never uses a token of the old one;
+ * endpoint, the origin its POSTs go to, the token URL and the sealed secret, so a changed
+ * authentication never uses a token of the old one, and a token minted while the endpoint pointed at
+ * one origin is never sent to another (docs/decisions/0377-authentication-stays-with-its-origin.md);
  * concurrent attempts of one endpoint share one fetch. Tokens and secrets are never logged.
  */
 export function oauth2Tokens(deps: { box: SecretBox; connection: () => Connection }) {
   const cache = new Map<string, { token: string; refreshAt: number }>();
   const fetching = new Map<string, Promise<string>>();
-  const keyOf = (endpointId: string, sealed: string) => `${endpointId}\n${sealed}`;
+  const keyOf = (to: TokenAudience, settings: OAuth2Settings, sealed: string) =>
+    `${to.endpointId}\n${to.origin}\n${settings.token_url}\n${sealed}`;
 
   async function fetchToken(endpointId: string, settings: OAuth2Settings, sealed: string, key: string) {
     const secret = deps.box.open(authenticationAad(endpointId), sealed);
@@ -93,21 +102,21 @@ export function oauth2Tokens(deps: { box: SecretBox; connection: () => Connectio
   }
 
   return {
-    /** A token for the endpoint: the kept one while it is fresh, else a new one. Throws a TokenError. */
-    get(endpointId: string, settings: OAuth2Settings, sealed: string): Promise<string> {
-      const key = keyOf(endpointId, sealed);
+    /** A token for the endpoint's POSTs to that origin: the kept one while it is fresh, else a new one. Throws a TokenError. */
+    get(to: TokenAudience, settings: OAuth2Settings, sealed: string): Promise<string> {
+      const key = keyOf(to, settings, sealed);
       const kept = cache.get(key);
       if (kept && kept.refreshAt > Date.now()) return Promise.resolve(kept.token);
       let shared = fetching.get(key);
       if (!shared) {
-        shared = fetchToken(endpointId, settings, sealed, key).finally(() => fetching.delete(key));
+        shared = fetchToken(to.endpointId, settings, sealed, key).finally(() => fetching.delete(key));
         fetching.set(key, shared);
       }
       return shared;
     },
     /** The receiver refused this token (401): it is not used again; the next get fetches another. */
-    drop(endpointId: string, sealed: string, token: string): void {
-      const key = keyOf(endpointId, sealed);
+    drop(to: TokenAudience, settings: OAuth2Settings, sealed: string, token: string): void {
+      const key = keyOf(to, settings, sealed);
       if (cache.get(key)?.token === token) cache.delete(key);
     },
   };

@@ -17,8 +17,15 @@ const THREAD = `
     .catch((err) => parentPort.postMessage({ error: String(err && err.stack || err) }));
 `;
 
-/** The service's workflow code, bundled for the Temporal worker (with these workflow interceptor modules). */
-export function bundleWorkflows(interceptors: readonly string[] = []): Promise<string> {
+/**
+ * Workflow interceptors every bundle carries: a signal whose payload arrived unsealed is dropped, a start
+ * with unsealed input fails (workflows/unsealed-refused.ts, docs/decisions/0379-unsealed-payloads-refused.md).
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [require.resolve('../workflows/unsealed-refused')];
+
+/** The service's workflow code, bundled for the Temporal worker (with these workflow interceptor modules too). */
+export function bundleWorkflows(extraInterceptors: readonly string[] = []): Promise<string> {
+  const interceptors = [...WORKFLOW_INTERCEPTOR_MODULES, ...extraInterceptors];
   return new Promise((resolve, reject) => {
     const thread = new Thread(THREAD, {
       eval: true,

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
   );
   // Audit checkpoints (docs/decisions/0267): likewise; audit:verify then finds no recent checkpoint.
-  await ensureAuditCheckpoints(temporal, config).catch((err: unknown) =>
+  await ensureAuditCheckpoints(temporal, config, orm.em.getConnection().getKnex()).catch((err: unknown) =>
     logger.error({ err }, 'audit checkpoint workflow could not be ensured; audit heads are not checkpointed'),
   );
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');

@@ -18,7 +18,8 @@ import { CodecPayloads } from './schema';
  */
 export function codecRouter(deps: ApiDeps, readConsoleSession: (ctx: Context) => string | null): Router {
   const router = new Router({ prefix: '/console/codec' });
-  const codec = payloadCodecOf(deps.config);
+  // Shows what came as it came, an unsealed payload included: it decodes for reading, never applies.
+  const codec = payloadCodecOf(deps.config, { forDisplay: true });
   const uiOrigin = new URL(deps.config.TEMPORAL_UI_URL).origin;
 
   router.use(cors(uiOrigin));

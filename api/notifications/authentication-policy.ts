@@ -1,6 +1,6 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import type { PreparedAuthentication } from '../../webhooks';
-import { AppError, badRequest } from '../../lib/errors';
+import { AppError, badRequest, validationFailed } from '../../lib/errors';
 import { assertDeliverableUrl, SsrfRefusedError, type SsrfPolicy } from '../../lib/runtime/ssrf-guard';
 import type { HostResolver } from '../../lib/runtime/dns-resolver';
 import type { AuthenticationInput } from './schema';
@@ -57,6 +57,7 @@ function prepareMtls(input: Extract<AuthenticationInput, { type: 'mtls' }>): Pre
         : 'clientKey is not a PEM private key',
     );
   }
+  refuseCostlyKey(key);
   if (!leaf.checkPrivateKey(key))
     throw invalid("clientKey is not the private key of clientCertificate's first certificate");
   const ca = input.caCertificate === undefined ? null : certificates(input.caCertificate, 'caCertificate');
@@ -68,6 +69,38 @@ function prepareMtls(input: Extract<AuthenticationInput, { type: 'mtls' }>): Pre
     },
     secret: key.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
+}
+
+/** The client keys we sign TLS handshakes with. */
+const ALLOWED_CLIENT_KEYS = 'RSA of 2048 to 4096 bits, EC on P-256 or P-384, or Ed25519';
+const CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384' };
+
+/**
+ * Every handshake of an mTLS endpoint signs with its client key on the worker's main thread, which every
+ * endpoint's deliveries share: an RSA key of 16384 bits costs 0.3-0.5 s of it each time, one of 8192 bits
+ * some 140 ms on a loaded host. Only the kinds a TLS stack signs with in a few milliseconds at most are taken
+ * (a 422 naming the field and what is allowed; docs/decisions/0378-client-key-kinds.md).
+ */
+function refuseCostlyKey(key: KeyObject): void {
+  const details = key.asymmetricKeyDetails ?? {};
+  let kind: string;
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      if (details.modulusLength! >= 2048 && details.modulusLength! <= 4096) return;
+      kind = `an RSA key of ${details.modulusLength} bits`;
+      break;
+    case 'ec':
+      if (details.namedCurve! in CURVES) return;
+      kind = `an EC key on ${details.namedCurve}`;
+      break;
+    case 'ed25519':
+      return;
+    default:
+      kind = `a key of type ${key.asymmetricKeyType}`;
+  }
+  throw validationFailed([
+    { in: 'body', path: 'authentication.clientKey', message: `is ${kind}; allowed: ${ALLOWED_CLIENT_KEYS}` },
+  ]);
 }
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;

@@ -162,7 +162,9 @@ export function endpointRoutes(
           ctx,
           { action: 'webhook_endpoint.update', subject },
           async (tx, trx, seen) => {
-            seen.before = endpointSnapshot(await tx.get(orgId, params.id));
+            const current = await tx.get(orgId, params.id);
+            seen.before = endpointSnapshot(current);
+            refuseAuthenticationElsewhere(current, patch);
             let changed = await tx.update(orgId, params.id, patch);
             refuseMtlsOverHttp(changed);
             // Re-enabling clears the failure record; disabling by hand tells the other endpoints.
@@ -228,6 +230,28 @@ export function endpointRoutes(
   eventTypeRoutes(router, one, staff, { ...deps, store });
   testPingRoute(router, one, staff, deps);
   recoveryRoutes(router, one, staff, { ...deps, store });
+}
+
+/**
+ * An endpoint's authentication is for the receiver it was given for: a new URL at another origin (scheme, host,
+ * port) does not take it along, or whoever may PATCH the URL could collect bearer tokens minted from the
+ * integrator's client secret, or our client certificate, at a host of their choosing without ever seeing the
+ * secret. Such a PATCH gives `authentication` again, or null (docs/decisions/0377-authentication-stays-with-its-origin.md).
+ */
+function refuseAuthenticationElsewhere(
+  current: WebhookEndpointReadRow,
+  patch: { url?: string; authentication?: unknown },
+): void {
+  if (patch.url === undefined || patch.authentication !== undefined || current.authentication === null) return;
+  const from = new URL(current.url).origin;
+  const to = new URL(patch.url).origin;
+  if (from === to) return;
+  throw conflict(
+    'AUTHENTICATION_NOT_CARRIED',
+    `The endpoint authenticates to ${from} with ${current.authentication.type}, which does not follow its url to ${to}: ` +
+      'give authentication again in the same request, or authentication: null to send with the signature alone',
+    { field: 'authentication', from_origin: from, to_origin: to },
+  );
 }
 
 /** A client certificate is presented in a TLS handshake: an mTLS endpoint's URL must be https (rolls the change back). */

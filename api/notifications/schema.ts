@@ -30,11 +30,11 @@ const sendTraceparent = z
 
 /** Printable ASCII (RFC 6749 VSCHAR), as client ids and secrets are. */
 const vschar = /^[\x20-\x7E]+$/;
-const pem = (what: string) =>
+const pem = (what: string, max = 32_768, tooLong?: string) =>
   z
     .string()
     .min(1)
-    .max(32_768)
+    .max(max, tooLong)
     .describe(`${what}, PEM (checked: it must parse; see the decision on authenticated receivers)`);
 /**
  * How we authenticate at the transport to an integrator that demands it. Secrets (the client
@@ -45,7 +45,12 @@ export const AuthenticationInput = z.discriminatedUnion('type', [
     .strictObject({
       type: z.literal('mtls'),
       clientCertificate: pem('Our client certificate (then any intermediates)'),
-      clientKey: pem("The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1)"),
+      // An RSA key of 4096 bits is about 3.3 KB of PEM; 8 KB leaves room for line ends and labels.
+      clientKey: pem(
+        "The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1): RSA of 2048 to 4096 bits, EC on P-256 or P-384, or Ed25519",
+        8192,
+        'at most 8192 characters: a PEM private key, RSA of 2048 to 4096 bits, EC on P-256 or P-384, or Ed25519',
+      ),
       caCertificate: pem(
         "The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots",
       ).optional(),
@@ -96,7 +101,9 @@ export const UpdateEndpointBody = z
     sendTraceparent: sendTraceparent.optional(),
     authentication: AuthenticationInput.nullable()
       .optional()
-      .describe('Replaces the authentication whole (secrets included); null: the signature alone'),
+      .describe(
+        'Replaces the authentication whole (secrets included); null: the signature alone. Required (or null) when url moves to another origin: authentication does not follow it',
+      ),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),

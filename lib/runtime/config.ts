@@ -38,6 +38,13 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     broken: (c) => production(c) && !c.TEMPORAL_PAYLOAD_KEYS && !c.TEMPORAL_PAYLOAD_KEYS_FILE,
   },
   {
+    variable: 'TEMPORAL_ACCEPT_UNSEALED_PAYLOADS',
+    message:
+      "never in production: a payload without the codec's seal comes from someone without the payload keys " +
+      '(docs/decisions/0379-unsealed-payloads-refused.md)',
+    broken: (c) => production(c) && c.TEMPORAL_ACCEPT_UNSEALED_PAYLOADS,
+  },
+  {
     variable: 'PERSONAL_DATA_KEYS',
     message:
       "required in production, so investors' personal data is sealed under keys the database does not hold and can be erased. " +
@@ -163,7 +170,9 @@ const AuditToolSchema = ConfigSchema.pick({
   TEMPORAL_API_KEY: true,
   TEMPORAL_PAYLOAD_KEYS: true,
   TEMPORAL_PAYLOAD_KEYS_FILE: true,
+  TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: true,
   AUDIT_HMAC_KEYS: true,
+  AUDIT_CHECKPOINT_INTERVAL_SECONDS: true,
   STARTUP_WAIT_SECONDS: true,
 });
 export type AuditToolConfig = z.infer<typeof AuditToolSchema>;

@@ -1,7 +1,9 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { UNSEALED_REFUSED_ENCODING, unsealedRefused } from '../unsealed-payload';
 import { ConfigSchema, type Config } from './config';
+import { logger } from './logger';
 
 /** One key of the payload keyring: its id travels in clear beside each payload it sealed. */
 export interface PayloadKey {
@@ -22,17 +24,22 @@ const decodeText = (bytes: Uint8Array | null | undefined) => (bytes ? Buffer.fro
  * Seals every payload (workflow inputs, results, signals, updates, queries, memos, failures' details)
  * with AES-256-GCM in this process, before Temporal's server sees it (docs/decisions/0306).
  * The first key seals; every key listed opens what was sealed under it, so a rotation puts a new key
- * first and keeps the old ones until no history needs them. A payload that is not sealed (a history
- * recorded before the codec, a replay fixture) passes through unchanged.
+ * first and keeps the old ones until no history needs them. A payload that is not sealed did not come
+ * from a holder of the keys (a client without the codec: a plaintext "payment succeeded"): it is
+ * refused, replaced by a marker no converter reads (lib/unsealed-payload.ts), unless `acceptUnsealed`
+ * (TEMPORAL_ACCEPT_UNSEALED_PAYLOADS, never production; the codec server, which only shows payloads)
+ * lets it through (docs/decisions/0379-unsealed-payloads-refused.md).
  */
 export class AesGcmPayloadCodec implements PayloadCodec {
   private readonly byId: Map<string, Buffer>;
   private readonly current: PayloadKey;
+  private readonly acceptUnsealed: boolean;
 
-  constructor(ring: readonly PayloadKey[]) {
+  constructor(ring: readonly PayloadKey[], opts: { acceptUnsealed?: boolean } = {}) {
     if (ring.length === 0) throw new Error('the payload keyring is empty');
     this.current = ring[0]!;
     this.byId = new Map(ring.map((k) => [k.id, k.key]));
+    this.acceptUnsealed = opts.acceptUnsealed ?? false;
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
@@ -56,7 +63,13 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   }
 
   private open(payload: Payload): Payload {
-    if (decodeText(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
+    const encoding = decodeText(payload.metadata?.encoding);
+    if (encoding !== ENCRYPTED_ENCODING) {
+      if (this.acceptUnsealed || encoding === UNSEALED_REFUSED_ENCODING) return payload;
+      // Its encoding only: the data is whatever a stranger sent.
+      logger.warn({ encoding: encoding.slice(0, 40) }, 'refused a Temporal payload that arrived unsealed');
+      return unsealedRefused();
+    }
     const id = decodeText(payload.metadata?.[KEY_ID]);
     const key = this.byId.get(id);
     if (!key) throw new Error(`payload sealed under key "${id}", which is not in the payload keyring`);
@@ -70,16 +83,23 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   }
 }
 
-export type PayloadKeyConfig = Partial<Pick<Config, 'TEMPORAL_PAYLOAD_KEYS' | 'TEMPORAL_PAYLOAD_KEYS_FILE'>>;
+export type PayloadKeyConfig = Partial<
+  Pick<Config, 'TEMPORAL_PAYLOAD_KEYS' | 'TEMPORAL_PAYLOAD_KEYS_FILE' | 'TEMPORAL_ACCEPT_UNSEALED_PAYLOADS'>
+>;
 
 /**
  * The codec every client and worker of this deployment shares, or none where no keyring is set
  * (refused in production by lib/runtime/config.ts; `npm start`, `npm run cluster`, the tests and the bench
- * always set one). The variable's keys come before the file's.
+ * always set one). The variable's keys come before the file's. `forDisplay`: the codec server's, which
+ * shows an unsealed payload as it came rather than refusing it (it applies nothing).
  */
-export function payloadCodecOf(config: PayloadKeyConfig): AesGcmPayloadCodec | undefined {
+export function payloadCodecOf(
+  config: PayloadKeyConfig,
+  opts: { forDisplay?: boolean } = {},
+): AesGcmPayloadCodec | undefined {
   const ring = [...(config.TEMPORAL_PAYLOAD_KEYS ?? []), ...(config.TEMPORAL_PAYLOAD_KEYS_FILE ?? [])];
-  return ring.length ? new AesGcmPayloadCodec(ring) : undefined;
+  const acceptUnsealed = opts.forDisplay === true || config.TEMPORAL_ACCEPT_UNSEALED_PAYLOADS === true;
+  return ring.length ? new AesGcmPayloadCodec(ring, { acceptUnsealed }) : undefined;
 }
 
 /** What `bundleWorkflowCode` and a data converter's `failureConverterPath` name: no import, a path. */
@@ -97,6 +117,10 @@ export function dataConverterOf(config: PayloadKeyConfig): DataConverter & { pay
 /** The same, from an environment's variables alone: for a process that loads no whole config (a bench, a test's own client). */
 export function dataConverterFromEnv(env: NodeJS.ProcessEnv): DataConverter & { payloadCodecs: PayloadCodec[] } {
   return dataConverterOf(
-    ConfigSchema.pick({ TEMPORAL_PAYLOAD_KEYS: true, TEMPORAL_PAYLOAD_KEYS_FILE: true }).parse(env),
+    ConfigSchema.pick({
+      TEMPORAL_PAYLOAD_KEYS: true,
+      TEMPORAL_PAYLOAD_KEYS_FILE: true,
+      TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: true,
+    }).parse(env),
   );
 }

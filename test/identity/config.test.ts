@@ -120,4 +120,17 @@ describe('production by default', () => {
     expect(message({ ...production, [name]: value })).toMatch(new RegExp(`${name}: .*never in production`));
     expect(() => loadConfig({ ...base, NODE_ENV: 'test', [name]: value })).not.toThrow();
   });
+
+  it('lets unsealed Temporal payloads through only where TEMPORAL_ACCEPT_UNSEALED_PAYLOADS says so, never in production', () => {
+    const production = { ...base, ...secrets, PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' };
+    expect(loadConfig(production).TEMPORAL_ACCEPT_UNSEALED_PAYLOADS).toBe(false);
+    expect(loadConfig({ ...base, NODE_ENV: 'test' }).TEMPORAL_ACCEPT_UNSEALED_PAYLOADS).toBe(false);
+    expect(message({ ...production, TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: 'true' })).toMatch(
+      /TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: never in production/,
+    );
+    expect(
+      loadConfig({ ...base, NODE_ENV: 'development', TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: 'true' })
+        .TEMPORAL_ACCEPT_UNSEALED_PAYLOADS,
+    ).toBe(true);
+  });
 });

@@ -1,5 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Client, WorkflowFailedError } from '@temporalio/client';
 import { subscriptionWorkflowId } from '../../domain/subscription';
+import { paymentNotified, SUBSCRIPTION_WORKFLOW, voidAgreement } from '../../domain/subscription-messages';
+import { RETURN_URLS } from '../payments/payment-helpers';
+import { until } from '../support/wait';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING } from '../../lib/runtime/payload-codec';
 import { actor } from '../support/fixtures';
 import { http } from '../support/http';
@@ -153,6 +157,80 @@ describe('workflow payloads are sealed before Temporal stores them (docs/decisio
     expect((await rotated.create()).status).toBe('draft');
   });
 
+  it('refuses a plaintext signal or update from a client without the codec; the subscription is unchanged and goes on', async () => {
+    svc = await startService({ set: 'B', env: { TEMPORAL_PAYLOAD_KEYS: k1 } });
+    const world = await lifecycleWorld(svc);
+    const s = await world.signed();
+    const checkout = await world.post(s.id, 'create-checkout-session', world.investor, {
+      paymentMethod: 'card',
+      ...RETURN_URLS,
+    });
+    expect(checkout.status).toBe(200);
+    const reference = checkout.body.data.session_id as string;
+    const status = async () => (await world.api.get(`/issuance/subscriptions/${s.id}`, world.investor.token)).body.data;
+    const before = await status();
+    expect(before.status).toBe('pending_payment');
+
+    // Whoever reaches Temporal, without the payload keys: a plaintext "payment succeeded" and a plaintext void.
+    const stranger = new Client({ connection: svc.temporal.connection, namespace: svc.config.TEMPORAL_NAMESPACE });
+    const forged = stranger.workflow.getHandle(subscriptionWorkflowId(s.id));
+    const forgery = {
+      kind: 'succeeded',
+      processorEventId: `evt-forged-${s.id}`,
+      reference,
+      amount: before.total_amount,
+    };
+    await forged.signal(paymentNotified, forgery as never);
+    const voided = await forged
+      .executeUpdate(voidAgreement, { args: [{ reason: 'forged', actorId: 'stranger' }] })
+      .then(
+        () => 'applied',
+        (err: unknown) => err,
+      );
+    // The worker has taken the signal (its workflow task is done) and applied nothing.
+    await until(
+      'the forged signal handled',
+      async () => {
+        const events =
+          (await svc!.temporal.workflow.getHandle(subscriptionWorkflowId(s.id)).fetchHistory()).events ?? [];
+        const signalled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes);
+        return signalled >= 0 && events.slice(signalled).some((e) => e.workflowTaskCompletedEventAttributes);
+      },
+      (handled) => handled,
+    );
+    const after = await status();
+    expect([after.status, after.payment_status]).toEqual([before.status, before.payment_status]);
+    // Refused before it was accepted: no update of that name in the history (the refusal itself is sealed: the
+    // stranger's client cannot even read why).
+    expect(voided).toBeInstanceOf(Error);
+    const history = (await svc.temporal.workflow.getHandle(subscriptionWorkflowId(s.id)).fetchHistory()).events ?? [];
+    const accepted = history.map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name);
+    expect(accepted).not.toContain('voidAgreement');
+    expect((await world.events(s.id)).map((e) => e.type)).toEqual(['subscription.created', 'subscription.signed']);
+
+    // Nothing is stuck behind it: the same notification, sealed by a holder of the keys, is applied.
+    await svc.temporal.workflow.getHandle(subscriptionWorkflowId(s.id)).signal(paymentNotified, {
+      ...forgery,
+      processorEventId: `evt-sealed-${s.id}`,
+    } as never);
+    expect(await until('in review', status, (v) => v.status === 'pending_review')).toMatchObject({
+      status: 'pending_review',
+    });
+
+    // A workflow started with plaintext input fails at once rather than retrying its first task.
+    const started = await stranger.workflow.start(SUBSCRIPTION_WORKFLOW, {
+      workflowId: `stranger-${randomUUID()}`,
+      taskQueue: svc.config.TEMPORAL_TASK_QUEUE,
+      args: [{ start: { id: randomUUID() } }],
+    });
+    const failed = await svc.temporal.workflow
+      .getHandle(started.workflowId)
+      .result()
+      .catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(WorkflowFailedError);
+    expect((failed as WorkflowFailedError).cause?.message).toBe('the workflow was started with an unsealed input');
+  }, 120_000);
+
   it('refuses a payload it cannot open rather than passing it on', async () => {
     const ring = (entry: string) => [{ id: entry.split(':')[0]!, key: Buffer.from(entry.split(':')[1]!, 'base64') }];
     const [sealed] = await new AesGcmPayloadCodec(ring(k1)).encode([{ metadata: {}, data: Buffer.from('x') }]);
@@ -161,5 +239,11 @@ describe('workflow payloads are sealed before Temporal stores them (docs/decisio
     data[20] = data[20]! ^ 0xff;
     const tampered = { ...sealed!, data };
     await expect(new AesGcmPayloadCodec(ring(k1)).decode([tampered])).rejects.toThrow();
+    // A payload that is not sealed at all is refused too (a marker no converter reads), unless told otherwise.
+    const plain = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('{"kind":"succeeded"}') };
+    const [refused] = await new AesGcmPayloadCodec(ring(k1)).decode([plain]);
+    expect(Buffer.from(refused!.metadata!.encoding!).toString()).toBe('binary/unsealed-refused');
+    expect(refused!.data).toHaveLength(0);
+    expect(await new AesGcmPayloadCodec(ring(k1), { acceptUnsealed: true }).decode([plain])).toEqual([plain]);
   });
 });

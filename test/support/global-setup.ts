@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAILURE_CONVERTER_PATH } from '../../lib/runtime/payload-codec';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/bundle-workflows';
 
 /** Bundles the workflow code once for every test worker in the run (about a second, not one per file). */
 export default async function globalSetup(): Promise<void> {
@@ -14,6 +15,7 @@ export default async function globalSetup(): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),
     failureConverterPath: FAILURE_CONVERTER_PATH,
+    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
     logger: quiet,
   });
   const path = join(dir, 'workflow-bundle.js');

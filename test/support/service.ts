@@ -117,7 +117,7 @@ export async function startService(opts: {
     eagerStarts: true,
   };
   let delivering: RunningEngine | undefined = await engine.start(engineRun);
-  if (opts.auditCheckpoints) await ensureAuditCheckpoints(temporal, config);
+  if (opts.auditCheckpoints) await ensureAuditCheckpoints(temporal, config, orm.em.getConnection().getKnex());
   const tokens = await AccessTokens.create({ ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
   const server: Server = await new Promise((resolve) => {

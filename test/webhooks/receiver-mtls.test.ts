@@ -1,3 +1,5 @@
+import { generateKeyPair, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import { createServer, type Server } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { actor, newOrg, type Actor } from '../support/fixtures';
@@ -20,6 +22,10 @@ describe('authenticated receivers: mutual TLS', () => {
   let receiver: Server;
   let url: string;
   const got: { path: string; clientCn: string }[] = [];
+  /** A second receiver at another origin (another port) that asks for a certificate and takes any: what it was shown. */
+  let elsewhere: Server;
+  let elsewhereUrl: string;
+  const shownElsewhere: { path: string; clientCn: string }[] = [];
   const integrator = throwawayCa('Integrator Test CA');
   const stranger = throwawayCa('Stranger Test CA');
   const client = integrator.client('tranche-sender');
@@ -40,10 +46,18 @@ describe('authenticated receivers: mutual TLS', () => {
       },
     );
     url = await listenOnLoopback(receiver, 'https');
+    elsewhere = createServer({ ...integrator.server(), requestCert: true, rejectUnauthorized: false }, (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      shownElsewhere.push({ path: req.url ?? '', clientCn: String(peer.subject?.CN ?? '') });
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+    });
+    elsewhereUrl = await listenOnLoopback(elsewhere, 'https');
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
     await closeServer(receiver);
+    await closeServer(elsewhere);
     integrator.dispose();
     stranger.dispose();
   });
@@ -122,6 +136,93 @@ describe('authenticated receivers: mutual TLS', () => {
       );
     expect(row).toEqual({ a: null, s: null });
   });
+
+  it('never presents our certificate at another origin: moving the url there asks for the authentication again', async () => {
+    const e = await register('moving', mtls(client));
+    expect(e.status).toBe(201);
+    const id = e.body.data.id;
+    const moved = await api.patch(`${base}/${id}`, staff.token, { url: `${elsewhereUrl}/moving` });
+    const next = await firstAttempt(id);
+    expect(shownElsewhere.filter((s) => s.clientCn !== '')).toEqual([]);
+    expect({ status: moved.status, code: moved.body.error?.code }).toEqual({
+      status: 409,
+      code: 'AUTHENTICATION_NOT_CARRIED',
+    });
+    expect(moved.body.error.message).toContain(`authenticates to ${new URL(url).origin} with mtls`);
+    expect(next).toMatchObject({ response_status: 200, error: null });
+    expect(got.filter((g) => g.path === '/moving')).toEqual([{ path: '/moving', clientCn: 'tranche-sender' }]);
+    // Given again with the url, it goes along.
+    const along = await api.patch(`${base}/${id}`, staff.token, {
+      url: `${elsewhereUrl}/moving`,
+      authentication: mtls(client),
+    });
+    expect(along.status).toBe(200);
+    expect(await firstAttempt(id)).toMatchObject({ response_status: 200, error: null });
+    expect(shownElsewhere).toEqual([{ path: '/moving', clientCn: 'tranche-sender' }]);
+  });
+
+  it('takes client keys whose handshake costs little, and refuses the others with a 422 naming the field', async () => {
+    // Made off the event loop: this process serves the API too.
+    const generate = promisify(generateKeyPair) as (
+      type: string,
+      options?: object,
+    ) => Promise<{ privateKey: KeyObject }>;
+    const key = async (type: string, options?: object) =>
+      (await generate(type, options)).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const rsa = (modulusLength: number) => key('rsa', { modulusLength });
+    const ec = (namedCurve: string) => key('ec', { namedCurve });
+    const allowed: [string, string][] = [
+      ['rsa-2048', await rsa(2048)],
+      ['rsa-4096', await rsa(4096)],
+      ['ec-p256', await ec('prime256v1')],
+      ['ec-p384', await ec('secp384r1')],
+      ['ed25519', await key('ed25519')],
+    ];
+    for (const [kind, key] of allowed) {
+      const res = await register(`key-${kind}`, mtls(integrator.clientFor(`sender-${kind}`, key)));
+      expect([kind, res.status]).toEqual([kind, 201]);
+      // A real handshake with it: the receiver sees the certificate of that key.
+      expect([kind, await firstAttempt(res.body.data.id)]).toMatchObject([kind, { response_status: 200, error: null }]);
+      expect(got.filter((g) => g.path === `/key-${kind}`)).toEqual([
+        { path: `/key-${kind}`, clientCn: `sender-${kind}` },
+      ]);
+    }
+
+    const allowedWords = 'allowed: RSA of 2048 to 4096 bits, EC on P-256 or P-384, or Ed25519';
+    const refused: [string, string, string][] = [
+      ['rsa-1024', await rsa(1024), 'is an RSA key of 1024 bits'],
+      ['rsa-4608', await rsa(4608), 'is an RSA key of 4608 bits'],
+      ['ec-p521', await ec('secp521r1'), 'is an EC key on secp521r1'],
+      ['ec-secp256k1', await ec('secp256k1'), 'is an EC key on secp256k1'],
+      ['ed448', await key('ed448'), 'is a key of type ed448'],
+      ['x25519', await key('x25519'), 'is a key of type x25519'],
+      ['rsa-pss', await key('rsa-pss', { modulusLength: 2048 }), 'is a key of type rsa-pss'],
+      ['dsa', await key('dsa', { modulusLength: 2048, divisorLength: 256 }), 'is a key of type dsa'],
+    ];
+    for (const [kind, key, said] of refused) {
+      // Each with a certificate of its own key (an X25519 key cannot sign: it is given beside another's).
+      const issued = kind === 'x25519' ? { cert: client.cert, key } : integrator.clientFor(`refused-${kind}`, key);
+      const res = await register(`refused-${kind}`, mtls(issued));
+      expect([kind, res.status, res.body.error?.code, res.body.error?.details]).toEqual([
+        kind,
+        422,
+        'VALIDATION_FAILED',
+        [{ in: 'body', path: 'authentication.clientKey', message: `${said}; ${allowedWords}` }],
+      ]);
+    }
+    // A key past the PEM cap is refused before it is parsed (an RSA key of 16384 bits is some 12.7 KB).
+    const huge = `-----BEGIN PRIVATE KEY-----\n${'A'.repeat(9000)}\n-----END PRIVATE KEY-----\n`;
+    const capped = await register('refused-huge', mtls({ cert: client.cert, key: huge }));
+    expect([capped.status, capped.body.error.code]).toEqual([422, 'VALIDATION_FAILED']);
+    expect(JSON.stringify(capped.body.error.details)).toContain('clientKey');
+    expect(JSON.stringify(capped.body.error.details)).toContain('at most 8192 characters');
+    // PATCH is held to the same bounds.
+    const id = (await register('patched-key', mtls(client))).body.data.id;
+    const patched = await api.patch(`${base}/${id}`, staff.token, {
+      authentication: mtls({ cert: client.cert, key: await rsa(1024) }),
+    });
+    expect([patched.status, patched.body.error.details[0].path]).toEqual([422, 'authentication.clientKey']);
+  }, 120_000);
 
   it('refuses what cannot authenticate with the one error envelope and a clear message', async () => {
     const refused = async (authentication: unknown, message: RegExp, code = 'INVALID_AUTHENTICATION') => {

@@ -34,6 +34,10 @@ describe('authenticated receivers: OAuth2 client credentials', () => {
   let expiresIn = 3600;
   const got: { hook: string; token: string; scope: unknown; verified: boolean }[] = [];
   const base = PATHS.A.endpoints;
+  /** A second receiver, at another origin (another port): what reaches it, bearer tokens included. */
+  let elsewhere: Server;
+  let elsewhereUrl: string;
+  const reachedElsewhere: { hook: string; authorization: string | undefined }[] = [];
 
   beforeAll(async () => {
     svc = await startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } });
@@ -84,11 +88,18 @@ describe('authenticated receivers: OAuth2 client credentials', () => {
       );
     });
     url = await listenOnLoopback(receiver, 'http');
+    elsewhere = createServer((req, res) => {
+      reachedElsewhere.push({ hook: req.url!.slice(1), authorization: req.headers.authorization });
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+    });
+    elsewhereUrl = await listenOnLoopback(elsewhere, 'http');
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
     await auth?.stop();
     await closeServer(receiver);
+    await closeServer(elsewhere);
   });
 
   const oauth2 = (over: Record<string, unknown> = {}) => ({
@@ -192,6 +203,75 @@ describe('authenticated receivers: OAuth2 client credentials', () => {
     const bare = await firstAttempt(e.id);
     expect(bare.response_status).toBe(401);
     expect(bare.request_headers.authorization).toBeUndefined();
+  });
+
+  it('never sends a token to another origin: moving the url there asks for the authentication again', async () => {
+    const e = await register('moving', oauth2());
+    expect((await firstAttempt(e.id)).response_status).toBe(200);
+    const tokensBefore = tokenRequests.length;
+    // Whoever may PATCH the url alone (any staff member) points the endpoint at a host of their own.
+    const moved = await api.patch(`${base}/${e.id}`, staff.token, { url: `${elsewhereUrl}/moving` });
+    const next = await firstAttempt(e.id);
+    expect(reachedElsewhere.filter((r) => r.authorization !== undefined)).toEqual([]);
+    expect({ status: moved.status, code: moved.body.error?.code }).toEqual({
+      status: 409,
+      code: 'AUTHENTICATION_NOT_CARRIED',
+    });
+    expect(moved.body.error.message).toBe(
+      `The endpoint authenticates to ${new URL(url).origin} with oauth2_client_credentials, which does not follow its url to ` +
+        `${new URL(elsewhereUrl).origin}: give authentication again in the same request, or authentication: null to send with the signature alone`,
+    );
+    expect(moved.body.error.details).toEqual({
+      field: 'authentication',
+      from_origin: new URL(url).origin,
+      to_origin: new URL(elsewhereUrl).origin,
+    });
+    // Nothing changed: the endpoint still delivers to its receiver, with the token it kept.
+    expect(next.response_status).toBe(200);
+    expect(got.filter((g) => g.hook === 'moving').map((g) => g.verified)).toEqual([true, true]);
+    const same = (await api.get(`${base}/${e.id}`, staff.token)).body.data;
+    expect([same.url, same.authentication]).toEqual([`${url}/moving`, e.authentication]);
+    // The refusal is audited as the endpoint change is.
+    const [audited] = await svc.orm.em
+      .getConnection()
+      .execute<{ outcome: string; error_code: string }[]>(
+        `select outcome, error_code from audit_events where subject_id = ? and action = 'webhook_endpoint.update' order by seq desc limit 1`,
+        [e.id],
+      );
+    expect(audited).toEqual({ outcome: 'refused', error_code: 'AUTHENTICATION_NOT_CARRIED' });
+
+    // Another path at the same origin keeps it.
+    const samePlace = await api.patch(`${base}/${e.id}`, staff.token, { url: `${url}/moving-on` });
+    expect([samePlace.status, samePlace.body.data.authentication]).toEqual([200, e.authentication]);
+    expect((await firstAttempt(e.id)).response_status).toBe(200);
+    expect(tokenRequests.length).toBe(tokensBefore);
+
+    // Said plainly, with null: the other origin gets the signature alone.
+    const bare = await api.patch(`${base}/${e.id}`, staff.token, {
+      url: `${elsewhereUrl}/moving`,
+      authentication: null,
+    });
+    expect([bare.status, bare.body.data.authentication]).toEqual([200, null]);
+    expect((await firstAttempt(e.id)).response_status).toBe(200);
+    expect(reachedElsewhere.filter((r) => r.hook === 'moving')).toEqual([{ hook: 'moving', authorization: undefined }]);
+  });
+
+  it('keeps tokens apart by the origin they were fetched for', async () => {
+    // The url changed by some path other than PATCH (an operator's statement, say), the credentials
+    // untouched: the token fetched while it pointed at the first origin is not sent to the second.
+    const e = await register('origins', oauth2());
+    expect((await firstAttempt(e.id)).response_status).toBe(200);
+    const first = got.filter((g) => g.hook === 'origins')[0]!.token;
+    const before = tokenRequests.length;
+    await svc.orm.em
+      .getConnection()
+      .execute('update webhook_endpoints set url = ? where id = ?', [`${elsewhereUrl}/origins`, e.id]);
+    expect((await firstAttempt(e.id)).response_status).toBe(200);
+    const sent = reachedElsewhere.filter((r) => r.hook === 'origins');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.authorization).not.toBe(`Bearer ${first}`);
+    expect(sent[0]!.authorization).toMatch(/^Bearer ./);
+    expect(tokenRequests.length - before).toBe(1);
   });
 
   it('records why when the token URL is no token endpoint', async () => {

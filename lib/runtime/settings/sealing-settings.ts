@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankAsUnset, parseKeyring, readKeyFile } from '../config-parsers';
+import { blankAsUnset, bool, parseKeyring, readKeyFile } from '../config-parsers';
 
 /**
  * The keyrings Temporal payloads and personal data are sealed under, kept out of the database, and who may
@@ -24,6 +24,12 @@ export const sealingSettings = {
       const text = readKeyFile(path, ctx);
       return text === undefined ? z.NEVER : parseKeyring(text, ctx);
     }),
+  /**
+   * Let payloads that arrive unsealed through (docs/decisions/0379-unsealed-payloads-refused.md): histories recorded
+   * before the codec, on a development machine. Unset, a payload without the codec's seal is refused wherever it is
+   * decoded: a signal carrying one is dropped, an update refused. Never production (lib/runtime/config.ts refuses it).
+   */
+  TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: bool.default(false),
   /**
    * Organisations whose administrators may read payloads in clear through the codec server (/codec, for the
    * Temporal Web UI and CLI): the deployment's operators, comma-separated UUIDs. Unset: none.

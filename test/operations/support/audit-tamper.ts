@@ -117,6 +117,7 @@ export async function auditVerify(
       ...process.env,
       DATABASE_URL: svc.config.DATABASE_URL,
       TEMPORAL_TASK_QUEUE: svc.config.TEMPORAL_TASK_QUEUE,
+      AUDIT_CHECKPOINT_INTERVAL_SECONDS: String(svc.config.AUDIT_CHECKPOINT_INTERVAL_SECONDS),
       LOG_LEVEL: 'silent',
     },
     timeout: 60_000,

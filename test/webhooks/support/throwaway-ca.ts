@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -67,8 +67,36 @@ export function throwawayCa(name: string) {
     return { cert: read(`${base}.crt`), key: read(`${base}.key`) };
   }
 
+  /** A client certificate for a key made elsewhere (node:crypto in a test), in PEM. */
+  function clientFor(cn: string, key: string): Issued {
+    const base = `c${++n}`;
+    writeFileSync(join(dir, `${base}.key`), key);
+    ssl(
+      'req',
+      '-x509',
+      '-key',
+      `${base}.key`,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${cn}`,
+      '-out',
+      `${base}.crt`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-addext',
+      'extendedKeyUsage=clientAuth',
+      '-addext',
+      'basicConstraints=CA:FALSE',
+    );
+    return { cert: read(`${base}.crt`), key };
+  }
+
   return {
     cert: read('ca.crt'),
+    clientFor,
     /** A server certificate for a receiver on 127.0.0.1 / localhost. */
     server: () =>
       issue('localhost', [
