@@ -92,7 +92,10 @@ async function keepOne(
   return true;
 }
 
-/** True while Temporal still keeps the workflow's history (closed, within the namespace's retention). */
+/**
+ * True while Temporal may still keep the workflow's history (closed, within the namespace's retention):
+ * false only when Temporal says it has none; a Temporal that cannot answer counts as keeping it.
+ */
 export async function historyKept(
   deps: { temporal: Client; commandTimeoutMs: number },
   subscriptionId: string,
@@ -103,7 +106,6 @@ export async function historyKept(
     );
     return true;
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
-    throw err;
+    return !(err instanceof WorkflowNotFoundError);
   }
 }

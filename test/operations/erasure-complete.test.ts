@@ -114,7 +114,7 @@ describe('erasure, completed', () => {
    * A subscription as the API made it before personal fields were sealed: the workflow started and
    * commanded with the investor's words in clear (its history keeps them), answered, and delivered.
    */
-  async function writtenBeforeSealing(investorId: string, tag: string) {
+  async function writtenBeforeSealing(investorId: string, tag: string, withDocument = true) {
     const clear = {
       accreditation: `self-reported ${tag} net worth 3M`,
       signature: `Hortensia Vallejo ${tag}`,
@@ -147,7 +147,12 @@ describe('erasure, completed', () => {
     await handle.executeUpdate(m.provideInfo, {
       args: [{ message: clear.answer, documentReferences: [clear.reference], actorId: investorId }],
     });
-    // A document whose name was stored before file names were sealed.
+    if (withDocument) await documentNamedInClear(investorId, clear.fileName);
+    return { id: start.id, handle, clear };
+  }
+
+  /** A document whose name was stored before file names were sealed. */
+  async function documentNamedInClear(investorId: string, fileName: string) {
     const who = {
       userId: investorId,
       orgId: w.org,
@@ -161,10 +166,9 @@ describe('erasure, completed', () => {
     });
     expect(doc.status).toBe(201);
     await owner.query(`update accreditation_documents set file_name = $1 where accreditation_id = $2`, [
-      clear.fileName,
+      fileName,
       made.body.data.id,
     ]);
-    return { id: start.id, handle, clear };
   }
 
   it('erases fields written before sealing wherever they are kept, and says the history it could not reach', async () => {
@@ -199,17 +203,28 @@ describe('erasure, completed', () => {
     const tag = randomBytes(4).toString('hex');
     const investorId = `user-${randomUUID()}`;
     const old = await writtenBeforeSealing(investorId, tag);
+    // A second one whose workflow has closed: its projection speaks for it.
+    const closed = await writtenBeforeSealing(investorId, `${tag}c`, false);
+    await closed.handle.terminate('closed before the reseal');
 
     const first = await resealPersonalData({ orm: svc.orm, temporal: svc.temporal, config: svc.config }, { batch: 1 });
     expect(first.unreached).toEqual([]);
     expect(first.sealed).toEqual(
       expect.arrayContaining([
-        { place: 'subscriptions', count: 5 },
+        { place: 'subscriptions', count: 10 },
         { place: 'accreditation_documents', count: 1 },
         expect.objectContaining({ place: 'events' }),
       ]),
     );
-    for (const value of Object.values(old.clear)) expect([value, await tablesHolding(value)]).toEqual([value, []]);
+    for (const value of [...Object.values(old.clear), ...Object.values(closed.clear)])
+      expect([value, await tablesHolding(value)]).toEqual([value, []]);
+    const closedRead = await w.api.get(`/issuance/subscriptions/${closed.id}`, w.staff.token);
+    expect(closedRead.body.data.info_requests[0].answer.message).toBe(closed.clear.answer);
+    // Both histories still hold what the old API handed them: noted for an erasure to report.
+    const residues = await owner.query(`select subscription_id from personal_data_residues where user_id = $1`, [
+      investorId,
+    ]);
+    expect(residues.rows.map((r) => r.subscription_id).sort()).toEqual([old.id, closed.id].sort());
     // Reads open them as they do any sealed value; the running workflow holds them sealed.
     const read = await w.api.get(`/issuance/subscriptions/${old.id}`, w.staff.token);
     expect(read.body.data.info_requests[0].answer).toMatchObject({
