@@ -1,6 +1,13 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { newId } from '../lib/ids';
-import { newDataKeyBytes, unwrapKey, wrapKey, type DataKey, type WrappingKey } from '../lib/personal-data';
+import {
+  newDataKeyBytes,
+  unwrapKey,
+  wrapKey,
+  type DataKey,
+  type OpenKeys,
+  type WrappingKey,
+} from '../lib/personal-data';
 
 /**
  * Investors' data keys (personal_data_keys, migration 0080), wrapped under PERSONAL_DATA_KEYS, and
@@ -11,8 +18,13 @@ import { newDataKeyBytes, unwrapKey, wrapKey, type DataKey, type WrappingKey } f
 export interface PersonalKeys {
   /** The investor's key, made on first use; null once they were erased (nothing personal is kept of them again). */
   keyOf(orgId: string, userId: string): Promise<DataKey | null>;
-  /** The keys these ids name that still exist, unwrapped; a destroyed one is absent. */
-  open(ids: readonly string[]): Promise<Map<string, Buffer>>;
+  /**
+   * The keys these ids name that still exist, for a read in `orgId`'s name: unwrapped when the key is
+   * that organisation's, null when it is another's (a sealed value copied across organisations does
+   * not open, docs/decisions/0381-erasure-complete.md); a destroyed one is absent. `orgId` null (a
+   * read in no organisation's name) opens none.
+   */
+  open(orgId: string | null, ids: readonly string[]): Promise<OpenKeys>;
 }
 
 const lockInvestor = (trx: Knex.Transaction, orgId: string, userId: string) =>
@@ -57,12 +69,13 @@ export function personalKeys(knex: () => Knex, ring: readonly WrappingKey[] | un
       });
     },
 
-    async open(ids) {
+    async open(orgId, ids) {
       if (ids.length === 0) return new Map();
-      const rows: { id: string; wrapped_key: string }[] = await knex()('personal_data_keys')
+      const rows: { id: string; org_id: string; wrapped_key: string }[] = await knex()('personal_data_keys')
         .whereIn('id', [...ids])
-        .select('id', 'wrapped_key');
-      return new Map(rows.map((r) => [r.id, unwrap(r).key]));
+        .select('id', 'org_id', 'wrapped_key');
+      // Another organisation's key is never unwrapped for this read: its values show as unreadable.
+      return new Map(rows.map((r) => [r.id, r.org_id === orgId ? unwrap(r).key : null]));
     },
   };
 }
@@ -141,4 +154,41 @@ export async function liftLegalHold(trx: Knex.Transaction, orgId: string, userId
     .delete()
     .returning(['placed_at', 'placed_by', 'reason']);
   return row ? { placedAt: row.placed_at, placedBy: row.placed_by, reason: row.reason } : null;
+}
+
+/**
+ * Re-wraps every investor's data key still wrapped under another key than the first of
+ * PERSONAL_DATA_KEYS, so an older wrapping key can leave the list (`npm run -s personal-data -- rewrap`,
+ * docs/decisions/0383-personal-data-keys-rewrapped.md). The data keys themselves do not change: nothing
+ * sealed under them is touched. `batch` rows a statement in id order; a row changed since it was read
+ * (an erasure deleted it) is left as it is. A key wrapped under a key not in the list fails, naming it.
+ */
+export async function rewrapPersonalKeys(
+  knex: Knex,
+  ring: readonly WrappingKey[],
+  batch = 500,
+): Promise<{ rewrapped: number; current: number }> {
+  const newest = ring[0];
+  if (!newest) throw new Error('PERSONAL_DATA_KEYS is not set: nothing to rewrap under');
+  const counts = { rewrapped: 0, current: 0 };
+  let after = '00000000-0000-0000-0000-000000000000';
+  for (;;) {
+    const rows: { id: string; wrapped_key: string }[] = await knex('personal_data_keys')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(batch)
+      .select('id', 'wrapped_key');
+    for (const row of rows) {
+      if (row.wrapped_key.slice(0, row.wrapped_key.indexOf(':')) === newest.id) {
+        counts.current += 1;
+        continue;
+      }
+      const rewrapped = wrapKey(newest, { id: row.id, key: unwrapKey(ring, row.id, row.wrapped_key) });
+      counts.rewrapped += await knex('personal_data_keys')
+        .where({ id: row.id, wrapped_key: row.wrapped_key })
+        .update({ wrapped_key: rewrapped });
+    }
+    if (rows.length < batch) return counts;
+    after = rows[rows.length - 1]!.id;
+  }
 }

@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { NewSubscription, OfflinePaymentMethod, PaymentMethod, SubscriptionState } from './subscription';
 import type { SubscriptionView } from './subscription-view';
+import type { PersonalFields } from './personal-fields';
 
 export interface SignAgreementInput {
   signature: string;
@@ -91,6 +92,13 @@ export const retryCollection = defineUpdate<SubscriptionView, [{ actorId: string
 export const refund = defineUpdate<SubscriptionView, [RefundInput]>('refund');
 /** Reconcile a Set A wire or check; its wire name predates the one name, and histories carry it. */
 export const reconcile = defineUpdate<SubscriptionView, [ReconcileInput]>('reconcileFunds');
+
+/**
+ * Puts sealed values (or the erased marker) where the state still holds an investor's words in clear,
+ * written before they were sealed at the door; nothing else changes, and no event is published
+ * (docs/decisions/0384-resealing-fields-written-in-clear.md). Sent by `npm run personal-data -- reseal` and by an erasure.
+ */
+export const sealPersonalData = defineUpdate<SubscriptionView, [PersonalFields]>('sealPersonalData');
 
 export const paymentNotified = defineSignal<[PaymentNotification]>('paymentNotified');
 

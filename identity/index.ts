@@ -19,3 +19,4 @@ export type { KycModel } from './kyc-model';
 export { accreditations } from './accreditations';
 export { ACCREDITATION_DECISIONS, accreditationFlow } from './accreditation-flow';
 export { commitIdentityChange } from './identity-change';
+export { keepClearFileNames } from './personal-documents';

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { ERASED, SEALED_PREFIX as PREFIX, UNREADABLE } from './personal-markers';
 
 /**
  * Personal data sealed under its investor's own key, so destroying that key erases it everywhere
@@ -12,10 +13,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
  * keeps the keys).
  */
 
-/** What a read shows in place of a value whose key was destroyed. */
-export const ERASED = '[erased]';
-
-const PREFIX = 'pii:v1:';
+export { ERASED };
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Every sealed value inside a text (a JSON document, a body). */
 const SEALED = new RegExp(`${PREFIX}(${UUID}):([A-Za-z0-9_-]+)`, 'g');
@@ -41,9 +39,32 @@ export function sealWith(k: DataKey, clear: string): string {
   return `${PREFIX}${k.id}:${Buffer.concat([iv, cipher.getAuthTag(), ct]).toString('base64url')}`;
 }
 
-/** The clear text, or ERASED when its key is gone; a value that does not open (tampered) reads as erased too. */
-function openWith(key: Buffer | undefined, id: string, sealed: string): string {
-  if (!key) return ERASED;
+/**
+ * A request's text hashed under its investor's key (HMAC-SHA256 under a key derived from theirs):
+ * equal texts give equal hashes, so a replayed request is recognised, but a stored hash cannot be
+ * tried against guessed texts without the key, and an erasure makes it unguessable for good
+ * (docs/decisions/0381-erasure-complete.md). `rh:v1:<data key id>:<hex>`.
+ */
+export function keyedHash(k: DataKey, text: string): string {
+  const derived = createHmac('sha256', k.key).update('tranche request hash v1').digest();
+  return `rh:v1:${k.id}:${createHmac('sha256', derived).update(text).digest('hex')}`;
+}
+
+/**
+ * The data keys a read may use, by id: a key's bytes, or null for a key that exists but belongs to
+ * another organisation than the one reading (docs/decisions/0381-erasure-complete.md). An id that is
+ * absent names a destroyed key.
+ */
+export type OpenKeys = ReadonlyMap<string, Buffer | null>;
+
+/**
+ * The clear text; ERASED when its key is gone; UNREADABLE when its key is another organisation's
+ * or the value does not open (tampered, or moved under another key id).
+ */
+function openWith(keys: OpenKeys, id: string, sealed: string): string {
+  const key = keys.get(id);
+  if (key === undefined) return ERASED;
+  if (key === null) return UNREADABLE;
   try {
     const raw = Buffer.from(sealed, 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
@@ -51,7 +72,7 @@ function openWith(key: Buffer | undefined, id: string, sealed: string): string {
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   } catch {
-    return ERASED;
+    return UNREADABLE;
   }
 }
 
@@ -66,18 +87,18 @@ export function sealedKeyIds(text: string): string[] {
  * A JSON text with every sealed value opened in place (escaped as JSON string content), for a
  * body about to be sent or shown. Keys absent from `keys` were destroyed: their values read ERASED.
  */
-export function openJsonText(text: string, keys: ReadonlyMap<string, Buffer>): string {
+export function openJsonText(text: string, keys: OpenKeys): string {
   return text.replace(SEALED, (_all, id: string, sealed: string) =>
-    JSON.stringify(openWith(keys.get(id), id, sealed)).slice(1, -1),
+    JSON.stringify(openWith(keys, id, sealed)).slice(1, -1),
   );
 }
 
 /** Every string of a JSON value visited: a sealed string is opened, a string holding sealed values is a JSON text. */
-export function openValue(value: unknown, keys: ReadonlyMap<string, Buffer>): unknown {
+export function openValue(value: unknown, keys: OpenKeys): unknown {
   if (typeof value === 'string') {
     if (!holdsSealed(value)) return value;
     const whole = WHOLE.exec(value);
-    return whole ? openWith(keys.get(whole[1]!), whole[1]!, whole[2]!) : openJsonText(value, keys);
+    return whole ? openWith(keys, whole[1]!, whole[2]!) : openJsonText(value, keys);
   }
   if (Array.isArray(value)) return value.map((v) => openValue(v, keys));
   if (value !== null && typeof value === 'object') {

@@ -1,10 +1,11 @@
 /**
  * `npm run -s webhook-secrets -- reseal`: after a new key was put first in WEBHOOK_SECRET_KEYS,
  * re-seals every endpoint's signing secret (and the one a rotation replaced, during its overlap, and the client key
- * or client secret of an endpoint that authenticates at the transport)
- * still sealed under another key, so the old key can then leave the keyring (after
- * IDEMPOTENCY_KEY_TTL_HOURS, which kept answers sealed under it need). Straight to DATABASE_URL; safe to run twice and while the service runs (each
- * row is updated only if it still holds the value read). Each endpoint resealed gets an entry in
+ * or client secret of an endpoint that authenticates at the transport), and the Idempotency-Key store's kept
+ * answers and body digests sealed in the same box (docs/decisions/0382-idempotency-body-digests-sealed.md),
+ * still sealed under another key, so the old key can then leave the keyring. Straight to DATABASE_URL; safe to run twice and while the service runs (each
+ * row is updated only if it still holds the value read; an answer kept while it ran may still be under the old
+ * key: run it again until it reports none). Each endpoint resealed gets an entry in
  * its organisation's audit trail, in the transaction of its update (actor `system`, session `cli:webhook-secrets`).
  * It reads the service's own configuration, production unless NODE_ENV says otherwise (so the keys
  * it seals under are yours, never the development key); against npm start's database, where the
@@ -18,6 +19,7 @@ import {
   secretBoxFrom,
   type SecretBox,
 } from '../webhooks';
+import { resealKeptAnswers } from '../server';
 import { appendAuditEvent, type AuditActor } from '../db/audit-log';
 import { openOrm, type Orm } from '../db/orm';
 import { loadConfig } from '../lib/runtime/config';
@@ -32,7 +34,10 @@ const RESEAL_ACTOR: AuditActor = {
   requestId: null,
 };
 
-export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ resealed: number; current: number }> {
+export async function resealWebhookSecrets(
+  orm: Orm,
+  box: SecretBox,
+): Promise<{ resealed: number; current: number; answers: { resealed: number; current: number } }> {
   const knex = orm.em.getConnection().getKnex();
   // The secret a rotation replaced still signs during its overlap, so it is re-sealed too:
   // once the old key leaves the keyring, a value left under it would no longer open.
@@ -68,7 +73,7 @@ export async function resealWebhookSecrets(orm: Orm, box: SecretBox): Promise<{ 
       return stale.length;
     });
   }
-  return { resealed, current };
+  return { resealed, current, answers: await resealKeptAnswers(orm, box) };
 }
 
 async function main(): Promise<void> {
@@ -80,8 +85,11 @@ async function main(): Promise<void> {
   const orm = await openOrm(config);
   try {
     const box = secretBoxFrom(config);
-    const { resealed, current } = await resealWebhookSecrets(orm, box);
+    const { resealed, current, answers } = await resealWebhookSecrets(orm, box);
     console.log(`resealed ${resealed} signing secret(s) under key "${box.currentKeyId}"; ${current} already were`);
+    console.log(
+      `resealed ${answers.resealed} kept Idempotency-Key answer(s) and digest(s); ${answers.current} already were`,
+    );
   } finally {
     await orm.close();
   }

@@ -4,3 +4,5 @@
  */
 export { createApp } from './app';
 export type { ApiDeps } from '../api/deps';
+export { resealKeptAnswers } from '../api/middleware/idempotency-reseal';
+export { resealPersonalData } from '../api/personal/reseal';

@@ -11,6 +11,7 @@ import { answerUnparsableRequests } from './unparsable-requests';
 import type { AddressInfo } from 'node:net';
 import { warmApi } from '../api/health/warm-up';
 import { Warmth } from '../api/warmth';
+import { runPendingReseal } from '../api/personal/reseal-at-start';
 import { stopTracing } from '../lib/runtime/tracing';
 
 /** An API process: serves HTTP on PORT against Temporal and PostgreSQL from the environment. */
@@ -34,7 +35,16 @@ async function main(): Promise<void> {
     // /ready answers 200 once this has run (docs/decisions/0302-warm-before-ready.md).
     const { address, port, family } = server.address() as AddressInfo;
     const host = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : family === 'IPv6' ? `[${address}]` : address;
-    void warmApi(deps, warmth, `http://${host}:${port}`).then(() => logger.info('api warm'));
+    void warmApi(deps, warmth, `http://${host}:${port}`).then(() => {
+      logger.info('api warm');
+      // Fields written in clear before sealing existed: migration 0096 asks, the first warm API seals them.
+      return runPendingReseal(deps).catch((err: unknown) =>
+        logger.error(
+          { err },
+          'the reseal of personal fields written in clear could not start; it runs at the next start',
+        ),
+      );
+    });
   });
   server.requestTimeout = 90_000;
   answerUnparsableRequests(server);

@@ -11,6 +11,7 @@
  *             recoveriesStore, disableEndpoint, the secret box and the endpoints' sealed values, the §6.3 body
  *   read:     deliveryReads, eventReads, successRates and endpointHealth, with the rows' shapes
  *   retain:   pruneEventBatch (old events with their finished deliveries and attempts)
+ *   personal: keepClearInEvents (investors' words written in clear before sealing, sealed or erased)
  */
 export { publishEvents } from './publish';
 export { aimedPublisher, warmAimedPublish } from './aimed-publish';
@@ -18,6 +19,7 @@ export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from '.
 export { retryDelivery } from './manual-retry';
 export { recoverPage, type RecoveryStep } from './recovery';
 export { pruneEventBatch } from './retention';
+export { keepClearInEvents, type KeeperOf } from './personal-events';
 export { disableEndpoint } from './endpoint-health-store';
 export { secretBoxFrom, type SecretBox } from './secret-box';
 export { authenticationAad } from './authentication';

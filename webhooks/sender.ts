@@ -43,7 +43,7 @@ export function createSender(deps: {
     async send(t, input) {
       let opened: { body: string; excerptKey: DataKey | null };
       try {
-        opened = await openBody(t.body, deps.personal);
+        opened = await openBody(t.body, t.org_id, deps.personal);
       } catch (err) {
         logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'personal data keys unavailable');
         return notSent(input, PERSONAL_DATA_UNAVAILABLE);
@@ -121,12 +121,14 @@ export function createSender(deps: {
  */
 async function openBody(
   stored: string,
+  orgId: string,
   personal: Pick<PersonalKeys, 'open'> | undefined,
 ): Promise<{ body: string; excerptKey: DataKey | null }> {
   if (!personal || !holdsSealed(stored)) return { body: stored, excerptKey: null };
   const ids = sealedKeyIds(stored);
-  const keys = await personal.open(ids);
-  const live = ids.find((id) => keys.has(id));
+  // Only the delivery's own organisation's keys open (docs/decisions/0381-erasure-complete.md).
+  const keys = await personal.open(orgId, ids);
+  const live = ids.find((id) => keys.get(id));
   return { body: openJsonText(stored, keys), excerptKey: live ? { id: live, key: keys.get(live)! } : null };
 }
 

@@ -33,6 +33,7 @@ import { asRefusal, failedWith, idempotencyReused } from './subscription-failure
 import { referenceCodeFrom } from './reference-code';
 import { startDeliveryChildren } from './delivery-children';
 import { SubscriptionStatusKey } from '../domain/search-attributes';
+import { withKeptFields, type PersonalFields } from '../domain/personal-fields';
 
 const { recordTransition } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15s',
@@ -107,6 +108,12 @@ export class SubscriptionRun {
     );
     this.investorCommands();
     this.staffCommands();
+    // A new handler only: histories from before it never carry the update, so nothing to patch.
+    this.command(
+      m.sealPersonalData,
+      () => undefined,
+      (i) => this.sealPersonalData(i),
+    );
   }
 
   /** The first projection and its `subscription.created` (skipped when resumed). */
@@ -252,6 +259,16 @@ export class SubscriptionRun {
         return run(...args);
       });
     setHandler(def, handler, { validator: (...args: A) => guard(...args) });
+  }
+
+  /**
+   * Fields written in clear before sealing existed take the sealed values the reseal brings
+   * (docs/decisions/0384-resealing-fields-written-in-clear.md); the change is projected, with no event.
+   */
+  private async sealPersonalData(kept: PersonalFields): Promise<SubscriptionView> {
+    const next = withKeptFields(this.state, kept);
+    if (next === this.state) return toSubscriptionView(this.state);
+    return this.commit({ state: next, events: [] });
   }
 
   /** Projects the change with its events, numbered per subscription, then makes it the state. */

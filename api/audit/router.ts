@@ -18,7 +18,7 @@ export function auditRouter(deps: ApiDeps): Router {
   const keys = personalKeysOf(deps);
   /** A row's personal fields in clear, or the erased marker: the CSV is a read like the JSON list (decision 0313). */
   const opened = async (row: AuditRow): Promise<AuditRow> => {
-    const [before, after] = await openSealed(keys, [row.before, row.after] as const);
+    const [before, after] = await openSealed(keys, row.org_id, [row.before, row.after] as const);
     return before === row.before && after === row.after ? row : { ...row, before, after };
   };
 

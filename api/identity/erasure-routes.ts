@@ -7,13 +7,15 @@ import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
+import { resealPersonalData } from '../personal/reseal';
 import { ErasureView, LegalHoldBody, LegalHoldView, UserParams } from './schema';
 import { cutToCodePoints } from '../../lib/text';
 
 /**
  * An organisation's administrator erases an investor of that organisation by destroying their data
- * key, and places or lifts the legal hold that refuses it (docs/decisions/0313-erasure-by-crypto-shredding.md).
- * Each is audited in the transaction that makes it; a refusal is audited too.
+ * key, and places or lifts the legal hold that refuses it (docs/decisions/0313-erasure-by-crypto-shredding.md,
+ * docs/decisions/0381-erasure-complete.md). Each is audited in the transaction that makes it; a refusal
+ * is audited too.
  */
 export function erasureRoutes(router: Router, deps: ApiDeps): void {
   const admin = auth(deps.tokens, 'admin');
@@ -28,7 +30,11 @@ export function erasureRoutes(router: Router, deps: ApiDeps): void {
         params: UserParams,
         response: ErasureView,
         summary:
-          "Erase an investor's personal data by destroying their key (admin); refused 409 LEGAL_HOLD while a hold stands; repeating it changes nothing",
+          "Erase an investor's personal data by destroying their key (admin); refused 409 LEGAL_HOLD while a hold stands; 202 with what it could not reach when something of them is left in clear",
+        alsoStatus: {
+          status: 202,
+          description: 'Erased, but not complete: `unreached` says what is still in clear, and where',
+        },
       },
       async (ctx, input) => {
         const p = ctx.state.principal;
@@ -49,12 +55,22 @@ export function erasureRoutes(router: Router, deps: ApiDeps): void {
             return e;
           }),
         );
-        ok(ctx, {
-          user_id: subject.id,
-          erased_at: new Date(erased.erasedAt).toISOString(),
-          erased_by: erased.erasedBy,
-          keys_destroyed: erased.now ? erased.keysDestroyed : 0,
-        });
+        // Fields written in clear before sealing existed are not shredded with the key: put the erased
+        // marker in their place, then say what is left (docs/decisions/0381-erasure-complete.md). A repeat
+        // runs this again, so an erasure interrupted here is finished by repeating it.
+        const { unreached } = await resealPersonalData(deps, { only: { orgId: p.orgId, userId: subject.id } });
+        ok(
+          ctx,
+          {
+            user_id: subject.id,
+            erased_at: new Date(erased.erasedAt).toISOString(),
+            erased_by: erased.erasedBy,
+            keys_destroyed: erased.now ? erased.keysDestroyed : 0,
+            complete: unreached.length === 0,
+            unreached,
+          },
+          unreached.length === 0 ? 200 : 202,
+        );
       },
     ),
   );

@@ -150,7 +150,7 @@ const ConsoleSessionView = z
   .meta({ id: 'ConsoleSession' });
 export const ConsoleSessionList = z.array(ConsoleSessionView);
 
-// ---- Erasure and legal holds (docs/decisions/0313-erasure-by-crypto-shredding.md) ----
+// ---- Erasure and legal holds (docs/decisions/0381-erasure-complete.md) ----
 export const UserParams = z.object({ user_id: z.string().min(1).max(255) });
 export const LegalHoldBody = z.strictObject({
   /** Why the investor's data must be kept (a litigation, a regulator's request); shown to admins and audited. */
@@ -166,6 +166,29 @@ export const ErasureView = z
       .number()
       .int()
       .describe('Data keys destroyed by this erasure (0 when the investor had none, or on a repeat)'),
+    complete: z
+      .boolean()
+      .describe(
+        'True when nothing of the investor is left in clear anywhere the service keeps it (answered 200); false, answered 202, when `unreached` lists what is',
+      ),
+    unreached: z
+      .array(
+        z.object({
+          place: z
+            .enum(['subscriptions', 'events', 'webhook_event_bodies', 'accreditation_documents', 'workflow_histories'])
+            .describe(
+              "Where: a subscription's state, an event, a delivery's stored body, a document's file name, or a subscription's workflow history in Temporal",
+            ),
+          count: z
+            .number()
+            .int()
+            .min(1)
+            .describe('Values still in clear (rows for events, bodies and documents; subscriptions for histories)'),
+        }),
+      )
+      .describe(
+        "What the erasure could not reach: fields written before they were sealed that are still in clear. A history keeps them until Temporal's retention removes it; the rest is retried by repeating the erasure (a new Idempotency-Key) or by `npm run personal-data -- reseal` (docs/decisions/0381)",
+      ),
   })
   .meta({ id: 'Erasure' });
 

@@ -10,12 +10,16 @@ import type { BehaviourSet } from '../../lib/behaviour-set';
 import type { Principal } from '../../domain/principal';
 import type { NewSubscription } from '../../domain/subscription';
 import type { CreateSubscriptionBody } from './schema';
+import type { InvestorSealer } from '../personal/sealing';
+import { ERASED } from '../../lib/personal-data';
 import { requireMinimum } from './capacity-rules';
 
 /**
  * Builds the new subscription from the offering's terms: price from the tranche or security
  * class, total computed exactly, currency from the offering. The id is derived from the
- * Idempotency-Key when one is given, so a replay reaches the same workflow.
+ * Idempotency-Key when one is given, so a replay reaches the same workflow. The investor's
+ * self-reported accreditation is free text about them: sealed under their key before the workflow
+ * sees it, and the request's hash is keyed under it too (docs/decisions/0381-erasure-complete.md).
  */
 export async function newSubscription(
   orm: Orm,
@@ -24,6 +28,7 @@ export async function newSubscription(
   offeringId: string,
   body: CreateSubscriptionBody,
   idempotencyKey: string | undefined,
+  investor: InvestorSealer,
 ): Promise<NewSubscription> {
   const em = orm.em.fork();
   const offering = await em.findOne(OfferingSchema, { id: offeringId, orgId: p.orgId });
@@ -75,16 +80,32 @@ export async function newSubscription(
     totalAmount: formatAmount(totalMinor, currency),
     currency,
     paymentMethod: body.paymentMethod ?? null,
-    accreditationStatus: body.accreditationStatus ?? null,
+    accreditationStatus: body.accreditationStatus === undefined ? null : investor.seal(body.accreditationStatus),
     suitabilityConfirmed: body.suitabilityConfirmed ?? null,
     riskAcknowledgmentSigned: body.riskAcknowledgmentSigned ?? null,
-    requestHash: idempotencyKey ? requestHash(offeringId, body) : null,
+    requestHash: idempotencyKey ? requestHash(offeringId, body, investor) : null,
     createdAt: new Date().toISOString(),
   };
 }
 
 /** Key order does not matter; any change of value does. */
-function requestHash(offeringId: string, body: CreateSubscriptionBody): string {
-  const canonical = JSON.stringify([offeringId, Object.entries(body).sort(([a], [b]) => a.localeCompare(b))]);
-  return createHash('sha256').update(canonical).digest('hex');
+const canonicalRequest = (offeringId: string, body: CreateSubscriptionBody) =>
+  JSON.stringify([offeringId, Object.entries(body).sort(([a], [b]) => a.localeCompare(b))]);
+
+/**
+ * Keyed under the investor's key, so the self-reported accreditation cannot be guessed back from the
+ * hash kept in the projection and the history. An erased investor's is kept as the erased marker:
+ * their request is hashed with the marker in its place, and nothing personal is in it.
+ */
+function requestHash(offeringId: string, body: CreateSubscriptionBody, investor: InvestorSealer): string {
+  if (!investor.erased) return investor.hash(canonicalRequest(offeringId, body));
+  return legacyRequestHash(
+    offeringId,
+    body.accreditationStatus === undefined ? body : { ...body, accreditationStatus: ERASED },
+  );
+}
+
+/** The bare hash subscriptions created before keyed hashes carry: a replay of one still matches it. */
+export function legacyRequestHash(offeringId: string, body: CreateSubscriptionBody): string {
+  return createHash('sha256').update(canonicalRequest(offeringId, body)).digest('hex');
 }

@@ -109,7 +109,12 @@ export const ReviewQueue = z
           investor_id: z.string(),
           kyc_status: z.string().describe("The investor's identity verification, or none"),
           accreditation_status: z.string().describe("The investor's latest accreditation, or none"),
-          accreditation_self_reported: z.string().nullable().describe('What the investor declared at creation'),
+          accreditation_self_reported: z
+            .string()
+            .nullable()
+            .describe(
+              'What the investor declared at creation; "[erased]" once the investor was erased (docs/decisions/0381)',
+            ),
           review_since: timestamp,
           waiting_seconds: z.number().int().min(0),
         }),

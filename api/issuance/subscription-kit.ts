@@ -5,7 +5,7 @@ import type { ApiDeps } from '../deps';
 import { auth } from '../middleware/auth';
 import type { Ctx } from '../middleware/validate';
 import { ok } from '../respond';
-import { personalSealer } from '../personal/sealing';
+import { investorSealer, personalSealer } from '../personal/sealing';
 import { kycGate } from './kyc-gate';
 import { staffDecisions, type SeenRecord } from './staff-decisions';
 import { subscriptionClient } from './subscription-client';
@@ -27,6 +27,8 @@ export function subscriptionKit(deps: ApiDeps) {
   const staffDecision = staffDecisions(deps.orm);
   /** The investor's own words and traces, sealed under their key before the workflow sees them (decision 0313). */
   const seal = personalSealer(deps);
+  /** One investor's key as a sealer and a keyed hash (the create: its self-reported accreditation and request hash). */
+  const investorKey = investorSealer(deps);
 
   /** Runs a command on a subscription the policy allows, and answers with the updated view. */
   function command<A extends unknown[]>(
@@ -48,7 +50,7 @@ export function subscriptionKit(deps: ApiDeps) {
     };
   }
 
-  return { deps, set, reads, workflows, gate, may, staffDecision, seal, command };
+  return { deps, set, reads, workflows, gate, may, staffDecision, seal, investorKey, command };
 }
 
 export type SubscriptionKit = ReturnType<typeof subscriptionKit>;

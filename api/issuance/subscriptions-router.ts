@@ -7,7 +7,7 @@ import { authorize } from '../../domain/policy';
 import { validate } from '../middleware/validate';
 import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
-import { newSubscription } from './create-subscription';
+import { legacyRequestHash, newSubscription } from './create-subscription';
 import { reserveCapacity } from './capacity-rules';
 import { releaseCommitment } from '../../db/offering-capacity';
 import { paymentRoutes } from './payment-routes';
@@ -28,7 +28,7 @@ import {
 export function subscriptionsRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/issuance' });
   const kit = subscriptionKit(deps);
-  const { set, reads, workflows, gate, may, seal, command } = kit;
+  const { set, reads, workflows, gate, may, seal, investorKey, command } = kit;
 
   router.post(
     '/offerings/:offering_id/subscriptions',
@@ -46,7 +46,11 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         authorize(p, 'create');
         const key = ctx.get('idempotency-key') || undefined;
         if (key !== undefined) IdempotencyKey.parse(key);
-        const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
+        const investor = await investorKey({ orgId: p.orgId, userId: p.userId });
+        const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key, investor);
+        // Subscriptions created before request hashes were keyed carry the bare one: compared here only,
+        // never sent to the workflow (its history would keep it).
+        const legacyHash = key === undefined ? null : legacyRequestHash(input.params.offering_id, input.body);
         await gate(p, p.userId, start.orgId);
         // A key names one subscription for good: once it is recorded, the answer comes from the
         // record, even after Temporal's retention removed its workflow (a start would run it again).
@@ -69,7 +73,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         if (created) return ok(ctx, created);
         // The workflow behind this key already ended: answer from the projection.
         const record = earlier ?? (await reads.authorized(start.id, p, 'read'));
-        if (record.requestHash !== start.requestHash)
+        if (record.requestHash !== start.requestHash && record.requestHash !== legacyHash)
           throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
         ok(ctx, toSubscriptionView(record.state));
       },

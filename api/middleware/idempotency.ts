@@ -8,7 +8,7 @@ import type { Orm } from '../../db/orm';
 import type { SecretBox } from '../../webhooks';
 import type { Principal } from '../../domain/principal';
 import { errorBody, toAppError } from './error-envelope';
-import { idempotencyStore, type IdempotencyScope } from './idempotency-store';
+import { idempotencyStore, scopeIdOf, type IdempotencyScope } from './idempotency-store';
 
 const IdempotencyKey = z
   .string()
@@ -41,7 +41,7 @@ export function idempotency(deps: {
   commandTimeoutMs: number;
 }): Middleware {
   // A request that dies holding its key keeps it until its command could no longer be running.
-  const store = idempotencyStore(deps.orm, deps.ttlSeconds, Math.ceil(deps.commandTimeoutMs / 1000) + 30);
+  const store = idempotencyStore(deps.orm, deps.box, deps.ttlSeconds, Math.ceil(deps.commandTimeoutMs / 1000) + 30);
 
   async function underKey(ctx: Context, principal: Principal, key: string, next: Next): Promise<void> {
     const parsed = IdempotencyKey.safeParse(key);
@@ -57,12 +57,13 @@ export function idempotency(deps: {
       key,
     };
     const roles = rolesOf(principal);
-    const scopeId = createHash('sha256').update(JSON.stringify(scope)).digest('hex');
-    const hash = createHash('sha256')
+    const scopeId = scopeIdOf(scope);
+    // Kept sealed by the store, never bare (docs/decisions/0382-idempotency-body-digests-sealed.md).
+    const digest = createHash('sha256')
       .update(canonical((ctx.request as { body?: unknown }).body ?? null))
       .digest('hex');
 
-    const claim = await store.claim(scope, hash);
+    const claim = await store.claim(scope, digest);
     if (claim.kind === 'reused')
       throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body');
     if (claim.kind === 'in_use') {

@@ -20,6 +20,8 @@ export interface RouteDoc {
   status?: 200 | 201 | 202 | 204 | 303;
   /** A success answer that is not the JSON envelope (an export), by its media type. */
   produces?: 'text/csv';
+  /** A second success status with the same body, and when it is answered (an erasure not complete: 202). */
+  alsoStatus?: { status: 202; description: string };
 }
 export type Input<S extends Schemas> = {
   [K in keyof S & keyof Schemas]: S[K] extends z.ZodType ? z.infer<S[K]> : never;
@@ -39,8 +41,8 @@ export function validate<S extends Schemas>(
   spec: S & RouteDoc,
   handler: (ctx: Ctx, input: Input<S>) => Promise<void> | void,
 ): Middleware {
-  const { summary, response, status, produces, ...schemas } = spec;
-  const doc: RouteDoc = { summary, response, status, produces };
+  const { summary, response, status, produces, alsoStatus, ...schemas } = spec;
+  const doc: RouteDoc = { summary, response, status, produces, alsoStatus };
   const middleware: Middleware = async (ctx) => {
     (ctx.state as Record<symbol, unknown>)[ROUTE_DOC] = doc;
     const sources = {

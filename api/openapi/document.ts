@@ -121,6 +121,11 @@ function operation(
     responses[status] = { description: 'Success', content: { [doc.produces]: { schema: { type: 'string' } } } };
   else if (enveloped) responses[status] = jsonResponse('Success', successEnvelope(doc, components));
   else responses[status] = { description: 'Success' };
+  if (doc.alsoStatus)
+    responses[String(doc.alsoStatus.status)] = jsonResponse(
+      doc.alsoStatus.description,
+      successEnvelope(doc, components),
+    );
   for (const code of [...errors].sort((a, b) => a - b)) {
     // A route outside validate()/auth() may answer its refusals its own way (the sandbox's HTML pages).
     const response = enveloped

@@ -16,7 +16,9 @@ export function openPersonalData(deps: { orm: Orm; config: Pick<Config, 'PERSONA
     await next();
     const body: unknown = ctx.body;
     if (body === null || typeof body !== 'object' || Buffer.isBuffer(body) || 'pipe' in body) return;
-    const opened = await timed('personal', () => openSealed(keys, body));
+    // Opened for the caller's organisation only: a value sealed under another's key reads as unreadable.
+    const orgId = (ctx.state as { principal?: { orgId: string } }).principal?.orgId ?? null;
+    const opened = await timed('personal', () => openSealed(keys, orgId, body));
     if (opened !== body) ctx.body = opened;
   };
 }

@@ -4,6 +4,10 @@ import { secretBoxFrom } from '../../webhooks/secret-box';
 import { authenticationAad } from '../../webhooks/authentication';
 import { loadConfig } from '../../lib/runtime/config';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
+import { personalKeys, rewrapPersonalKeys } from '../../db/personal-keys';
+import { openValue } from '../../lib/personal-data';
+import { approveKyc } from '../support/fixtures';
+import { lifecycleWorld } from '../support/subscriptions';
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
@@ -155,7 +159,7 @@ describe('webhook secret-sealing keyring', () => {
       expect(createHash('sha256').update(onlyNew.open(row!.id, row!.secret_ciphertext)).digest('hex')).toBe(
         createHash('sha256').update(secret).digest('hex'),
       );
-      expect(await resealWebhookSecrets(svc.orm, rotated)).toEqual({ resealed: 0, current: expect.any(Number) });
+      expect(await resealWebhookSecrets(svc.orm, rotated)).toMatchObject({ resealed: 0, current: expect.any(Number) });
     });
 
     it('re-seals the secret a rotation replaced too, so it still signs during the overlap after the old key left', async () => {
@@ -190,6 +194,43 @@ describe('webhook secret-sealing keyring', () => {
         WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
       });
       expect(onlyNew.open(row!.id, row!.previous_secret_ciphertext) === replaced).toBe(true);
+    });
+
+    it('re-seals the kept Idempotency-Key answers and body digests in the same box, so they replay after the old key left', async () => {
+      const staff = await actor(svc, newOrg(), ['staff', 'admin']);
+      const k = `key-${randomBytes(8).toString('hex')}`;
+      const created = await http(svc.baseUrl).post(
+        '/notifications/webhook-endpoints',
+        staff.token,
+        { url: 'https://hooks.example.com/kept', eventTypes: ['*'] },
+        { 'idempotency-key': k },
+      );
+      expect(created.status).toBe(201);
+      const rotated = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [
+          { id: 'k2', key: Buffer.from(k2, 'base64') },
+          { id: 'k1', key: Buffer.from(k1, 'base64') },
+        ],
+      });
+      await resealWebhookSecrets(svc.orm, rotated);
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<
+          { principal: string; method: string; path: string; key: string; request_hash: string; body_sealed: string }[]
+        >('select principal, method, path, key, request_hash, body_sealed from idempotency_keys where key = ?', [k]);
+      expect([row!.request_hash.slice(0, 6), row!.body_sealed.slice(0, 6)]).toEqual(['v2:k2:', 'v2:k2:']);
+      const onlyNew = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
+      });
+      const scopeId = createHash('sha256')
+        .update(JSON.stringify({ principal: row!.principal, method: row!.method, path: row!.path, key: row!.key }))
+        .digest('hex');
+      const kept = JSON.parse(onlyNew.open(scopeId, row!.body_sealed));
+      expect(kept.data.signing_secret === created.body.data.signing_secret).toBe(true);
+      expect(onlyNew.open(`${scopeId}:request`, row!.request_hash)).toMatch(/^[0-9a-f]{64}$/);
+      expect((await resealWebhookSecrets(svc.orm, rotated)).answers.resealed).toBe(0);
     });
 
     it('re-seals an endpoint’s OAuth2 client secret too, under its own associated data', async () => {
@@ -228,6 +269,32 @@ describe('webhook secret-sealing keyring', () => {
       expect(onlyNew.open(authenticationAad(row!.id), row!.s) === clientSecret).toBe(true);
       // Bound to what it is for: it does not open as the endpoint's signing secret.
       expect(() => onlyNew.open(row!.id, row!.s)).toThrow();
+    });
+
+    it('re-wraps every investor data key under the first of PERSONAL_DATA_KEYS, so an older wrapping key can leave', async () => {
+      const w = await lifecycleWorld(svc);
+      await approveKyc(svc, w.investor);
+      const signed = await w.signed();
+      const knex = () => svc.orm.em.getConnection().getKnex();
+      const older = svc.config.PERSONAL_DATA_KEYS!;
+      const ring = [{ id: 'p2', key: randomBytes(32) }, ...older];
+      const before = await knex()('personal_data_keys').count<{ n: string }[]>({ n: '*' });
+      const first = await rewrapPersonalKeys(knex(), ring, 2);
+      expect(first).toEqual({ rewrapped: Number(before[0]!.n), current: 0 });
+      const wrapped: { wrapped_key: string }[] = await knex()('personal_data_keys').select('wrapped_key');
+      expect(wrapped.every((r) => r.wrapped_key.startsWith('p2:'))).toBe(true);
+      // Without the older key, the investor's sealed signature still opens: the data key itself did not change.
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<{ signature: string }[]>(`select state->>'signature' as signature from subscriptions where id = ?`, [
+          signed.id,
+        ]);
+      const onlyNew = personalKeys(knex, [ring[0]!]);
+      const id = row!.signature.split(':')[2]!;
+      expect(openValue(row!.signature, await onlyNew.open(w.org, [id]))).toBe('Ada Lovelace');
+      expect(await rewrapPersonalKeys(knex(), ring, 2)).toEqual({ rewrapped: 0, current: Number(before[0]!.n) });
+      // The service itself, still on the older list, cannot open the rewrapped key: the new key goes first before a rewrap.
+      await expect(personalKeys(knex, older).open(w.org, [id])).rejects.toThrow(/"p2" is not in PERSONAL_DATA_KEYS/);
     });
   });
 });
