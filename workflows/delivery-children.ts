@@ -10,31 +10,57 @@ import { WebhookDeliveryStatusKey, WebhookEndpointIdKey, WebhookEventTypeKey } f
 import { deliveryPriority, deliveryWorkflowId, type ChildDelivery } from '../domain/webhook-messages';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
-/** Starts each delivery's workflow side by side, in one workflow task's commands; answers once all have started. */
-export async function startDeliveryChildren(deliveries: readonly ChildDelivery[]): Promise<void> {
-  await Promise.all(deliveries.map(startOne));
-}
+/**
+ * The children a run holds pending at most: half of the 2,000 Temporal allows
+ * (`limit.numPendingChildExecutions.error`; past it every workflow task of the run fails). An
+ * abandoned child is pending until it ends, days later on the §6.5 schedule; a new run (continue-as-new)
+ * holds none (docs/decisions/0367-temporal-limits-kept.md).
+ */
+const CHILDREN_HELD = 1_000;
 
-async function startOne(d: ChildDelivery): Promise<void> {
-  try {
-    await startChild(webhookDeliveryWorkflow, {
-      workflowId: deliveryWorkflowId(d.deliveryId),
-      args: [{ deliveryId: d.deliveryId, statusShown: true }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      // A delivery that already has a run (a manual retry came first) is not started twice.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      typedSearchAttributes: [
-        { key: WebhookEndpointIdKey, value: d.endpointId },
-        { key: WebhookEventTypeKey, value: d.eventType },
-        { key: WebhookDeliveryStatusKey, value: 'pending' },
-      ],
-      // From the recorded answer, so a replay starts the child as it ran: answers recorded before
-      // the key existed carry no organisation, and their children start without one
-      // (docs/decisions/0325-workflow-shape-fairness-keys.md).
-      ...(d.orgId !== undefined && { priority: deliveryPriority(d.orgId) }),
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-    throw err;
+/** The delivery children one run started and Temporal has not seen end. */
+export class DeliveryChildren {
+  private pending = 0;
+
+  /** How many more this run may start now; the projection leaves the rest to the engine. */
+  room(): number {
+    return Math.max(0, CHILDREN_HELD - this.pending);
+  }
+
+  /** Starts each delivery's workflow side by side, in one workflow task's commands; answers once all have started. */
+  async start(deliveries: readonly ChildDelivery[]): Promise<void> {
+    await Promise.all(deliveries.map((d) => this.startOne(d)));
+  }
+
+  private async startOne(d: ChildDelivery): Promise<void> {
+    // Counted from the start command: Temporal counts a child from it too.
+    this.pending++;
+    const ended = () => {
+      this.pending--;
+    };
+    try {
+      const child = await startChild(webhookDeliveryWorkflow, {
+        workflowId: deliveryWorkflowId(d.deliveryId),
+        args: [{ deliveryId: d.deliveryId, statusShown: true }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        // A delivery that already has a run (a manual retry came first) is not started twice.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: WebhookEndpointIdKey, value: d.endpointId },
+          { key: WebhookEventTypeKey, value: d.eventType },
+          { key: WebhookDeliveryStatusKey, value: 'pending' },
+        ],
+        // From the recorded answer, so a replay starts the child as it ran: answers recorded before
+        // the key existed carry no organisation, and their children start without one
+        // (docs/decisions/0325-workflow-shape-fairness-keys.md).
+        ...(d.orgId !== undefined && { priority: deliveryPriority(d.orgId) }),
+      });
+      // Its end reaches this run as an event of its history (no command): the run holds one fewer.
+      void child.result().then(ended, ended);
+    } catch (err) {
+      ended();
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw err;
+    }
   }
 }
