@@ -1,7 +1,7 @@
 /**
  * Which activity failures are retried (docs/decisions/0364-refused-records-end-the-command.md): the
  * one list every workflow's retry policy names, and the failure types the activities answer
- * (activities/failure-mapping.ts). Pure: bundled into workflow code.
+ * (activities/activity-failures.ts). Pure: bundled into workflow code.
  */
 import type { RetryPolicy } from '@temporalio/common';
 
@@ -22,7 +22,7 @@ export const refusedRecord = (type: string | null | undefined): boolean =>
 /** The refusal a command gets when its effect cannot be recorded: nothing changed, the subscription answers the next one. */
 export const COMMAND_NOT_RECORDED = 'COMMAND_NOT_RECORDED';
 
-/** What a refused record's failure carries in its first detail (activities/failure-mapping.ts). */
+/** What a refused record's failure carries in its first detail (activities/activity-failures.ts). */
 export interface RefusedRecordDetail {
   /** The PostgreSQL SQLSTATE, e.g. 23514 (a CHECK), 22P02 (invalid text), 22001 (too long). */
   sqlstate: string;
