@@ -166,7 +166,7 @@ export class SubscriptionRun {
       const woke = terminal ? await condition(wake, LINGER_AFTER_TERMINAL) : (await condition(wake), true);
       if (!woke) break; // a terminal subscription left alone for the whole linger period
       if (workflowInfo().continueAsNewSuggested) {
-        await condition(() => allHandlersFinished() && !this.collection);
+        await condition(() => allHandlersFinished() && !this.collection && this.children.settled());
         return continueAsNew<m.SubscriptionWorkflow>({
           resume: this.state,
           pendingPayments: this.pendingPayments,
