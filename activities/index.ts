@@ -8,6 +8,7 @@ import { createAttemptActivities } from './webhook-attempt';
 import { createRecoveryActivities } from './webhook-recovery';
 import { createRetentionActivities } from './retention';
 import { createAuditCheckpointActivities } from './audit-checkpoint';
+import { watchedActivities } from './activity-failures';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -17,9 +18,13 @@ export interface ActivityDeps {
   engine: Pick<DeliveryEngine, 'attempt'>;
 }
 
-/** Every activity the worker registers: thin wrappers over the services they call (tests hand in real ones). */
+/**
+ * Every activity the worker registers: thin wrappers over the services they call (tests hand in real
+ * ones), each failure mapped, counted and, when a subscription's step is stuck, noted
+ * (activities/activity-failures.ts).
+ */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  const activities = {
     ...createProjectionActivities({
       orm: deps.orm,
       set: deps.config.BEHAVIOUR_SET,
@@ -31,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),
     ...createAuditCheckpointActivities({ orm: deps.orm }),
   };
+  return watchedActivities(activities, () => deps.orm.em.getConnection().getKnex());
 }
 
 export type Activities = ReturnType<typeof createActivities>;

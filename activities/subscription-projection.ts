@@ -1,5 +1,4 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { ApplicationFailure } from '@temporalio/common';
 import { appendAuditEvent } from '../db/audit-log';
 import type { Orm } from '../db/orm';
 import type { BehaviourSet } from '../lib/behaviour-set';
@@ -8,6 +7,7 @@ import { countedAmount, scaled } from '../domain/receipts';
 import { CLOSES_SESSIONS, type SubscriptionState } from '../domain/subscription';
 import { formatScaled } from '../lib/decimal-amount';
 import { releaseCommitment } from '../db/offering-capacity';
+import { clearAttention } from '../db/subscription-attention';
 import { publishEvents, takeForParent } from '../webhooks';
 import type { ChildDelivery } from '../domain/webhook-messages';
 import { cutToCodePoints } from '../lib/text';
@@ -27,13 +27,20 @@ export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; 
   return {
     /**
      * Answers, in `workflow` shape, the deliveries the subscription workflow starts as its children
-     * (docs/decisions/0298-workflow-shape-parents.md); none in `engine` shape, where the dispatcher
-     * sends them. Histories recorded before it answered anything replay as none.
+     * (docs/decisions/0298-workflow-shape-parents.md), at most `room` of them: the rest stay queued
+     * for the engine to start as workflows of their own, so no parent holds more pending children
+     * than Temporal allows (docs/decisions/0367-temporal-limits-kept.md); no limit when the
+     * workflow names none (runs recorded before it). None in `engine` shape, where the dispatcher
+     * sends them. Histories recorded before it answered anything replay as none. A value or row
+     * PostgreSQL refuses fails it for good (activities/activity-failures.ts): the reference code's
+     * unique constraint as REFERENCE_CODE_TAKEN, so the workflow draws again.
      */
-    async recordTransition(state: SubscriptionState, events: ServiceEvent[]): Promise<ChildDelivery[]> {
+    async recordTransition(state: SubscriptionState, events: ServiceEvent[], room?: number): Promise<ChildDelivery[]> {
       const knex = deps.orm.em.getConnection().getKnex();
       return knex.transaction(async (trx) => {
-        await upsertProjection(trx, state).catch(referenceCodeTaken);
+        await upsertProjection(trx, state);
+        // The change landed: whatever step failed before it no longer holds the subscription up.
+        await clearAttention(trx, state.id);
         if (state.set === 'A' && state.status === 'completed' && state.paymentStatus === 'in_escrow') {
           await creditOffering(trx, state);
         }
@@ -48,9 +55,22 @@ export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; 
           ? takeForParent(
               trx,
               events.map((e) => e.id),
+              room,
             )
           : [];
       });
+    },
+
+    /**
+     * A subscription whose first record was refused ends without one: the capacity the API held for
+     * it at create is given back (docs/decisions/0365-refused-create-ends-its-workflow.md). Once: a
+     * second call changes nothing.
+     */
+    async releaseCapacity(subscriptionId: string): Promise<void> {
+      await deps.orm.em
+        .getConnection()
+        .getKnex()
+        .transaction((trx) => releaseCommitment(trx, subscriptionId));
     },
   };
 }
@@ -88,18 +108,6 @@ async function auditProcessorChange(
       ...(typeof reason === 'string' ? { reason: cutToCodePoints(reason, 200) } : {}),
     },
   });
-}
-
-/**
- * A reference code drawn by one workflow and already held by another subscription: retrying the
- * same write can never succeed, so the workflow is told to draw again (workflows/subscription-run.ts).
- */
-function referenceCodeTaken(err: unknown): never {
-  const pg = err as { code?: string; constraint?: string };
-  if (pg.code === '23505' && pg.constraint === 'subscriptions_reference_code_key') {
-    throw ApplicationFailure.nonRetryable('reference code already in use', 'REFERENCE_CODE_TAKEN');
-  }
-  throw err;
 }
 
 async function upsertProjection(trx: Knex.Transaction, s: SubscriptionState): Promise<void> {

@@ -21,6 +21,7 @@ export type RecoveryList = z.infer<typeof schema.RecoveryList>;
 export type EventList = z.infer<typeof schema.EventList>;
 export type QueuePage = z.infer<typeof issuance.ReviewQueue>;
 export type QueueItem = QueuePage['items'][number];
+export type AttentionPage = z.infer<typeof issuance.AttentionList>;
 export type OfferingList = z.infer<typeof offerings.OfferingList>;
 export type Activity = z.infer<typeof issuance.SubscriptionActivity>;
 export type AuditEventList = z.infer<typeof audit.AuditEventList>;

@@ -1,12 +1,13 @@
 import type { Principal } from '../domain/principal';
 import { html, type Html } from '../lib/html';
 
-export type Section = 'queue' | 'offerings' | 'funds' | 'webhooks' | 'deliveries' | 'events' | 'none';
+export type Section = 'queue' | 'offerings' | 'funds' | 'attention' | 'webhooks' | 'deliveries' | 'events' | 'none';
 
 const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'queue', href: '/console/', label: 'Review queue' },
   { section: 'offerings', href: '/console/offerings', label: 'Offerings' },
   { section: 'funds', href: '/console/funds', label: 'Funds' },
+  { section: 'attention', href: '/console/attention', label: 'Needs attention' },
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks' },
   { section: 'deliveries', href: '/console/deliveries', label: 'Deliveries' },
   { section: 'events', href: '/console/events', label: 'Events' },

@@ -3,6 +3,7 @@ import { AppError, OUTAGE_RETRY_AFTER_SECONDS } from '../lib/errors';
 import { logger } from '../lib/runtime/logger';
 import type { ConsoleDeps } from './console-deps';
 import { asset } from './assets';
+import { attentionPages } from './attention-pages';
 import { consoleKit, type ConsoleState } from './console-kit';
 import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
@@ -64,6 +65,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   signInPages(router, kit, deps);
   reviewPages(router, kit);
   offeringPages(router, kit);
+  attentionPages(router, kit);
   endpointPages(router, kit);
   deliveryPages(router, kit);
   recoveryPages(router, kit);

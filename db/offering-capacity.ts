@@ -26,7 +26,10 @@ export interface CapacityShortfall {
 
 /**
  * Holds the commitment, or answers the bound it would pass (and holds nothing). A subscription
- * that already holds one (a replayed Idempotency-Key) is not counted twice.
+ * that already holds one (a replayed Idempotency-Key) is not counted twice. One whose commitment
+ * was given back before it was ever recorded (its workflow never started, or its first record was
+ * refused: docs/decisions/0365-refused-create-ends-its-workflow.md) holds it again: the API asks only
+ * for a subscription it has no record of.
  */
 export async function holdCommitment(knex: Knex, c: Commitment): Promise<CapacityShortfall | null> {
   try {
@@ -55,7 +58,14 @@ async function holdInTransaction(knex: Knex, c: Commitment): Promise<void> {
         amount: c.amount,
       })
       .onConflict('subscription_id')
-      .ignore()
+      .merge({
+        offering_id: c.offeringId,
+        security_class_id: c.securityClassId,
+        amount: c.amount,
+        created_at: trx.fn.now(),
+        released_at: null,
+      })
+      .whereNotNull('offering_commitments.released_at')
       .returning('subscription_id');
     if (inserted.length === 0) return;
     // The class first, then the offering, everywhere: one lock order, no deadlock.

@@ -156,3 +156,6 @@ export type NewSubscription = Pick<
 > & { paymentMethod: PaymentMethod | null };
 
 export const subscriptionWorkflowId = (subscriptionId: string) => `subscription-${subscriptionId}`;
+/** The subscription a workflow id names (the inverse of subscriptionWorkflowId), or null for any other id. */
+export const subscriptionIdOfWorkflow = (workflowId: string | undefined): string | null =>
+  workflowId?.startsWith('subscription-') ? workflowId.slice('subscription-'.length) : null;

@@ -32,11 +32,11 @@ npm run -s lint:names          # a file's name says one thing across the tree
 npm run -s lint:pointers       # every path a comment, record or doc names exists; no "issue N" in code
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (delivery-shape, organisation-share, gate-turns and begun-first-attempt set their own shape, and
-# start-path-walk calls the workflow shape's start path by hand, so they run once;
-# throttled-sleep runs alone in each, after the others).
+# start-path-walk calls the workflow shape's start path by hand, and parent-children-limit sets the
+# workflow shape, so they run once; throttled-sleep runs alone in each, after the others).
 # parked-slots.test.ts runs in the default shape only (the dispatcher's slots it tests are the engine
 # shape's). isolation.test.ts runs in both since docs/decisions/0340-workflow-starts-within-the-endpoints-room.md.
-WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep start-path-walk begun-first-attempt"
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep start-path-walk begun-first-attempt parent-children-limit"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi
@@ -50,9 +50,11 @@ fi
 # two arrivals came 456 ms apart where 1/s spaces the starts 1,020 ms (CI, the receiver's and the
 # sender's processes starved of the two cores), and beside gate-turns.test.ts its timers woke past
 # their reservations. gate-turns.test.ts bursts 400 delivery workflows: beside another suite its own
-# burst had not begun in 30 s.
-ALONE_SUITES="test/webhooks/parked-slots.test.ts test/webhooks/gate-turns.test.ts test/webhooks/throttled-sleep.test.ts"
-npx tsx scripts/with-stack.ts -- npx jest --testPathIgnorePatterns /node_modules/ /test/cluster/ parked-slots gate-turns throttled-sleep
+# burst had not begun in 30 s. parent-children-limit.test.ts starts 2,100 delivery workflows for one
+# subscription (docs/decisions/0367-temporal-limits-kept.md): beside another suite both would measure the
+# other's load.
+ALONE_SUITES="test/webhooks/parked-slots.test.ts test/webhooks/gate-turns.test.ts test/webhooks/throttled-sleep.test.ts test/webhooks/parent-children-limit.test.ts"
+npx tsx scripts/with-stack.ts -- npx jest --testPathIgnorePatterns /node_modules/ /test/cluster/ parked-slots gate-turns throttled-sleep parent-children-limit
 echo "[test] the suites that run alone: $ALONE_SUITES"
 npx tsx scripts/with-stack.ts -- npx jest --maxWorkers=1 $ALONE_SUITES
 other_shape=workflow

@@ -28,6 +28,8 @@ import { auditRouter } from '../api/audit/router';
 import { recordConsoleSession } from '../api/audit/audit-recorder';
 import { codecRouter } from '../api/codec/router';
 import { openPersonalData } from '../api/personal/open-personal';
+import { countAttention } from '../db/subscription-attention';
+import { countSubscriptionsNeedingAttention } from '../lib/runtime/metrics';
 import { requestTiming } from '../lib/runtime/request-timing';
 
 const DESCRIPTION =
@@ -52,6 +54,8 @@ export function createApp(deps: ApiDeps): Koa {
   // (docs/decisions/0126-client-addresses.md).
   const app = new Koa({ proxy: config.TRUST_PROXY, maxIpsCount: config.TRUST_PROXY_HOPS });
   const dependencies = dependencyWatchOf(deps);
+  // The API's metrics read how many subscriptions need attention at each scrape (docs/decisions/0366).
+  countSubscriptionsNeedingAttention(() => countAttention(deps.orm.em.getConnection().getKnex()));
   // A token stops when its API key is revoked or its console session ends (decision 0272).
   deps.tokens.checkLiveness(
     tokenLiveness(() => deps.orm.em.getConnection().getKnex(), config.TOKEN_REVOCATION_CACHE_SECONDS),

@@ -235,21 +235,30 @@ async function startTopLevel(
  * every such delivery of the events, not only those this call created, so a re-run of the
  * transaction (a lost workflow task runs its local activity again) answers the same children.
  * Deliveries of endpoints that keep per-subscription order stay queued for their ordered workflow.
+ * At most `room` are taken, in the events' order: the parent holds no more pending children than
+ * Temporal allows, and the rest stay queued for startQueuedDeliveries, as top-level workflows
+ * (docs/decisions/0367-temporal-limits-kept.md). The same call again takes the same ones.
  */
-export async function takeForParent(trx: Knex.Transaction, eventIds: readonly string[]): Promise<ChildDelivery[]> {
-  if (eventIds.length === 0) return [];
+export async function takeForParent(
+  trx: Knex.Transaction,
+  eventIds: readonly string[],
+  room = Number.MAX_SAFE_INTEGER,
+): Promise<ChildDelivery[]> {
+  if (eventIds.length === 0 || room <= 0) return [];
   const rows: { id: string; endpoint_id: string; event_type: string; org_id: string }[] = (
     await trx.raw(
-      `with mine as (select d.id, d.endpoint_id, d.event_type, d.event_id, d.org_id from webhook_deliveries d
+      `with mine as (select d.id, d.endpoint_id, d.event_type, d.org_id, ev.seq from webhook_deliveries d
+                       join events ev on ev.id = d.event_id
                       where d.event_id = any(?::uuid[])
                         and not exists (select 1 from webhook_queue q where q.delivery_id = d.id and q.ordered_key is not null)
                         and not exists (select 1 from webhook_endpoints e
-                                         where e.id = d.endpoint_id and e.ordering = 'per_subscription')),
+                                         where e.id = d.endpoint_id and e.ordering = 'per_subscription')
+                      order by ev.seq, d.endpoint_id, d.id
+                      limit ?),
             taken as (delete from webhook_queue q using mine where q.delivery_id = mine.id)
        select m.id, m.endpoint_id, m.event_type, m.org_id from mine m
-         join events ev on ev.id = m.event_id
-        order by ev.seq, m.endpoint_id`,
-      [[...eventIds]],
+        order by m.seq, m.endpoint_id, m.id`,
+      [[...eventIds], room],
     )
   ).rows;
   return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type, orgId: r.org_id }));

@@ -16,6 +16,7 @@ import {
   upsertMemo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { retryPolicy } from '../domain/activity-failures';
 import {
   AUDIT_CHECKPOINT_MEMO,
   AUDIT_CHECKPOINT_NOW,
@@ -28,7 +29,7 @@ const ROUNDS_PER_RUN = 100;
 
 const { takeAuditCheckpoint } = proxyActivities<Activities>({
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: retryPolicy({ initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1m' }),
 });
 
 const auditCheckpointNow = defineSignal(AUDIT_CHECKPOINT_NOW);

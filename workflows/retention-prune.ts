@@ -8,6 +8,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, proxyActivities, upsertMemo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { retryPolicy } from '../domain/activity-failures';
 import { noRowsPruned, RETENTION_STAGES, type RetentionResult, type RetentionRun } from '../domain/retention-messages';
 
 const CALLS_PER_RUN = 200;
@@ -16,7 +17,7 @@ const { pruneRetention, recordRetentionRun } = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
   // A call heartbeats after every statement (each bounded by the statement timeout).
   heartbeatTimeout: '1m',
-  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2m', maximumAttempts: 10 },
+  retry: retryPolicy({ initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2m', maximumAttempts: 10 }),
 });
 
 export async function retentionPruneWorkflow(run?: RetentionRun): Promise<RetentionResult> {

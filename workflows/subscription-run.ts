@@ -5,6 +5,7 @@
  * PostgreSQL, with its events, before the command that caused it answers.
  */
 import {
+  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
@@ -14,6 +15,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   uuid4,
   workflowInfo,
@@ -29,42 +31,51 @@ import * as m from '../domain/subscription-messages';
 import { applyPayment } from './subscription-payments';
 import { guards, initialState, transitions, type Change } from './subscription-transitions';
 import { planRefund, refundedByStaff, type RefundSlice } from './subscription-refunds';
-import { asRefusal, failedWith, idempotencyReused } from './subscription-failures';
+import { asRefusal, failedWith, idempotencyReused, isNotRecorded, notRecorded } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
-import { startDeliveryChildren } from './delivery-children';
+import { DeliveryChildren } from './delivery-children';
 import { SubscriptionStatusKey } from '../domain/search-attributes';
 import { withKeptFields, type PersonalFields } from '../domain/personal-fields';
+import { REFERENCE_CODE_TAKEN, retryPolicy } from '../domain/activity-failures';
 
-const { recordTransition } = proxyLocalActivities<Activities>({
+// Every policy retries what retrying may cure and nothing PostgreSQL refused for good
+// (domain/activity-failures.ts, docs/decisions/0364-refused-records-end-the-command.md).
+const { recordTransition, releaseCapacity } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15s',
-  // The projection must land eventually: retry until it does.
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' },
+  // The projection rides out any outage (a restart, a lost connection): retried until it lands,
+  // and listed as needing attention while it keeps failing (activities/activity-failures.ts). A
+  // value or row PostgreSQL refuses is not retried: the command is refused instead.
+  retry: retryPolicy({ initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' }),
 });
 // Investor commands wait on these, so they give up soon and the command reports it.
 const processor = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 },
+  retry: retryPolicy({ initialInterval: '500ms', maximumInterval: '5s', maximumAttempts: 3 }),
 });
 // Collection after approval waits for nobody: ride out a processor outage (the idempotency key
 // keeps retries to one charge); only a non-retryable refusal ends it.
 const collector = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },
+  retry: retryPolicy({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' }),
 });
 /** Closing sessions after cancel or void is a safeguard, not a gate: a few tries, then give up. */
 const closer = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+  retry: retryPolicy({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 }),
 });
 
 /** Patches: workflows started before them replay the old command sequence (test/replay). */
 const COLLECT_OUTSIDE_LOCK = 'collect-outside-lock';
 const CLOSE_SESSIONS = 'close-sessions-on-cancel-or-void';
 const PAYMENTS_COMPARED = 'payments-compared-with-what-is-owed';
-/** The projection's answer when a reference code is already in use (activities/subscription-projection.ts). */
-const REFERENCE_CODE_TAKEN = 'REFERENCE_CODE_TAKEN';
+/** A refused record refuses its command, and a refused first record ends the run (decisions 0364, 0365). */
+const REFUSED_RECORDS_ANSWERED = 'refused-records-answered';
+/** No run holds more pending delivery children than Temporal allows (docs/decisions/0367-temporal-limits-kept.md). */
+const CHILDREN_HELD = 'delivery-children-held-within-limit';
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
 const LINGER_AFTER_TERMINAL = '90 days';
+/** Work of its own (a notification, a collection's outcome) whose record was refused is tried again after this. */
+const HELD_BACK_FOR = '1 hour';
 
 export class SubscriptionRun {
   private state: SubscriptionState;
@@ -77,6 +88,12 @@ export class SubscriptionRun {
   private collection: CancellationScope | null = null;
   /** Cancel or void closed the processor's open sessions (again after a restart: it is idempotent). */
   private sessionsClosed = false;
+  /** The refusal of the first record, when PostgreSQL would not store it: the create's answer; the run then ends. */
+  private creationRefused: ApplicationFailure | null = null;
+  /** Work of its own whose record was refused waits for the next change, or HELD_BACK_FOR. */
+  private heldBack = false;
+  /** `workflow` shape: the delivery children this run holds (docs/decisions/0367-temporal-limits-kept.md). */
+  private readonly children = new DeliveryChildren();
 
   constructor(input: m.SubscriptionWorkflowInput) {
     this.state = 'start' in input ? initialState(input.start) : input.resume;
@@ -97,7 +114,8 @@ export class SubscriptionRun {
     setHandler(
       m.created,
       async () => {
-        await condition(() => this.projected);
+        await condition(() => this.projected || this.creationRefused !== null);
+        if (this.creationRefused) throw this.creationRefused;
         return toSubscriptionView(this.state);
       },
       {
@@ -116,13 +134,27 @@ export class SubscriptionRun {
     );
   }
 
-  /** The first projection and its `subscription.created` (skipped when resumed). */
+  /**
+   * The first projection and its `subscription.created` (skipped when resumed). When PostgreSQL
+   * refuses it for good, the create is answered with the refusal, the capacity held for it is given
+   * back, and the run fails with it: there is no subscription to keep
+   * (docs/decisions/0365-refused-create-ends-its-workflow.md).
+   */
   async announceCreation(): Promise<void> {
     await this.lock.runExclusive(async () => {
       if (this.projected) return;
-      await this.commit({ state: this.state, events: [{ type: 'subscription.created' }] });
-      this.projected = true;
+      try {
+        await this.commit({ state: this.state, events: [{ type: 'subscription.created' }] });
+        this.projected = true;
+      } catch (err) {
+        if (!isNotRecorded(err)) throw err;
+        this.creationRefused = err;
+      }
     });
+    if (!this.creationRefused) return;
+    await condition(allHandlersFinished);
+    await releaseCapacity(this.state.id);
+    throw this.creationRefused;
   }
 
   /**
@@ -141,7 +173,7 @@ export class SubscriptionRun {
       const woke = terminal ? await condition(wake, LINGER_AFTER_TERMINAL) : (await condition(wake), true);
       if (!woke) break; // a terminal subscription left alone for the whole linger period
       if (workflowInfo().continueAsNewSuggested) {
-        await condition(() => allHandlersFinished() && !this.collection);
+        await condition(() => allHandlersFinished() && !this.collection && this.children.settled());
         return continueAsNew<m.SubscriptionWorkflow>({
           resume: this.state,
           pendingPayments: this.pendingPayments,
@@ -253,12 +285,17 @@ export class SubscriptionRun {
     guard: (...args: NoInfer<A>) => void,
     run: (...args: NoInfer<A>) => Promise<R>,
   ): void {
+    // A run whose first record was refused takes no command: it ends (announceCreation).
+    const admit = (...args: A) => {
+      if (this.creationRefused) throw this.creationRefused;
+      guard(...args);
+    };
     const handler = (...args: A) =>
       this.lock.runExclusive(() => {
-        guard(...args);
+        admit(...args);
         return run(...args);
       });
-    setHandler(def, handler, { validator: (...args: A) => guard(...args) });
+    setHandler(def, handler, { validator: admit });
   }
 
   /**
@@ -295,16 +332,47 @@ export class SubscriptionRun {
       };
     });
     const next: SubscriptionState = { ...base, eventSequence: sequence };
-    // `workflow` shape: the projection answers the deliveries to start as this workflow's children.
-    // The commands depend only on that recorded answer (none in histories from before it existed,
-    // none in `engine` shape), so every history replays as it ran.
-    const children = (await recordTransition(next, events)) ?? [];
-    if (children.length > 0) await startDeliveryChildren(children);
+    // `workflow` shape: the projection answers the deliveries to start as this workflow's children,
+    // as many as the run has room for (the rest become workflows of their own). The commands depend
+    // only on that recorded answer (none in histories from before it existed, none in `engine`
+    // shape), so every history replays as it ran; runs from before the room name none.
+    const room = patched(CHILDREN_HELD) ? [this.children.room()] : [];
+    let children;
+    try {
+      children = (await recordTransition(next, events, ...room)) ?? [];
+    } catch (err) {
+      // Refused for good: the state stays as it was and the lock is released as the refusal
+      // leaves; the command is answered with it. Runs from before it retried without end.
+      const refused = patched(REFUSED_RECORDS_ANSWERED) ? notRecorded(err, 'recordTransition', this.state.id) : null;
+      throw refused ?? err;
+    }
+    if (children.length > 0) await this.children.start(children);
     if (next.status !== this.state.status) {
       upsertSearchAttributes([{ key: SubscriptionStatusKey, value: next.status }]);
     }
     this.state = next;
+    this.heldBack = false;
     return view;
+  }
+
+  /**
+   * A change of the workflow's own making (a notification, a collection's outcome), recorded; false
+   * when its record was refused for good: then such work waits for the next change or HELD_BACK_FOR,
+   * rather than trying again at once, and the subscription is listed as needing attention.
+   */
+  private async recordedOnItsOwn(ch: Change): Promise<boolean> {
+    try {
+      await this.commit(ch);
+      return true;
+    } catch (err) {
+      if (!isNotRecorded(err)) throw err;
+      this.heldBack = true;
+      const version = this.state.version;
+      void CancellationScope.nonCancellable(() => sleep(HELD_BACK_FOR)).then(() => {
+        if (this.state.version === version) this.heldBack = false;
+      });
+      return false;
+    }
   }
 
   /** A drawn reference code may already be taken (unique in the projection): draw again. */
@@ -422,6 +490,7 @@ export class SubscriptionRun {
   /** Set A card/ACH: once approved, collect off-session; the outcome arrives as notifications. */
   private needsCollection(): boolean {
     const s = this.state;
+    if (this.heldBack) return false;
     return s.set === 'A' && s.status === 'approved' && s.paymentMethodLinked && s.paymentStatus === 'pending';
   }
 
@@ -465,7 +534,7 @@ export class SubscriptionRun {
       this.state.paymentStatus === 'pending' &&
       (this.state.collectionAttempts ?? 0) === attempt;
     const record = async () => {
-      if (stillOurs()) await this.commit({ state: { ...this.state, ...outcome }, events: [] });
+      if (stillOurs()) await this.recordedOnItsOwn({ state: { ...this.state, ...outcome }, events: [] });
     };
     if (locked) await record();
     else await this.lock.runExclusive(record);
@@ -476,20 +545,25 @@ export class SubscriptionRun {
   /** Applies every notification the state is ready for; keeps the rest for after the next change. */
   private async drainPayments(): Promise<boolean> {
     let progressed = false;
-    for (let i = 0; i < this.pendingPayments.length;) {
-      const ch = applyPayment(this.state, this.pendingPayments[i]!, patched(PAYMENTS_COMPARED));
+    for (let i = 0; i < this.pendingPayments.length && !this.heldBack;) {
+      const n = this.pendingPayments[i]!;
+      const ch = applyPayment(this.state, n, patched(PAYMENTS_COMPARED));
       if (!ch) {
         i++;
         continue;
       }
       this.pendingPayments.splice(i, 1);
-      if (ch.state !== this.state || ch.events.length) await this.commit(ch);
+      // A notification whose record is refused stays, to be applied again later.
+      if ((ch.state !== this.state || ch.events.length) && !(await this.recordedOnItsOwn(ch))) {
+        this.pendingPayments.splice(i, 0, n);
+        break;
+      }
       progressed = true;
     }
     return progressed;
   }
 
   private readyPayment(): boolean {
-    return this.pendingPayments.some((n) => applyPayment(this.state, n) !== undefined);
+    return !this.heldBack && this.pendingPayments.some((n) => applyPayment(this.state, n) !== undefined);
   }
 }

@@ -21,13 +21,15 @@ import type { Activities } from '../activities';
 import { WebhookDeliveryStatusKey } from '../domain/search-attributes';
 import * as m from '../domain/webhook-messages';
 import { ATTEMPT_DELAYS_MS, nextAttemptDelay } from '../domain/retry-schedule';
+import { retryPolicy } from '../domain/activity-failures';
 
 const { attemptDelivery } = proxyLocalActivities<Activities>({
   // 30 s for the endpoint (spec §8) plus the database writes.
   startToCloseTimeout: '45s',
   // Only a database failure throws, and it is retried for as long as it lasts (a PostgreSQL outage
-  // of any length loses nothing); an HTTP failure is a result and waits for the schedule.
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+  // of any length loses nothing); an HTTP failure is a result and waits for the schedule. A value or
+  // row PostgreSQL refuses for good ends the run, seen (domain/activity-failures.ts).
+  retry: retryPolicy({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' }),
 });
 
 /**
@@ -36,7 +38,7 @@ const { attemptDelivery } = proxyLocalActivities<Activities>({
  */
 const remote = proxyActivities<Activities>({
   startToCloseTimeout: '45s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+  retry: retryPolicy({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' }),
 });
 
 export async function webhookDeliveryWorkflow(input: m.DeliveryInput): Promise<m.DeliveryOutcome> {

@@ -7,6 +7,7 @@
  */
 import { allHandlersFinished, condition, continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { retryPolicy } from '../domain/activity-failures';
 
 const PAGES_PER_RUN = 100;
 
@@ -14,7 +15,7 @@ const { recoverBatch } = proxyActivities<Activities>({
   startToCloseTimeout: '15m',
   // Heartbeats come after every chunk of retries: a worker that died is noticed within a minute.
   heartbeatTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: retryPolicy({ initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }),
 });
 
 export async function webhookRecoveryWorkflow(recoveryId: string): Promise<'finished'> {

@@ -10,13 +10,15 @@ import { exactTime } from '../../db/keyset';
 import { decodeCursor, page } from '../cursor';
 import { deliveryView } from '../notifications/views';
 import { deliveryReads, eventReads } from '../../webhooks';
-import { ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
+import { AttentionList, ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
+import { listAttention } from '../../db/subscription-attention';
 import { subscriptionReads } from './subscription-reads';
 
 const ReviewQueueQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(100),
   cursor: z.string().max(200).optional(),
 });
+const AttentionQuery = ReviewQueueQuery;
 
 interface QueueRow {
   state: SubscriptionState;
@@ -111,6 +113,41 @@ export function reviewRouter(deps: ApiDeps): Router {
           deliveries: sent.map((d) => ({
             ...deliveryView(d),
             endpoint_url: d.endpoint_url,
+          })),
+        });
+      },
+    ),
+  );
+
+  router.get(
+    '/attention',
+    staff,
+    validate(
+      {
+        query: AttentionQuery,
+        response: AttentionList,
+        summary:
+          'Subscriptions needing attention: the last step failed for good or keeps failing (docs/runbooks.md says what to do)',
+      },
+      async (ctx, { query }) => {
+        const after = query.cursor ? decodeCursor(query.cursor) : undefined;
+        const rows = await listAttention(deps.orm.em.getConnection().getKnex(), ctx.state.principal.orgId, {
+          limit: query.limit + 1,
+          ...(after && { after }),
+        });
+        const { items, next_cursor } = page(rows, query.limit, (r) => ({ at: r.cursor_at, id: r.subscription_id }));
+        ok(ctx, {
+          next_cursor,
+          items: items.map((r) => ({
+            subscription_id: r.subscription_id,
+            status: r.status,
+            step: r.step,
+            failure: r.failure,
+            sqlstate: r.sqlstate,
+            constraint: r.constraint_name,
+            failed_attempts: r.failed_attempts,
+            first_failed_at: new Date(r.first_failed_at).toISOString(),
+            last_failed_at: new Date(r.last_failed_at).toISOString(),
           })),
         });
       },

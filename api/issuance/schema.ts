@@ -143,3 +143,32 @@ export const SubscriptionActivity = z
       .describe('Their webhook deliveries, oldest first'),
   })
   .meta({ id: 'SubscriptionActivity' });
+export const AttentionList = z
+  .object({
+    items: z
+      .array(
+        z.object({
+          subscription_id: z.uuid(),
+          status: z
+            .string()
+            .nullable()
+            .describe('The status last recorded; null when even its first record was refused'),
+          step: z
+            .string()
+            .describe('The step that failed: recordTransition (the projection), collectPayment, closeSessions, …'),
+          failure: z
+            .string()
+            .describe(
+              'DATA_REFUSED or CONSTRAINT_REFUSED: PostgreSQL refused it for good, nothing changed; RETRYING: it keeps failing and is still retried',
+            ),
+          sqlstate: z.string().nullable().describe("PostgreSQL's SQLSTATE, when the database answered"),
+          constraint: z.string().nullable().describe('The constraint PostgreSQL named, if any'),
+          failed_attempts: z.number().int().min(1),
+          first_failed_at: timestamp,
+          last_failed_at: timestamp,
+        }),
+      )
+      .describe('Subscriptions whose last step failed, most recently failed first'),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
+  })
+  .meta({ id: 'AttentionList' });

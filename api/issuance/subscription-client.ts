@@ -1,16 +1,25 @@
 import {
+  isGrpcServiceError,
+  ServiceError,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type Client,
 } from '@temporalio/client';
-import { TypedSearchAttributes, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  TypedSearchAttributes,
+  type SignalDefinition,
+  type UpdateDefinition,
+} from '@temporalio/common';
 import type { Config } from '../../lib/runtime/config';
 import { currentIdempotencyScope } from '../../lib/runtime/idempotency-scope';
 import { subscriptionWorkflowId, type NewSubscription } from '../../domain/subscription';
 import type { SubscriptionView } from '../../domain/subscription-view';
 import { OfferingIdKey, SubscriptionStatusKey } from '../../domain/search-attributes';
-import { conflict } from '../../lib/errors';
+import { AppError, conflict } from '../../lib/errors';
+import { COMMAND_NOT_RECORDED } from '../../domain/activity-failures';
 import {
   created,
   paymentNotified,
@@ -31,14 +40,33 @@ export function subscriptionClient(
 ) {
   // Longest a command may take end to end (a processor call inside it has its own 30 s limit);
   // past it the API answers 503 COMMAND_OUTCOME_UNKNOWN (api/middleware/error-envelope.ts).
-  const withDeadline = <T>(fn: () => Promise<T>) =>
-    temporal.connection.withDeadline(Date.now() + config.COMMAND_TIMEOUT_MS, fn);
+  const withDeadline = <T>(fn: () => Promise<T>, deadline = Date.now() + config.COMMAND_TIMEOUT_MS) =>
+    temporal.connection.withDeadline(deadline, fn);
   // Under an Idempotency-Key the update id is derived from it: a retry is the same update, and
   // Temporal answers a completed one with its outcome instead of running it twice.
   const updateId = (name: string) => {
     const scope = currentIdempotencyScope();
     return scope ? `idem-${scope}-${name}` : undefined;
   };
+
+  /**
+   * Sends an Update again while Temporal answers that it was never applied (docs/decisions/0367-temporal-limits-kept.md):
+   * `UnprocessedUpdate`, when the server took it to the worker in a workflow task that ended before
+   * the workflow saw it (a burst of commands on one subscription). All within the one deadline; one
+   * refused for the 10 Updates a workflow holds in flight is the 409 SUBSCRIPTION_BUSY, not a 5xx.
+   */
+  async function untilProcessed<T>(send: (deadline: number) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + config.COMMAND_TIMEOUT_MS;
+    for (let tries = 1; ; tries++) {
+      try {
+        return await send(deadline);
+      } catch (err) {
+        if (inFlightLimit(err)) throw busy();
+        if (!unprocessed(err) || Date.now() + UNPROCESSED_PAUSE_MS * tries >= deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, UNPROCESSED_PAUSE_MS * tries));
+      }
+    }
+  }
 
   /** A command for a closed workflow is refused like any other, with the status it ended in. */
   async function closed(subscriptionId: string, err: unknown): Promise<never> {
@@ -67,17 +95,33 @@ export function subscriptionClient(
         ]),
       });
       try {
-        return await withDeadline(() =>
-          temporal.workflow.executeUpdateWithStart(created, {
-            args: [{ requestHash: start.requestHash }],
-            startWorkflowOperation: startOp,
-            updateId: updateId(created.name),
-          }),
+        return await untilProcessed((deadline) =>
+          withDeadline(
+            () =>
+              temporal.workflow.executeUpdateWithStart(created, {
+                args: [{ requestHash: start.requestHash }],
+                startWorkflowOperation: startOp,
+                updateId: updateId(created.name),
+              }),
+            deadline,
+          ),
         );
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) return null;
         throw err;
       }
+    },
+
+    /**
+     * True when the workflow answered the create that its first record was refused: it records
+     * nothing and ends (docs/decisions/0365-refused-create-ends-its-workflow.md).
+     */
+    recordedNothing(err: unknown): boolean {
+      return (
+        err instanceof WorkflowUpdateFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === COMMAND_NOT_RECORDED
+      );
     },
 
     /** True only when Temporal says so; false when it cannot tell (an outage). */
@@ -97,11 +141,15 @@ export function subscriptionClient(
     ): Promise<R> {
       const handle = temporal.workflow.getHandle(subscriptionWorkflowId(subscriptionId));
       // The SDK's overloads split on arity; one call site covers both.
-      return withDeadline(() =>
-        handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, {
-          args: args as unknown as [unknown],
-          updateId: updateId(update.name),
-        }),
+      return untilProcessed((deadline) =>
+        withDeadline(
+          () =>
+            handle.executeUpdate(update as unknown as UpdateDefinition<R, [unknown]>, {
+              args: args as unknown as [unknown],
+              updateId: updateId(update.name),
+            }),
+          deadline,
+        ),
       ).catch((err: unknown) => closed(subscriptionId, err));
     },
 
@@ -140,3 +188,26 @@ export function subscriptionClient(
 }
 
 export type SubscriptionClient = ReturnType<typeof subscriptionClient>;
+
+/** The first pause before an Update Temporal did not apply is sent again; each next one is longer by as much. */
+const UNPROCESSED_PAUSE_MS = 50;
+
+/** Temporal's answer for an Update that reached no workflow code: nothing was applied. */
+function unprocessed(err: unknown): boolean {
+  return (
+    err instanceof WorkflowUpdateFailedError &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === 'UnprocessedUpdate'
+  );
+}
+
+/** RESOURCE_EXHAUSTED (gRPC 8) for the Updates in flight on one workflow, once the SDK's own retries gave up. */
+function inFlightLimit(err: unknown): boolean {
+  const grpc = err instanceof ServiceError ? err.cause : err;
+  return isGrpcServiceError(grpc) && grpc.code === 8 && /update/i.test(grpc.details ?? grpc.message);
+}
+
+const busy = () =>
+  new AppError(409, 'SUBSCRIPTION_BUSY', 'Too many commands are in progress on this subscription; try again shortly', {
+    retry_after_seconds: 1,
+  });

@@ -81,15 +81,21 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   );
 
   /**
-   * A create that failed before its workflow existed gives its commitment back; one whose outcome
-   * is unknown keeps it (a retry with the same key finds it), erring towards a stranded commitment
-   * rather than an oversold offering.
+   * A create that failed before its workflow existed gives its commitment back, and so does one
+   * whose workflow answered that its first record was refused (the workflow gives it back too, and
+   * a later request with the same key is answered that refusal again, having held it anew:
+   * docs/decisions/0365-refused-create-ends-its-workflow.md). One whose outcome is unknown keeps it
+   * (a retry with the same key finds it), erring towards a stranded commitment rather than an
+   * oversold offering.
    */
   const releaseIfNeverStarted =
     (subscriptionId: string) =>
     async (err: unknown): Promise<never> => {
-      if (await workflows.neverStarted(subscriptionId)) {
-        await releaseCommitment(deps.orm.em.getConnection().getKnex(), subscriptionId);
+      if (workflows.recordedNothing(err) || (await workflows.neverStarted(subscriptionId))) {
+        await deps.orm.em
+          .getConnection()
+          .getKnex()
+          .transaction((trx) => releaseCommitment(trx, subscriptionId));
       }
       throw err;
     };

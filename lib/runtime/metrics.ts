@@ -141,6 +141,40 @@ export function recordPruneRun(finishedAt: Date, counts: Record<string, number>)
   for (const [table, n] of Object.entries(counts)) lastPruneRows.set({ table }, n);
 }
 
+/**
+ * Activity attempts that failed, by the workflow that ran them, the activity, and the failure:
+ * `data_refused` / `constraint_refused` (PostgreSQL refused the write: not retried), another
+ * non-retryable type in lower case (a processor's refusal, a reference code taken), or `retryable`
+ * (retried on its policy). A worker's (docs/decisions/0366-subscriptions-needing-attention.md).
+ */
+const activityFailures = new Counter({
+  name: 'tranche_activity_failures_total',
+  help: 'Activity attempts that failed, by workflow type, activity and failure (data_refused, constraint_refused, retryable, or the refusal type)',
+  labelNames: ['workflow_type', 'activity', 'failure'] as const,
+  registers: [registry],
+});
+
+/** Counts one failed activity attempt. */
+export const recordActivityFailure = (workflowType: string, activity: string, failure: string): void =>
+  activityFailures.inc({ workflow_type: workflowType, activity, failure });
+
+/**
+ * Subscriptions whose last step failed, every organisation's (GET /issuance/attention lists them),
+ * read from the database at each scrape of the API's metrics. Several API processes report the same
+ * number: take the max, not the sum.
+ */
+export function countSubscriptionsNeedingAttention(read: () => Promise<number>): void {
+  registry.removeSingleMetric('tranche_subscriptions_needing_attention');
+  new Gauge({
+    name: 'tranche_subscriptions_needing_attention',
+    help: 'Subscriptions whose last step failed for good or keeps failing (GET /issuance/attention); the same in every API process',
+    registers: [registry],
+    async collect() {
+      this.set(await read().catch(() => Number.NaN));
+    },
+  });
+}
+
 /** The text a Prometheus scrape reads, and its content type. */
 export async function scrape(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };

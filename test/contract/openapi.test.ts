@@ -154,6 +154,9 @@ describe('the OpenAPI document and the docs page', () => {
     const health = Object.keys(doc.paths).find((p) => p.endsWith('/{id}/health'))!;
     expect(data(doc.paths[health].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookEndpointHealth' });
     expect(data(doc.paths['/issuance/review-queue'].get, '200')).toEqual({ $ref: '#/components/schemas/ReviewQueue' });
+    // Subscriptions needing attention (docs/decisions/0366-subscriptions-needing-attention.md), staff only.
+    expect(data(doc.paths['/issuance/attention'].get, '200')).toEqual({ $ref: '#/components/schemas/AttentionList' });
+    expect(doc.paths['/issuance/attention'].get.responses['403']).toBeDefined();
     expect(data(doc.paths['/issuance/subscriptions/{subscription_id}/activity'].get, '200')).toEqual({
       $ref: '#/components/schemas/SubscriptionActivity',
     });

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -13,7 +15,7 @@ import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld } from '../support/subscriptions';
-import { testDataConverter } from '../support/data-converter';
+import { openedHistoryJSON, testDataConverter } from '../support/data-converter';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
@@ -132,13 +134,21 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
     const described = await handle.describe();
     expect(described.parentExecution?.workflowId).toBe(subscriptionWorkflowId(sub.id as string));
     expect(described.priority).toMatchObject({ fairnessKey: world.staff.orgId });
-    // The parent's history, its child's start with the key included, replays on today's code.
+    // A command after the child's start, then the parent's history, its child's start with the key
+    // included, replays on today's code.
+    expect((await world.post(sub.id as string, 'request-signature', world.investor)).status).toBe(200);
     const parent = await svc.temporal.workflow.getHandle(subscriptionWorkflowId(sub.id as string)).fetchHistory();
     expect(parent.events?.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(true);
     await Worker.runReplayHistory(
       { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! }, dataConverter: testDataConverter() },
       parent,
     );
+    // RECORD_HISTORY_DIR=test/replay/histories records this shape, payloads opened, for the replay suite.
+    if (process.env.RECORD_HISTORY_DIR)
+      writeFileSync(
+        join(process.env.RECORD_HISTORY_DIR, 'workflow-shape-children.json'),
+        await openedHistoryJSON(parent),
+      );
     const [listed] = await listedFor(svc.temporal, endpoint.id, 1);
     expect(listed!.workflowId).toBe(deliveryWorkflowId(deliveryId));
     // Taken off the queue in the publishing transaction: no engine started it as well.

@@ -1204,6 +1204,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuance/attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscriptions needing attention: the last step failed for good or keeps failing (docs/runbooks.md says what to do)
+         * @description Needs the role staff or admin.
+         */
+        get: operations["getIssuanceAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notifications/webhooks/{id}/health": {
         parameters: {
             query?: never;
@@ -2326,6 +2346,30 @@ export interface components {
                 updated_at: string;
                 endpoint_url: string;
             }[];
+        };
+        AttentionList: {
+            /** @description Subscriptions whose last step failed, most recently failed first */
+            items: {
+                /** Format: uuid */
+                subscription_id: string;
+                /** @description The status last recorded; null when even its first record was refused */
+                status: string | null;
+                /** @description The step that failed: recordTransition (the projection), collectPayment, closeSessions, … */
+                step: string;
+                /** @description DATA_REFUSED or CONSTRAINT_REFUSED: PostgreSQL refused it for good, nothing changed; RETRYING: it keeps failing and is still retried */
+                failure: string;
+                /** @description PostgreSQL's SQLSTATE, when the database answered */
+                sqlstate: string | null;
+                /** @description The constraint PostgreSQL named, if any */
+                constraint: string | null;
+                failed_attempts: number;
+                /** Format: date-time */
+                first_failed_at: string;
+                /** Format: date-time */
+                last_failed_at: string;
+            }[];
+            /** @description Pass as `cursor` for the next page; null on the last page */
+            next_cursor: string | null;
         };
         WebhookEndpointHealth: {
             /** Format: uuid */
@@ -10095,6 +10139,89 @@ export interface operations {
                         success: true;
                         data: components["schemas"]["SubscriptionActivity"];
                     };
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getIssuanceAttention: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["AttentionList"];
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description No valid bearer access token */
