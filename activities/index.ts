@@ -8,6 +8,7 @@ import { createAttemptActivities } from './webhook-attempt';
 import { createRecoveryActivities } from './webhook-recovery';
 import { createRetentionActivities } from './retention';
 import { createAuditCheckpointActivities } from './audit-checkpoint';
+import { createCommitmentSweepActivities } from './commitment-sweep';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),
     ...createAuditCheckpointActivities({ orm: deps.orm }),
+    ...createCommitmentSweepActivities({ orm: deps.orm, config: deps.config }),
   };
 }
 

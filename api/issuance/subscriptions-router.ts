@@ -9,7 +9,10 @@ import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
 import { newSubscription } from './create-subscription';
 import { reserveCapacity } from './capacity-rules';
-import { releaseCommitment } from '../../db/offering-capacity';
+import { releaseNeverStarted } from '../../db/offering-capacity';
+import { logger } from '../../lib/runtime/logger';
+import { draftTtlSeconds } from '../../lib/runtime/hold-windows';
+import { pauseAfterCapacityHold } from './test-pause';
 import { paymentRoutes } from './payment-routes';
 import { staffRoutes } from './staff-routes';
 import { subscriptionKit } from './subscription-kit';
@@ -46,7 +49,10 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         authorize(p, 'create');
         const key = ctx.get('idempotency-key') || undefined;
         if (key !== undefined) IdempotencyKey.parse(key);
-        const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
+        const made = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key);
+        // Unsigned at this deadline, it is cancelled as expired (docs/decisions/0368-unsigned-drafts-expire.md).
+        const lifetimeMs = draftTtlSeconds(deps.config) * 1000;
+        const start = { ...made, draftExpiresAt: new Date(Date.parse(made.createdAt) + lifetimeMs).toISOString() };
         await gate(p, p.userId, start.orgId);
         // A key names one subscription for good: once it is recorded, the answer comes from the
         // record, even after Temporal's retention removed its workflow (a start would run it again).
@@ -60,10 +66,12 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
               subscriptionId: start.id,
               offeringId: start.offeringId,
               securityClassId: start.securityClassId,
+              investorId: start.investorId,
               amount: start.totalAmount,
             },
             start.currency,
           );
+          await pauseAfterCapacityHold(deps.config, start.id);
         }
         const created = earlier ? null : await workflows.create(start).catch(releaseIfNeverStarted(start.id));
         if (created) return ok(ctx, created);
@@ -77,15 +85,21 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   );
 
   /**
-   * A create that failed before its workflow existed gives its commitment back; one whose outcome
-   * is unknown keeps it (a retry with the same key finds it), erring towards a stranded commitment
-   * rather than an oversold offering.
+   * A create whose workflow Temporal says it does not have gives its commitment back at once. One
+   * whose outcome is unknown (Temporal unreachable) keeps it for a retry with the same key, and the
+   * commitment sweep frees it once Temporal says the workflow never started; a start still on its way
+   * when Temporal answered takes it back with its first projection (docs/decisions/0371-commitment-sweep.md).
+   * The caller gets the create's own error, whatever the release meets.
    */
   const releaseIfNeverStarted =
     (subscriptionId: string) =>
     async (err: unknown): Promise<never> => {
-      if (await workflows.neverStarted(subscriptionId)) {
-        await releaseCommitment(deps.orm.em.getConnection().getKnex(), subscriptionId);
+      try {
+        if (await workflows.neverStarted(subscriptionId)) {
+          await releaseNeverStarted(deps.orm.em.getConnection().getKnex(), subscriptionId);
+        }
+      } catch (releaseErr) {
+        logger.warn({ err: releaseErr, subscriptionId }, 'a failed create kept its commitment; the sweep frees it');
       }
       throw err;
     };
