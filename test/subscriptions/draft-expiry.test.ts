@@ -11,7 +11,7 @@ const TTL_SECONDS = 6;
  * timer cancels it with the reason `expired` after SUBSCRIPTION_DRAFT_TTL, and its capacity goes back
  * to the offering, so another investor can subscribe. Signed subscriptions are not expired.
  */
-describe('unsigned drafts expire and free their capacity', () => {
+describe.each(['A', 'B'] as const)('Set %s: unsigned drafts expire and free their capacity', (set) => {
   let svc: TestService;
   let api: ReturnType<typeof http>;
   let staff: Actor;
@@ -19,7 +19,7 @@ describe('unsigned drafts expire and free their capacity', () => {
   let bob: Actor;
 
   beforeAll(async () => {
-    svc = await startService({ set: 'B', env: { SUBSCRIPTION_DRAFT_TTL_SECONDS: String(TTL_SECONDS) } });
+    svc = await startService({ set, env: { SUBSCRIPTION_DRAFT_TTL_SECONDS: String(TTL_SECONDS) } });
     api = http(svc.baseUrl);
     const org = newOrg();
     staff = await actor(svc, org, ['staff']);
