@@ -9,6 +9,7 @@ import { createRecoveryActivities } from './webhook-recovery';
 import { createRetentionActivities } from './retention';
 import { createAuditCheckpointActivities } from './audit-checkpoint';
 import { watchedActivities } from './activity-failures';
+import { createCommitmentSweepActivities } from './commitment-sweep';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),
     ...createAuditCheckpointActivities({ orm: deps.orm }),
+    ...createCommitmentSweepActivities({ orm: deps.orm, config: deps.config }),
   };
   return watchedActivities(activities, () => deps.orm.em.getConnection().getKnex());
 }

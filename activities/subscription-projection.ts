@@ -6,7 +6,7 @@ import type { ProcessorAudit, ServiceEvent } from '../domain/events';
 import { countedAmount, scaled } from '../domain/receipts';
 import { CLOSES_SESSIONS, type SubscriptionState } from '../domain/subscription';
 import { formatScaled } from '../lib/decimal-amount';
-import { releaseCommitment } from '../db/offering-capacity';
+import { reclaimCommitment, releaseCommitment } from '../db/offering-capacity';
 import { clearAttention } from '../db/subscription-attention';
 import { publishEvents, takeForParent } from '../webhooks';
 import type { ChildDelivery } from '../domain/webhook-messages';
@@ -38,6 +38,10 @@ export function createProjectionActivities(deps: { orm: Orm; set: BehaviourSet; 
     async recordTransition(state: SubscriptionState, events: ServiceEvent[], room?: number): Promise<ChildDelivery[]> {
       const knex = deps.orm.em.getConnection().getKnex();
       return knex.transaction(async (trx) => {
+        // A start that arrived after its create gave the commitment back holds it again; its row is
+        // locked before the subscription is recorded, so a release racing this one waits and then sees
+        // the subscription (docs/decisions/0371-commitment-sweep.md).
+        if (events.some((e) => e.type === 'subscription.created')) await reclaimCommitment(trx, state.id);
         await upsertProjection(trx, state);
         // The change landed: whatever step failed before it no longer holds the subscription up.
         await clearAttention(trx, state.id);
@@ -89,7 +93,7 @@ async function auditProcessorChange(
   await appendAuditEvent(trx, {
     orgId: state.orgId,
     actor: {
-      userId: `processor:${audit.processor ?? 'unknown'}`,
+      userId: audit.system ? `system:${audit.system}` : `processor:${audit.processor ?? 'unknown'}`,
       roles: ['system'],
       apiKeyId: null,
       session: null,
@@ -100,13 +104,15 @@ async function auditProcessorChange(
     subject: { type: 'subscription', id: state.id },
     result: { outcome: 'succeeded' },
     before: audit.before,
-    after: {
-      payment_status: state.paymentStatus,
-      amount: amount ?? null,
-      reference: reference ?? null,
-      processor_event_id: processor_event_id ?? null,
-      ...(typeof reason === 'string' ? { reason: cutToCodePoints(reason, 200) } : {}),
-    },
+    after: audit.system
+      ? { status: state.status, ...(typeof reason === 'string' ? { reason: cutToCodePoints(reason, 200) } : {}) }
+      : {
+          payment_status: state.paymentStatus,
+          amount: amount ?? null,
+          reference: reference ?? null,
+          processor_event_id: processor_event_id ?? null,
+          ...(typeof reason === 'string' ? { reason: cutToCodePoints(reason, 200) } : {}),
+        },
   });
 }
 

@@ -23,5 +23,7 @@ export type QueuePage = z.infer<typeof issuance.ReviewQueue>;
 export type QueueItem = QueuePage['items'][number];
 export type AttentionPage = z.infer<typeof issuance.AttentionList>;
 export type OfferingList = z.infer<typeof offerings.OfferingList>;
+export type Offering = z.infer<typeof offerings.OfferingView>;
+export type SubscriptionList = z.infer<typeof issuance.SubscriptionList>;
 export type Activity = z.infer<typeof issuance.SubscriptionActivity>;
 export type AuditEventList = z.infer<typeof audit.AuditEventList>;

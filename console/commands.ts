@@ -19,6 +19,13 @@ export const COMMANDS = {
     reason: 'What the investor must provide',
     roles: ['staff', 'admin'],
   },
+  // Before review only (docs/decisions/0369-staff-cancel-before-review.md).
+  cancel: {
+    label: 'Cancel',
+    done: 'Cancelled',
+    reason: 'Reason for cancelling (the investor is told)',
+    roles: ['staff', 'admin'],
+  },
   void: { label: 'Void', done: 'Voided', reason: 'Reason for voiding the agreement', roles: ['admin'] },
   'issue-shares': { label: 'Issue shares', done: 'Shares issued', reason: null, roles: ['staff', 'admin'] },
 } as const;
@@ -31,7 +38,8 @@ export const REVIEW_COMMANDS: CommandName[] = ['approve', 'reject', 'request-inf
 /**
  * One form per command. Without JavaScript each is a plain POST that answers with the whole page;
  * with htmx it replaces only `target`. Commands that need a reason sit in a native disclosure.
- * Void is offered to admins only; the API is what enforces it either way.
+ * Void is offered to admins only; the API is what enforces it either way. Cancel is offered before
+ * review (draft, pending_signature, pending_payment), where the investor's DELETE is not staff's.
  */
 export function commandForms(
   id: string,
@@ -53,7 +61,7 @@ export function commandForms(
         n,
         html`<label for="${field}">${c.reason}</label>
         <textarea id="${field}" name="reason" required minlength="1" maxlength="2000" rows="2"></textarea>
-        <button type="submit" class="${n === 'void' ? 'contrast' : ''}" data-testid="${n}-submit-${id}">${c.label}</button>`,
+        <button type="submit" class="${n === 'void' || n === 'cancel' ? 'contrast' : ''}" data-testid="${n}-submit-${id}">${c.label}</button>`,
       )}
     </details>`;
   })}</div>`;

@@ -105,10 +105,18 @@ export interface ServiceEvent {
   audit?: ProcessorAudit;
 }
 
-/** What the audit trail needs of a change a processor's notification caused (a held payment, a refund, a dispute). */
+/**
+ * What the audit trail needs of a change no person commanded: a processor's notification (a held
+ * payment, a refund, a dispute), or the service itself (an unsigned draft's expiry).
+ */
 export interface ProcessorAudit {
   /** `<resource>.<verb>`, e.g. `payment.hold`. */
   action: string;
+  /**
+   * Set when the service itself moved it, not a processor: the actor is `system:<this>` and the entry
+   * records the status after (docs/decisions/0368-unsigned-drafts-expire.md).
+   */
+  system?: string;
   processor: string | null;
   requestId: string | null;
   clientAddress: string | null;

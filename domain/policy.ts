@@ -29,6 +29,8 @@ const STAFF_ACTIONS = [
   'reconcile',
   // The sandbox processor's operator console: settle, fail, refund, dispute.
   'operate_payments',
+  // End a subscription before review, with a reason (docs/decisions/0369-staff-cancel-before-review.md).
+  'staff_cancel',
 ] as const;
 // Refunds send money out of the organisation (docs/decisions/0284-refunds.md): admins only, like void.
 const ADMIN_ACTIONS = ['void', 'refund'] as const;

@@ -81,6 +81,8 @@ export const finalizeSetup = defineUpdate<SubscriptionView, []>('finalizeSetup')
 export const submitForReview = defineUpdate<SubscriptionView, [SubmitForReviewInput]>('submitForReview');
 export const createCheckoutSession = defineUpdate<SessionView, [SessionInput]>('createCheckoutSession');
 export const cancel = defineUpdate<SubscriptionView, []>('cancel');
+/** Staff or an admin end it before review, with a reason (docs/decisions/0369-staff-cancel-before-review.md). */
+export const cancelByStaff = defineUpdate<SubscriptionView, [ReasonInput]>('cancelByStaff');
 export const approve = defineUpdate<SubscriptionView, [{ actorId: string }]>('approve');
 export const reject = defineUpdate<SubscriptionView, [ReasonInput]>('reject');
 export const voidAgreement = defineUpdate<SubscriptionView, [ReasonInput]>('voidAgreement');
@@ -101,6 +103,13 @@ export const reconcile = defineUpdate<SubscriptionView, [ReconcileInput]>('recon
 export const sealPersonalData = defineUpdate<SubscriptionView, [PersonalFields]>('sealPersonalData');
 
 export const paymentNotified = defineSignal<[PaymentNotification]>('paymentNotified');
+/**
+ * The commitment sweep's word to an unsigned subscription past its lifetime that holds no deadline of
+ * its own (created by a release before drafts expired): the deadline to keep, computed from its
+ * creation and SUBSCRIPTION_DRAFT_TTL. It also wakes the workflow, so it runs today's code
+ * (docs/decisions/0368-unsigned-drafts-expire.md).
+ */
+export const draftDeadline = defineSignal<[{ expiresAt: string }]>('draftDeadline');
 
 export const getSubscription = defineQuery<SubscriptionState>('getSubscription');
 

@@ -39,7 +39,15 @@ export const SubscriptionViewSchema = z
       .describe('Set A wire or check: quote it with the payment so staff can reconcile'),
     shares_id: z.string().nullable().optional().describe('Set B only: null until shares are issued'),
     shares_issued_at: timestamp.nullable().optional().describe('Set B only: null until shares are issued'),
-    status_reason: z.string().optional().describe('Why staff rejected or voided it'),
+    status_reason: z
+      .string()
+      .optional()
+      .describe('Why staff rejected, voided or cancelled it; `expired` when it was cancelled unsigned at expires_at'),
+    expires_at: timestamp
+      .optional()
+      .describe(
+        'While draft or pending_signature: when it is cancelled as expired unless signed (SUBSCRIPTION_DRAFT_TTL after creation)',
+      ),
     info_requested: z.string().optional().describe('What staff asked the investor for, while unanswered'),
     info_requests: z
       .array(

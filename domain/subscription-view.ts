@@ -1,5 +1,5 @@
 import { moneyTotals } from './receipts';
-import type { SubscriptionState } from './subscription';
+import { EXPIRES_UNSIGNED, type SubscriptionState } from './subscription';
 import type { SubscriptionView } from './subscription-view-schema';
 
 /** The subscription as the API returns it (spec §2.1): snake_case, money as strings. */
@@ -26,6 +26,7 @@ export function toSubscriptionView(s: SubscriptionState): SubscriptionView {
   };
   if (s.referenceCode) view.reference_code = s.referenceCode;
   if (s.statusReason) view.status_reason = s.statusReason;
+  if (s.draftExpiresAt && EXPIRES_UNSIGNED.includes(s.status)) view.expires_at = s.draftExpiresAt;
   if (s.infoRequested) view.info_requested = s.infoRequested;
   const exchanges = s.infoExchanges ?? [];
   if (exchanges.length) {

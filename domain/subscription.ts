@@ -39,6 +39,11 @@ export type OfflinePaymentMethod = (typeof OFFLINE_PAYMENT_METHODS)[number];
 
 /** spec §2.2: the investor may cancel only from these. */
 export const CANCELLABLE: readonly SubscriptionStatus[] = ['draft', 'pending_signature', 'pending_payment'];
+/**
+ * Unsigned: the draft's clock runs here, and a subscription still here at its deadline is cancelled
+ * as expired (docs/decisions/0368-unsigned-drafts-expire.md). A signature stops it.
+ */
+export const EXPIRES_UNSIGNED: readonly SubscriptionStatus[] = ['draft', 'pending_signature'];
 export const TERMINAL: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided', 'completed'];
 /** Ended without being fulfilled: open processor sessions are closed, and money arriving later is held. */
 export const CLOSES_SESSIONS: readonly SubscriptionStatus[] = ['rejected', 'cancelled', 'voided'];
@@ -116,6 +121,11 @@ export interface SubscriptionState {
   infoExchanges?: InfoExchange[];
   createdAt: string;
   updatedAt: string;
+  /**
+   * When it is cancelled as expired if still unsigned (docs/decisions/0368-unsigned-drafts-expire.md):
+   * creation plus SUBSCRIPTION_DRAFT_TTL. Absent in subscriptions created before drafts expired.
+   */
+  draftExpiresAt?: string | null;
   /** Hash of the create request body, for Idempotency-Key replays. */
   requestHash: string | null;
   /** Bumped on every change; the projection applies a write only if it is newer. */
@@ -153,6 +163,7 @@ export type NewSubscription = Pick<
   | 'riskAcknowledgmentSigned'
   | 'requestHash'
   | 'createdAt'
+  | 'draftExpiresAt'
 > & { paymentMethod: PaymentMethod | null };
 
 export const subscriptionWorkflowId = (subscriptionId: string) => `subscription-${subscriptionId}`;

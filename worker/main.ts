@@ -11,6 +11,7 @@ import { whenReachable } from '../lib/runtime/startup-wait';
 import { createDeliveryEngine } from '../webhooks';
 import { startWorkerMetrics } from './worker-metrics';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { ensureCommitmentSweepSchedule } from './commitment-sweep-schedule';
 import { ensureAuditCheckpoints } from './audit-checkpoints';
 import { stopTracing } from '../lib/runtime/tracing';
 import { warmWorker } from './warm-up';
@@ -44,6 +45,10 @@ async function main(): Promise<void> {
   // Retention: a worker that cannot ensure the schedule still delivers; the error says why.
   await ensureRetentionSchedule(temporal, config).catch((err: unknown) =>
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
+  );
+  // The commitment sweep (docs/decisions/0371-commitment-sweep.md): likewise; stranded holds then stay held.
+  await ensureCommitmentSweepSchedule(temporal, config).catch((err: unknown) =>
+    logger.error({ err }, 'commitment sweep schedule could not be ensured; stranded capacity is not freed'),
   );
   // Audit checkpoints (docs/decisions/0267): likewise; audit:verify then finds no recent checkpoint.
   await ensureAuditCheckpoints(temporal, config, orm.em.getConnection().getKnex()).catch((err: unknown) =>

@@ -6,3 +6,4 @@ export { webhookRecoveryWorkflow } from './webhook-recovery';
 export { orderedDeliveryWorkflow } from './ordered-delivery';
 export { retentionPruneWorkflow } from './retention-prune';
 export { auditCheckpointWorkflow } from './audit-checkpoint';
+export { commitmentSweepWorkflow } from './commitment-sweep';

@@ -34,6 +34,7 @@ import { planRefund, refundedByStaff, type RefundSlice } from './subscription-re
 import { asRefusal, failedWith, idempotencyReused, isNotRecorded, notRecorded } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
 import { DeliveryChildren } from './delivery-children';
+import { expiryDue, unsignedDeadline } from './subscription-expiry';
 import { SubscriptionStatusKey } from '../domain/search-attributes';
 import { withKeptFields, type PersonalFields } from '../domain/personal-fields';
 import { REFERENCE_CODE_TAKEN, retryPolicy } from '../domain/activity-failures';
@@ -72,6 +73,7 @@ const PAYMENTS_COMPARED = 'payments-compared-with-what-is-owed';
 const REFUSED_RECORDS_ANSWERED = 'refused-records-answered';
 /** No run holds more pending delivery children than Temporal allows (docs/decisions/0367-temporal-limits-kept.md). */
 const CHILDREN_HELD = 'delivery-children-held-within-limit';
+const DRAFT_EXPIRY = 'unsigned-drafts-expire';
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
 const LINGER_AFTER_TERMINAL = '90 days';
 /** Work of its own (a notification, a collection's outcome) whose record was refused is tried again after this. */
@@ -94,6 +96,10 @@ export class SubscriptionRun {
   private heldBack = false;
   /** `workflow` shape: the delivery children this run holds (docs/decisions/0367-temporal-limits-kept.md). */
   private readonly children = new DeliveryChildren();
+  /** The deadline the commitment sweep gave an unsigned subscription that holds none of its own. */
+  private givenDeadline: string | null = null;
+  /** The sweep's signal came since the wait began: wait again, against the deadline it gave. */
+  private deadlineGiven = false;
 
   constructor(input: m.SubscriptionWorkflowInput) {
     this.state = 'start' in input ? initialState(input.start) : input.resume;
@@ -109,6 +115,11 @@ export class SubscriptionRun {
       if (this.seen.has(n.processorEventId)) return;
       this.seen.add(n.processorEventId);
       this.pendingPayments.push(n);
+    });
+    setHandler(m.draftDeadline, ({ expiresAt }) => {
+      if (Number.isNaN(Date.parse(expiresAt))) return;
+      this.givenDeadline ??= expiresAt;
+      this.deadlineGiven = true;
     });
     // Not queued: it only waits for the first projection, which announceCreation writes.
     setHandler(
@@ -164,13 +175,19 @@ export class SubscriptionRun {
   async untilSettled(): Promise<SubscriptionView> {
     for (;;) {
       const terminal = TERMINAL.includes(this.state.status);
+      this.deadlineGiven = false;
+      const expiresIn = this.expiresIn();
       const wake = () =>
         this.readyPayment() ||
         (this.needsCollection() && !this.collection) ||
         this.needsClosing() ||
         workflowInfo().continueAsNewSuggested ||
-        TERMINAL.includes(this.state.status) !== terminal;
-      const woke = terminal ? await condition(wake, LINGER_AFTER_TERMINAL) : (await condition(wake), true);
+        TERMINAL.includes(this.state.status) !== terminal ||
+        this.deadlineGiven;
+      let woke = true;
+      if (terminal) woke = await condition(wake, LINGER_AFTER_TERMINAL);
+      else if (expiresIn === null) await condition(wake);
+      else if (expiresIn <= 0 || !(await condition(wake, expiresIn))) await this.expireIfDue();
       if (!woke) break; // a terminal subscription left alone for the whole linger period
       if (workflowInfo().continueAsNewSuggested) {
         await condition(() => allHandlersFinished() && !this.collection && this.children.settled());
@@ -237,6 +254,12 @@ export class SubscriptionRun {
 
   private staffCommands(): void {
     const s = () => this.state;
+    // A new handler only: histories from before it never carry the update, so nothing to patch.
+    this.command(
+      m.cancelByStaff,
+      () => guards.cancelByStaff(s()),
+      (i) => this.commit(transitions.cancelByStaff(s(), i)),
+    );
     this.command(
       m.approve,
       () => guards.approve(s()),
@@ -421,6 +444,25 @@ export class SubscriptionRun {
     const view = done.length ? await this.commit(refundedByStaff(this.state, done, i)) : null;
     if (failure !== null) asRefusal(failure);
     return view!;
+  }
+
+  // ---- unsigned drafts expire (docs/decisions/0368-unsigned-drafts-expire.md) ----------------
+
+  /**
+   * Ms until an unsigned subscription's deadline, or null: none applies, or the wait began before
+   * drafts expired (replayed without the patch, it keeps the wait it had).
+   */
+  private expiresIn(): number | null {
+    const deadline = unsignedDeadline(this.state, this.givenDeadline);
+    if (deadline === null || !patched(DRAFT_EXPIRY)) return null;
+    return deadline - Date.now();
+  }
+
+  /** Cancelled as expired, unless a command moved it on (signed, cancelled) while the timer ran. */
+  private async expireIfDue(): Promise<void> {
+    await this.lock.runExclusive(async () => {
+      if (expiryDue(this.state, this.givenDeadline, Date.now())) await this.commit(transitions.expire(this.state));
+    });
   }
 
   // ---- processor sessions ----------------------------------------------------------------

@@ -76,6 +76,8 @@ export const guards = {
       });
     }
   },
+  /** Staff end it from the states the investor may (docs/decisions/0369-staff-cancel-before-review.md). */
+  cancelByStaff: (s: SubscriptionState) => guards.cancel(s),
   approve: (s: SubscriptionState) => requireStatus(s, 'approve', ['pending_review']),
   reject: (s: SubscriptionState) => requireStatus(s, 'reject', ['pending_review']),
   void: (s: SubscriptionState) => requireStatus(s, 'void', VOIDABLE),
@@ -171,7 +173,35 @@ export const transitions = {
         })
       : change(s, { status: 'pending_review' }),
 
-  cancel: (s: SubscriptionState): Change => change(s, { status: 'cancelled' }, { type: 'subscription.cancelled' }),
+  /** `cancelled_by` says who ended it (docs/decisions/0369-staff-cancel-before-review.md). */
+  cancel: (s: SubscriptionState): Change =>
+    change(s, { status: 'cancelled' }, { type: 'subscription.cancelled', data: { cancelled_by: 'investor' } }),
+
+  cancelByStaff: (s: SubscriptionState, input: ReasonInput): Change =>
+    change(
+      s,
+      { status: 'cancelled', statusReason: input.reason },
+      { type: 'subscription.cancelled', data: { reason: input.reason, cancelled_by: 'staff' } },
+    ),
+
+  /** Unsigned at its deadline, in the audit trail as the service's own move (docs/decisions/0368-unsigned-drafts-expire.md). */
+  expire: (s: SubscriptionState): Change =>
+    change(
+      s,
+      { status: 'cancelled', statusReason: 'expired' },
+      {
+        type: 'subscription.cancelled',
+        data: { reason: 'expired', cancelled_by: 'expiry' },
+        audit: {
+          action: 'subscription.expire',
+          system: 'draft-expiry',
+          processor: null,
+          requestId: null,
+          clientAddress: null,
+          before: { status: s.status, expires_at: s.draftExpiresAt ?? null },
+        },
+      },
+    ),
 
   approve: (s: SubscriptionState): Change => change(s, { status: 'approved' }, { type: 'subscription.approved' }),
 

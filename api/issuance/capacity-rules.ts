@@ -26,13 +26,31 @@ export function requireMinimum(offering: Offering, cls: SecurityClass, total: Mi
   }
 }
 
-/** Holds the subscription's total against the class and the offering, or refuses with 409 OFFERING_FULL. */
+/**
+ * Holds the subscription's total against the class and the offering, or refuses with 409
+ * OFFERING_FULL, or 409 INVESTOR_LIMIT_REACHED past the offering's cap per investor
+ * (docs/decisions/0370-per-investor-cap.md).
+ */
 export async function reserveCapacity(orm: Orm, c: Commitment, currency: string): Promise<void> {
   const shortfall = await holdCommitment(orm.em.getConnection().getKnex(), c);
   if (!shortfall) return;
   const max = parseAmount(shortfall.maxAmount, currency, 'total');
   const committed = parseAmount(shortfall.committedAmount, currency, 'total');
   const available = max > committed ? max - committed : 0n;
+  if (shortfall.bound === 'investor') {
+    throw conflict(
+      'INVESTOR_LIMIT_REACHED',
+      `This offering takes at most ${formatAmount(max, currency)} ${currency} from one investor; your subscriptions not cancelled, rejected or voided hold ${formatAmount(committed, currency)} ${currency}, so ${formatAmount(available, currency)} ${currency} is left for this one of ${c.amount} ${currency}`,
+      {
+        bound: 'investor',
+        max_per_investor: formatAmount(max, currency),
+        held_by_investor: formatAmount(committed, currency),
+        available_amount: formatAmount(available, currency),
+        requested_amount: c.amount,
+        currency,
+      },
+    );
+  }
   const what = shortfall.bound === 'offering' ? 'offering' : 'security class';
   throw conflict(
     'OFFERING_FULL',

@@ -46,6 +46,8 @@ export const offeringView = (o: Offering, classes: SecurityClass[] = [], tranche
   raised_amount: normaliseAmount(o.raisedAmount, o.currency, 'total'),
   investor_count: o.investorCount,
   ...capacityView(o, o.currency),
+  max_per_investor:
+    o.maxPerInvestor === null || o.maxPerInvestor === undefined ? null : normaliseAmount(o.maxPerInvestor, o.currency),
   security_classes: classes.map((c) => securityClassView(c, o.currency)),
   tranches: tranches.map((t) => trancheView(t, o.currency)),
   created_at: o.createdAt.toISOString(),

@@ -43,20 +43,31 @@ export function offeringsRouter(deps: ApiDeps): Router {
     return formatAmount(minor, offering.currency);
   }
 
-  /** maxAmount and minInvestment exact in the currency, and a minimum no larger than the maximum (decision 0278). */
+  /** maxAmount, minInvestment (and an offering's maxPerInvestor) exact in the currency (decisions 0278, 0370). */
   function boundsIn(
     currency: string,
-    b: { maxAmount?: string | null; minInvestment?: string | null },
-  ): { maxAmount?: string | null; minInvestment?: string | null } {
-    const out: { maxAmount?: string | null; minInvestment?: string | null } = {};
+    b: { maxAmount?: string | null; minInvestment?: string | null; maxPerInvestor?: string | null },
+  ): { maxAmount?: string | null; minInvestment?: string | null; maxPerInvestor?: string | null } {
+    const out: { maxAmount?: string | null; minInvestment?: string | null; maxPerInvestor?: string | null } = {};
     if (b.maxAmount !== undefined) out.maxAmount = b.maxAmount && priceIn({ currency }, b.maxAmount, 'maxAmount');
     if (b.minInvestment !== undefined)
       out.minInvestment = b.minInvestment && priceIn({ currency }, b.minInvestment, 'minInvestment');
+    if (b.maxPerInvestor !== undefined)
+      out.maxPerInvestor = b.maxPerInvestor && priceIn({ currency }, b.maxPerInvestor, 'maxPerInvestor');
     return out;
   }
-  function requireMinWithinMax(max: string | null | undefined, min: string | null | undefined, currency: string) {
+  /** A minimum no larger than the maximum, nor than the cap per investor: else nobody could subscribe. */
+  function requireMinWithinMax(
+    max: string | null | undefined,
+    min: string | null | undefined,
+    currency: string,
+    perInvestor?: string | null,
+  ) {
     if (max && min && toMinor(min, currency)! > toMinor(max, currency, 'total')!) {
       throw validationFailed([{ in: 'body', path: 'minInvestment', message: 'must not be more than maxAmount' }]);
+    }
+    if (perInvestor && min && toMinor(min, currency)! > toMinor(perInvestor, currency)!) {
+      throw validationFailed([{ in: 'body', path: 'minInvestment', message: 'must not be more than maxPerInvestor' }]);
     }
   }
 
@@ -73,15 +84,16 @@ export function offeringsRouter(deps: ApiDeps): Router {
       { body: CreateOfferingBody, response: OfferingView, status: 201, summary: 'Create an offering (staff)' },
       async (ctx, input) => {
         const now = new Date();
-        const { maxAmount, minInvestment, ...rest } = input.body;
-        const bounds = boundsIn(rest.currency, { maxAmount, minInvestment });
-        requireMinWithinMax(bounds.maxAmount, bounds.minInvestment, rest.currency);
+        const { maxAmount, minInvestment, maxPerInvestor, ...rest } = input.body;
+        const bounds = boundsIn(rest.currency, { maxAmount, minInvestment, maxPerInvestor });
+        requireMinWithinMax(bounds.maxAmount, bounds.minInvestment, rest.currency, bounds.maxPerInvestor);
         const offering = em().create(OfferingSchema, {
           id: newId(),
           orgId: ctx.state.principal.orgId,
           ...rest,
           maxAmount: bounds.maxAmount ?? null,
           minInvestment: bounds.minInvestment ?? null,
+          maxPerInvestor: bounds.maxPerInvestor ?? null,
           committedAmount: '0',
           raisedAmount: '0.00',
           investorCount: 0,
@@ -143,7 +155,7 @@ export function offeringsRouter(deps: ApiDeps): Router {
         params: OfferingParams,
         body: UpdateOfferingBody,
         response: OfferingView,
-        summary: 'Open or close an offering, or set its maximum raise and minimum investment (staff)',
+        summary: 'Open or close an offering, or set its maximum raise, minimum investment and cap per investor (staff)',
       },
       async (ctx, input) => {
         const offering = await ownOffering(input.params.offering_id, ctx.state.principal);
@@ -153,11 +165,14 @@ export function offeringsRouter(deps: ApiDeps): Router {
           bounds.maxAmount === undefined ? offering.maxAmount : bounds.maxAmount,
           bounds.minInvestment === undefined ? offering.minInvestment : bounds.minInvestment,
           offering.currency,
+          bounds.maxPerInvestor === undefined ? offering.maxPerInvestor : bounds.maxPerInvestor,
         );
-        // A maximum below what is already committed refuses new subscriptions; it cancels none (decision 0278).
+        // A maximum (or a cap per investor) below what is already committed refuses new subscriptions;
+        // it cancels none (decisions 0278, 0370).
         if (status) offering.status = status;
         if (bounds.maxAmount !== undefined) offering.maxAmount = bounds.maxAmount;
         if (bounds.minInvestment !== undefined) offering.minInvestment = bounds.minInvestment;
+        if (bounds.maxPerInvestor !== undefined) offering.maxPerInvestor = bounds.maxPerInvestor;
         offering.updatedAt = new Date();
         await em().flush();
         ok(ctx, offeringView(offering));

@@ -55,6 +55,10 @@ export const OfferingView = z
     raised_amount: z.string(),
     investor_count: z.number().int(),
     ...capacity,
+    max_per_investor: z
+      .string()
+      .nullable()
+      .describe("The most one investor's live subscriptions may hold together; null: no cap (docs/decisions/0370)"),
     security_classes: z.array(SecurityClassView).describe('Filled on GET of one offering; empty elsewhere'),
     tranches: z.array(TrancheView).describe('Filled on GET of one offering; empty elsewhere'),
     created_at: timestamp,
@@ -79,14 +83,18 @@ export const CreateOfferingBody = z.strictObject({
     .refine((c) => /^[A-Z]{3}$/.test(c) && currencyExponent(c) !== null, 'an ISO 4217 currency code such as USD'),
   status: z.enum(['open', 'closed']).default('open'),
   ...bounds,
+  maxPerInvestor: positiveMoney
+    .optional()
+    .describe("The most one investor's subscriptions not cancelled, rejected or voided may hold together"),
 });
 export const UpdateOfferingBody = z
   .strictObject({
     status: z.enum(['open', 'closed']).optional(),
     maxAmount: positiveMoney.nullable().optional().describe('null removes the maximum'),
     minInvestment: positiveMoney.nullable().optional().describe('null removes the minimum'),
+    maxPerInvestor: positiveMoney.nullable().optional().describe('null removes the cap per investor'),
   })
-  .refine((b) => Object.keys(b).length > 0, 'give at least one of status, maxAmount, minInvestment');
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of status, maxAmount, minInvestment, maxPerInvestor');
 export const CreateSecurityClassBody = z.strictObject({
   name: shownText(200),
   pricePerUnit: positiveMoney,

@@ -12,7 +12,7 @@ import type { SubscriptionKit } from './subscription-kit';
 import { cutToCodePoints } from '../../lib/text';
 
 /**
- * Staff's decisions on a subscription: approve, reject, ask for information, void, refund, and the
+ * Staff's decisions on a subscription: approve, reject, ask for information, cancel before review, void, refund, and the
  * set's own (issue shares in B; collect again and reconcile in A). Each is audited
  * (docs/decisions/0009-staff-operations.md).
  */
@@ -63,6 +63,36 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
         summary: 'Ask the investor for more information (staff)',
       },
       command('request_info', m.requestInfo, reason, true),
+    ),
+  );
+  // The investor's DELETE stays theirs (spec §3); staff end one before review here, with a reason
+  // (docs/decisions/0369-staff-cancel-before-review.md).
+  router.post(
+    '/subscriptions/:subscription_id/cancel',
+    may('staff_cancel'),
+    validate(
+      {
+        params: SubscriptionParams,
+        body: ReasonBody,
+        response: View,
+        summary:
+          'Cancel a subscription not yet in review (draft, pending_signature, pending_payment), with a reason (staff)',
+      },
+      async (ctx, input) => {
+        const { reason } = input.body;
+        const cancelled = await staffDecision(
+          ctx,
+          'staff_cancel',
+          input.params.subscription_id,
+          async (seen) => {
+            const record = await reads.authorized(input.params.subscription_id, ctx.state.principal, 'staff_cancel');
+            seen(record);
+            return workflows.command(record.id, m.cancelByStaff, { reason, actorId: ctx.state.principal.userId });
+          },
+          (view) => ({ status: view.status, reason: reason.slice(0, 200) }),
+        );
+        ok(ctx, cancelled);
+      },
     ),
   );
   router.post(

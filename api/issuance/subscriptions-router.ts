@@ -9,7 +9,10 @@ import { ok } from '../respond';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
 import { legacyRequestHash, newSubscription } from './create-subscription';
 import { reserveCapacity } from './capacity-rules';
-import { releaseCommitment } from '../../db/offering-capacity';
+import { releaseCommitment, releaseNeverStarted } from '../../db/offering-capacity';
+import { logger } from '../../lib/runtime/logger';
+import { draftTtlSeconds } from '../../lib/runtime/hold-windows';
+import { pauseAfterCapacityHold } from './test-pause';
 import { paymentRoutes } from './payment-routes';
 import { staffRoutes } from './staff-routes';
 import { subscriptionKit } from './subscription-kit';
@@ -47,7 +50,10 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
         const key = ctx.get('idempotency-key') || undefined;
         if (key !== undefined) IdempotencyKey.parse(key);
         const investor = await investorKey({ orgId: p.orgId, userId: p.userId });
-        const start = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key, investor);
+        const made = await newSubscription(deps.orm, set, p, input.params.offering_id, input.body, key, investor);
+        // Unsigned at this deadline, it is cancelled as expired (docs/decisions/0368-unsigned-drafts-expire.md).
+        const lifetimeMs = draftTtlSeconds(deps.config) * 1000;
+        const start = { ...made, draftExpiresAt: new Date(Date.parse(made.createdAt) + lifetimeMs).toISOString() };
         // Subscriptions created before request hashes were keyed carry the bare one: compared here only,
         // never sent to the workflow (its history would keep it).
         const legacyHash = key === undefined ? null : legacyRequestHash(input.params.offering_id, input.body);
@@ -64,10 +70,12 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
               subscriptionId: start.id,
               offeringId: start.offeringId,
               securityClassId: start.securityClassId,
+              investorId: start.investorId,
               amount: start.totalAmount,
             },
             start.currency,
           );
+          await pauseAfterCapacityHold(deps.config, start.id);
         }
         const created = earlier ? null : await workflows.create(start).catch(releaseIfNeverStarted(start.id));
         if (created) return ok(ctx, created);
@@ -81,21 +89,23 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
   );
 
   /**
-   * A create that failed before its workflow existed gives its commitment back, and so does one
-   * whose workflow answered that its first record was refused (the workflow gives it back too, and
-   * a later request with the same key is answered that refusal again, having held it anew:
-   * docs/decisions/0365-refused-create-ends-its-workflow.md). One whose outcome is unknown keeps it
-   * (a retry with the same key finds it), erring towards a stranded commitment rather than an
-   * oversold offering.
+   * A create whose workflow Temporal says it does not have gives its commitment back at once, and so
+   * does one whose workflow answered that its first record was refused (the workflow gives it back too:
+   * docs/decisions/0365-refused-create-ends-its-workflow.md). One whose outcome is unknown (Temporal
+   * unreachable) keeps it for a retry with the same key, and the commitment sweep frees it once Temporal
+   * says the workflow never started; a start still on its way when Temporal answered takes it back with
+   * its first projection (docs/decisions/0371-commitment-sweep.md). The caller gets the create's own
+   * error, whatever the release meets.
    */
   const releaseIfNeverStarted =
     (subscriptionId: string) =>
     async (err: unknown): Promise<never> => {
-      if (workflows.recordedNothing(err) || (await workflows.neverStarted(subscriptionId))) {
-        await deps.orm.em
-          .getConnection()
-          .getKnex()
-          .transaction((trx) => releaseCommitment(trx, subscriptionId));
+      try {
+        const knex = deps.orm.em.getConnection().getKnex();
+        if (workflows.recordedNothing(err)) await knex.transaction((trx) => releaseCommitment(trx, subscriptionId));
+        else if (await workflows.neverStarted(subscriptionId)) await releaseNeverStarted(knex, subscriptionId);
+      } catch (releaseErr) {
+        logger.warn({ err: releaseErr, subscriptionId }, 'a failed create kept its commitment; the sweep frees it');
       }
       throw err;
     };

@@ -20,7 +20,18 @@ const sequence = z
 /** @internal exported for its tests */
 export const SubscriptionEventData = SubscriptionViewSchema.extend({
   sequence,
-  reason: z.string().optional().describe('subscription.rejected and subscription.voided'),
+  reason: z
+    .string()
+    .optional()
+    .describe(
+      'subscription.rejected and subscription.voided; subscription.cancelled by staff (their reason) or on expiry (`expired`)',
+    ),
+  cancelled_by: z
+    .enum(['investor', 'staff', 'expiry'])
+    .optional()
+    .describe(
+      'subscription.cancelled: the investor (DELETE), staff (POST …/cancel) or the draft lifetime (docs/decisions/0368, 0369)',
+    ),
   message: z
     .string()
     .optional()

@@ -24,8 +24,10 @@ export function subscriptionBody(
           ? ['issue-shares', 'void']
           : ['void']
         : s.status === 'pending_payment'
-          ? ['void']
-          : [];
+          ? ['cancel', 'void']
+          : s.status === 'draft' || s.status === 'pending_signature'
+            ? ['cancel']
+            : [];
   return html`<nav aria-label="Breadcrumb"><ul><li><a href="/console/">Review queue</a></li><li>Subscription</li></ul></nav>
 <hgroup><h1>Subscription <code>${s.id}</code></h1>
 <p>${chip(s.status)} · ${money(s.total_amount, s.currency)} ·
@@ -41,6 +43,7 @@ ${banner(notice)}
   ${s.reference_code ? html`<div><dt>Reference code</dt><dd><code>${s.reference_code}</code></dd></div>` : ''}
   ${s.shares_id ? html`<div><dt>Shares</dt><dd><code>${s.shares_id}</code> issued ${when(s.shares_issued_at)}</dd></div>` : ''}
   ${s.status_reason ? html`<div><dt>Reason</dt><dd>${s.status_reason}</dd></div>` : ''}
+  ${s.expires_at ? html`<div><dt>Expires unsigned</dt><dd data-testid="expires-at">${when(s.expires_at)}</dd></div>` : ''}
   <div><dt>Created</dt><dd>${when(s.created_at)}</dd></div>
   <div><dt>Updated</dt><dd>${when(s.updated_at)}</dd></div>
 </dl>

@@ -13,6 +13,8 @@ export interface Offering {
   /** Capacity (docs/decisions/0278-offering-capacity-reservations.md): null sets no bound. Decimal strings. */
   maxAmount?: string | null;
   minInvestment?: string | null;
+  /** The most one investor's live subscriptions may hold (docs/decisions/0370-per-investor-cap.md); null: no cap. */
+  maxPerInvestor?: string | null;
   /** What subscriptions not cancelled, rejected or voided hold; moved only by db/offering-capacity.ts. */
   committedAmount?: string;
   createdAt: Date;
@@ -32,6 +34,7 @@ export const OfferingSchema = new EntitySchema<Offering>({
     investorCount: { type: 'integer' },
     maxAmount: { type: 'decimal', precision: 39, scale: 4, nullable: true },
     minInvestment: { type: 'decimal', precision: 19, scale: 4, nullable: true },
+    maxPerInvestor: { type: 'decimal', precision: 19, scale: 4, nullable: true },
     committedAmount: { type: 'decimal', precision: 39, scale: 4, default: '0' },
     createdAt: { type: 'Date' },
     updatedAt: { type: 'Date' },

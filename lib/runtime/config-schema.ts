@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiSettings } from './settings/api-settings';
 import { auditSettings } from './settings/audit-settings';
+import { holdSettings } from './settings/hold-settings';
 import { identitySettings } from './settings/identity-settings';
 import { paymentSettings } from './settings/payment-settings';
 import { retentionSettings } from './settings/retention-settings';
@@ -23,6 +24,7 @@ export const ConfigSchema = z.object({
   ...paymentSettings,
   ...telemetrySettings,
   ...retentionSettings,
+  ...holdSettings,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

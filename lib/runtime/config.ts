@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ConfigSchema, type Config } from './config-schema';
+import { sweepGraceSeconds } from './hold-windows';
 
 export { ConfigSchema, type Config };
 
@@ -17,6 +18,9 @@ const TEST_ONLY_SETTINGS = [
   ['RETENTION_EVENTS_SECONDS', 'RETENTION_EVENTS_DAYS'],
   ['RETENTION_PAYMENT_NOTIFICATIONS_SECONDS', 'RETENTION_PAYMENT_NOTIFICATIONS_DAYS'],
   ['RETENTION_PRUNE_INTERVAL_SECONDS', 'RETENTION_PRUNE_INTERVAL_MINUTES'],
+  ['SUBSCRIPTION_DRAFT_TTL_SECONDS', 'SUBSCRIPTION_DRAFT_TTL_DAYS'],
+  ['COMMITMENT_SWEEP_INTERVAL_SECONDS', 'COMMITMENT_SWEEP_INTERVAL_MINUTES'],
+  ['COMMITMENT_SWEEP_GRACE_SECONDS', 'COMMITMENT_SWEEP_GRACE_MINUTES'],
 ] as const satisfies readonly (readonly [keyof Parsed, keyof Parsed])[];
 
 /**
@@ -121,6 +125,17 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     variable: 'DEV_IDP_ENABLED',
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
+  },
+  {
+    variable: 'TEST_PAUSE_AFTER_CAPACITY_HOLD_MS',
+    message: "a fault test's pause point: only with NODE_ENV=test, never in development or production",
+    broken: (c) => c.TEST_PAUSE_AFTER_CAPACITY_HOLD_MS !== undefined && c.NODE_ENV !== 'test',
+  },
+  {
+    variable: 'COMMITMENT_SWEEP_GRACE_MINUTES',
+    message:
+      "must be longer than COMMAND_TIMEOUT_MS: a create's workflow start may be on its way that long, and its commitment is not the sweep's until it is not",
+    broken: (c) => sweepGraceSeconds(c) * 1000 <= c.COMMAND_TIMEOUT_MS,
   },
   ...TEST_ONLY_SETTINGS.map(([name, instead]) => ({
     variable: name,

@@ -175,6 +175,24 @@ export function countSubscriptionsNeedingAttention(read: () => Promise<number>):
   });
 }
 
+const commitmentsSwept = new Counter({
+  name: 'tranche_commitments_swept_total',
+  help: 'Capacity commitments the sweep gave back because their workflow never started (docs/decisions/0371-commitment-sweep.md)',
+  registers: [registry],
+});
+
+const draftsWoken = new Counter({
+  name: 'tranche_overdue_drafts_woken_total',
+  help: 'Unsigned subscriptions past their lifetime the sweep woke with their deadline (docs/decisions/0368-unsigned-drafts-expire.md)',
+  registers: [registry],
+});
+
+/** Counts one commitment the sweep gave back. */
+export const recordCommitmentSwept = (): void => commitmentsSwept.inc();
+
+/** Counts one overdue unsigned subscription the sweep woke. */
+export const recordDraftWoken = (): void => draftsWoken.inc();
+
 /** The text a Prometheus scrape reads, and its content type. */
 export async function scrape(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };

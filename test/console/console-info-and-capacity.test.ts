@@ -15,7 +15,8 @@ import { createOffering, createSubscription } from '../support/fixtures';
 /**
  * The console shows an information request beside its answer in the review queue, marks one still
  * unanswered (docs/decisions/0277-answering-an-information-request.md), and lists each offering's
- * committed and remaining amounts (docs/decisions/0278-offering-capacity-reservations.md).
+ * committed and remaining amounts (docs/decisions/0278-offering-capacity-reservations.md), and what holds an
+ * offering before review, where staff cancel with a reason (docs/decisions/0369-staff-cancel-before-review.md).
  */
 describe('Set A operator console: information requests and offering capacity', () => {
   let svc: TestService;
@@ -85,5 +86,36 @@ describe('Set A operator console: information requests and offering capacity', (
     ).toContain('unbounded');
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshot(page, 'a-offerings');
+  });
+
+  it('lists what holds an offering before review, and staff cancel a draft there with a reason', async () => {
+    const offering = await createOffering(w.api, w.staff.token, {
+      offering: { name: 'Held seed', maxAmount: '500.00', maxPerInvestor: '400.00' },
+      securityClass: { name: 'Common', pricePerUnit: '100.00' },
+    });
+    const draft = (await createSubscription(w.api, w.investor.token, offering, { unitsSubscribed: 4 })).body.data;
+    await page.goto(`${svc.baseUrl}/console/offerings`);
+    const row = page.getByTestId(`offering-${offering.offeringId}`);
+    expect(await row.textContent()).toContain('400.00 USD');
+    await row.getByTestId('holds-link').click();
+    const held = page.getByTestId(`hold-${draft.id}`);
+    await held.waitFor();
+    expect(await held.textContent()).toContain('draft');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'a-offering-holds');
+
+    await held.getByRole('link').click();
+    expect(await page.getByTestId('expires-at').count()).toBe(1);
+    await page.getByTestId(`cancel-open-${draft.id}`).click();
+    await page.getByLabel('Reason for cancelling (the investor is told)').fill('Left unsigned after the call');
+    await page.getByTestId(`cancel-submit-${draft.id}`).click();
+    await page.getByTestId('notice').waitFor();
+    expect(await page.getByTestId('notice').textContent()).toContain('Cancelled.');
+    const now = (await w.api.get(`/issuance/subscriptions/${draft.id}`, w.staff.token)).body.data;
+    expect(now).toMatchObject({ status: 'cancelled', status_reason: 'Left unsigned after the call' });
+    const read = (await w.api.get(`/issuance/offerings/${offering.offeringId}`, w.staff.token)).body.data;
+    expect(read.committed_amount).toBe('0.00');
+    await page.goto(`${svc.baseUrl}/console/offerings/${offering.offeringId}/holds`);
+    expect(await page.getByTestId('holds-empty').count()).toBe(1);
   });
 });

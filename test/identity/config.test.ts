@@ -115,6 +115,9 @@ describe('production by default', () => {
     ['RETENTION_EVENTS_SECONDS', '60'],
     ['RETENTION_PAYMENT_NOTIFICATIONS_SECONDS', '60'],
     ['RETENTION_PRUNE_INTERVAL_SECONDS', '30'],
+    ['SUBSCRIPTION_DRAFT_TTL_SECONDS', '6'],
+    ['COMMITMENT_SWEEP_INTERVAL_SECONDS', '2'],
+    ['COMMITMENT_SWEEP_GRACE_SECONDS', '120'],
   ])('refuses the test-only %s in production, and takes it elsewhere', (name, value) => {
     const production = { ...base, ...secrets, PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' };
     expect(message({ ...production, [name]: value })).toMatch(new RegExp(`${name}: .*never in production`));
@@ -132,5 +135,22 @@ describe('production by default', () => {
       loadConfig({ ...base, NODE_ENV: 'development', TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: 'true' })
         .TEMPORAL_ACCEPT_UNSEALED_PAYLOADS,
     ).toBe(true);
+  });
+
+  // A fault test's pause point (api/issuance/test-pause.ts, docs/decisions/0371-commitment-sweep.md).
+  it('takes TEST_PAUSE_AFTER_CAPACITY_HOLD_MS under NODE_ENV=test only, never in development or production', () => {
+    const pause = { TEST_PAUSE_AFTER_CAPACITY_HOLD_MS: '1000' };
+    const production = { ...base, ...secrets, PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' };
+    expect(message({ ...production, ...pause })).toMatch(
+      /TEST_PAUSE_AFTER_CAPACITY_HOLD_MS: .*only with NODE_ENV=test/,
+    );
+    expect(message({ ...base, NODE_ENV: 'development', ...pause })).toMatch(/TEST_PAUSE_AFTER_CAPACITY_HOLD_MS/);
+    expect(loadConfig({ ...base, NODE_ENV: 'test', ...pause }).TEST_PAUSE_AFTER_CAPACITY_HOLD_MS).toBe(1000);
+  });
+
+  it('refuses a commitment sweep grace no longer than COMMAND_TIMEOUT_MS', () => {
+    const tight = { ...base, NODE_ENV: 'test', COMMAND_TIMEOUT_MS: '10000' };
+    expect(message({ ...tight, COMMITMENT_SWEEP_GRACE_SECONDS: '10' })).toMatch(/COMMITMENT_SWEEP_GRACE_MINUTES: /);
+    expect(() => loadConfig({ ...tight, COMMITMENT_SWEEP_GRACE_SECONDS: '11' })).not.toThrow();
   });
 });

@@ -39,6 +39,7 @@ const STAFF: SubscriptionAction[] = [
   'retry_collection',
   'reconcile',
   'operate_payments',
+  'staff_cancel',
 ];
 /** Admins only: voiding an agreement, sending money back. */
 const ADMIN: SubscriptionAction[] = ['void', 'refund'];

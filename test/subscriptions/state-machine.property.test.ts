@@ -565,7 +565,13 @@ describe('offering capacity under generated rounds of parallel creates and relea
                 return { released: h as { id: string; cents: number } };
               }
               const id = randomUUID();
-              const c = { subscriptionId: id, offeringId, securityClassId, amount: usd(o.create) };
+              const c = {
+                subscriptionId: id,
+                offeringId,
+                securityClassId,
+                investorId: 'investor-1',
+                amount: usd(o.create),
+              };
               const refused = await holdCommitment(knex(), c);
               return { created: { id, cents: o.create }, refused: refused !== null };
             }),

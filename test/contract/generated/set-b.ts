@@ -70,7 +70,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Open or close an offering, or set its maximum raise and minimum investment (staff)
+         * Open or close an offering, or set its maximum raise, minimum investment and cap per investor (staff)
          * @description Needs the role staff or admin.
          */
         patch: operations["patchIssuanceOfferingsOfferingId"];
@@ -288,6 +288,26 @@ export interface paths {
          * @description Needs the role staff or admin.
          */
         post: operations["postIssuanceSubscriptionsSubscriptionIdRequestInfo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuance/subscriptions/{subscription_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription not yet in review (draft, pending_signature, pending_payment), with a reason (staff)
+         * @description Needs the role staff or admin.
+         */
+        post: operations["postIssuanceSubscriptionsSubscriptionIdCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1819,6 +1839,8 @@ export interface components {
             committed_amount: string;
             /** @description max_amount less committed_amount; null without a maximum */
             remaining_amount: string | null;
+            /** @description The most one investor's live subscriptions may hold together; null: no cap (docs/decisions/0370) */
+            max_per_investor: string | null;
             /** @description Filled on GET of one offering; empty elsewhere */
             security_classes: components["schemas"]["SecurityClass"][];
             /** @description Filled on GET of one offering; empty elsewhere */
@@ -1897,8 +1919,13 @@ export interface components {
             shares_id?: string | null;
             /** @description Set B only: null until shares are issued */
             shares_issued_at?: string | null;
-            /** @description Why staff rejected or voided it */
+            /** @description Why staff rejected, voided or cancelled it; `expired` when it was cancelled unsigned at expires_at */
             status_reason?: string;
+            /**
+             * Format: date-time
+             * @description While draft or pending_signature: when it is cancelled as expired unless signed (SUBSCRIPTION_DRAFT_TTL after creation)
+             */
+            expires_at?: string;
             /** @description What staff asked the investor for, while unanswered */
             info_requested?: string;
             /** @description Every information request and its answer, oldest first; absent when none was made */
@@ -2470,8 +2497,13 @@ export interface components {
             shares_id?: string | null;
             /** @description Set B only: null until shares are issued */
             shares_issued_at?: string | null;
-            /** @description Why staff rejected or voided it */
+            /** @description Why staff rejected, voided or cancelled it; `expired` when it was cancelled unsigned at expires_at */
             status_reason?: string;
+            /**
+             * Format: date-time
+             * @description While draft or pending_signature: when it is cancelled as expired unless signed (SUBSCRIPTION_DRAFT_TTL after creation)
+             */
+            expires_at?: string;
             /** @description What staff asked the investor for, while unanswered */
             info_requested?: string;
             /** @description Every information request and its answer, oldest first; absent when none was made */
@@ -2496,8 +2528,13 @@ export interface components {
             amount_refunded?: string;
             /** @description Per-subscription event number: 1 for subscription.created, then +1 per event of the subscription, with no gaps. Order and deduplicate by (subscription id, sequence). */
             sequence: number;
-            /** @description subscription.rejected and subscription.voided */
+            /** @description subscription.rejected and subscription.voided; subscription.cancelled by staff (their reason) or on expiry (`expired`) */
             reason?: string;
+            /**
+             * @description subscription.cancelled: the investor (DELETE), staff (POST …/cancel) or the draft lifetime (docs/decisions/0368, 0369)
+             * @enum {string}
+             */
+            cancelled_by?: "investor" | "staff" | "expiry";
             /** @description subscription.info_requested: what staff ask for; subscription.info_provided: the answer */
             message?: string;
             /** @description subscription.info_provided: the documents the investor pointed to */
@@ -2741,6 +2778,8 @@ export interface operations {
                     maxAmount?: string;
                     /** @description The least one subscription's total may be */
                     minInvestment?: string;
+                    /** @description The most one investor's subscriptions not cancelled, rejected or voided may hold together */
+                    maxPerInvestor?: string;
                 };
             };
         };
@@ -2945,6 +2984,8 @@ export interface operations {
                     maxAmount?: string | null;
                     /** @description null removes the minimum */
                     minInvestment?: string | null;
+                    /** @description null removes the cap per investor */
+                    maxPerInvestor?: string | null;
                 };
             };
         };
@@ -4350,6 +4391,135 @@ export interface operations {
         };
     };
     postIssuanceSubscriptionsSubscriptionIdRequestInfo: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Subscription"];
+                    };
+                };
+            };
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource is not in a state that allows this, or the Idempotency-Key was used with another body, is still in use, or keeps an answer holding a secret for the caller with other roles */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than the configured limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests from this client; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postIssuanceSubscriptionsSubscriptionIdCancel: {
         parameters: {
             query?: never;
             header?: {
