@@ -89,7 +89,7 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
             seen(record);
             return workflows.command(record.id, m.cancelByStaff, { reason, actorId: ctx.state.principal.userId });
           },
-          (view) => ({ status: view.status, reason: reason.slice(0, 200) }),
+          (view) => ({ status: view.status, reason: cutToCodePoints(reason, 200) }),
         );
         ok(ctx, cancelled);
       },
