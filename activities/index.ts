@@ -8,6 +8,7 @@ import { createAttemptActivities } from './webhook-attempt';
 import { createRecoveryActivities } from './webhook-recovery';
 import { createRetentionActivities } from './retention';
 import { createAuditCheckpointActivities } from './audit-checkpoint';
+import { createRefundIntentActivities } from './refund-intents';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -25,7 +26,8 @@ export function createActivities(deps: ActivityDeps) {
       set: deps.config.BEHAVIOUR_SET,
       shape: deps.config.WEBHOOK_DELIVERY_SHAPE,
     }),
-    ...createPaymentActivities(deps.processor),
+    ...createPaymentActivities(deps.processor, { pauseAt: deps.config.TEST_PAUSE_AT }),
+    ...createRefundIntentActivities({ orm: deps.orm }),
     ...createAttemptActivities(deps.engine),
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),

@@ -24,3 +24,4 @@ export type QueueItem = QueuePage['items'][number];
 export type OfferingList = z.infer<typeof offerings.OfferingList>;
 export type Activity = z.infer<typeof issuance.SubscriptionActivity>;
 export type AuditEventList = z.infer<typeof audit.AuditEventList>;
+export type RefundIntentList = z.infer<typeof issuance.RefundIntents>;

@@ -1,5 +1,5 @@
 import { AppError } from '../lib/errors';
-import type { Activity, QueuePage } from './api-types';
+import type { Activity, QueuePage, RefundIntentList } from './api-types';
 import { COMMANDS, isCommand } from './commands';
 import { fragment, isHtmx, need, uuid, type ConsoleCtx, type ConsoleKit, type ConsoleRouter } from './console-kit';
 import { formKeyOf, keyAfter, sendOnce } from './form-keys';
@@ -9,6 +9,7 @@ import { banner, type Notice } from './layout';
 import { fundsBodyA, fundsBodyB, issuedRow, type RefundLookup } from './views/funds-view';
 import { doneCard, queueBody, queueCard } from './views/queue-view';
 import { subscriptionBody } from './views/subscription-detail-view';
+import { refundIntentsSection } from './views/refund-intents-view';
 
 /**
  * Staff's pages: the review queue and its decisions, a subscription's detail, and funds
@@ -208,18 +209,19 @@ export function reviewPages(router: ConsoleRouter, kit: ConsoleKit): void {
   }
 
   async function detail(ctx: ConsoleCtx, id: string, notice: Notice | null) {
-    const [sub, activity] = await Promise.all([
+    const [sub, activity, refunds] = await Promise.all([
       ctx.state.api.get(`/issuance/subscriptions/${id}`),
       ctx.state.api.get<Activity>(`/issuance/subscriptions/${id}/activity`),
+      ctx.state.api.get<RefundIntentList>(`/issuance/subscriptions/${id}/refunds`),
     ]);
-    return subscriptionBody(
+    return html`${subscriptionBody(
       need(sub, 'the subscription'),
       activity.ok ? activity.data : { events: [], deliveries: [] },
       ctx.state.principal,
       links,
       set,
       notice,
-    );
+    )}${refundIntentsSection(refunds.ok ? refunds.data.items : [])}`;
   }
 
   async function fundsB(ctx: ConsoleCtx, notice: Notice | null, refund?: RefundLookup) {

@@ -3,6 +3,7 @@ import { OFFLINE_PAYMENT_METHODS, PAYMENT_METHODS, SETUP_PAYMENT_METHODS } from 
 import { isDecimalAmount, UNIT_DECIMALS, unitsToMillionths } from '../../lib/money';
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 import { DeliveryView } from '../notifications/answer-schema';
+import { REFUND_INTENT_STATUSES } from '../../domain/refund-intents';
 
 export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
 export const OfferingParams = z.object({ offering_id: z.uuid() });
@@ -137,3 +138,30 @@ export const SubscriptionActivity = z
       .describe('Their webhook deliveries, oldest first'),
   })
   .meta({ id: 'SubscriptionActivity' });
+
+/** A subscription's refund intents (docs/decisions/0374-refund-intents.md), oldest first. */
+export const RefundIntents = z
+  .object({
+    items: z.array(
+      z.object({
+        id: z.uuid(),
+        payment: z.string().describe("The processor's payment the refund takes from"),
+        amount: z.string().describe('Decimal string in the currency'),
+        currency: z.string(),
+        status: z
+          .enum(REFUND_INTENT_STATUSES)
+          .describe(
+            'requested: recorded before the processor was called, outcome not known yet (see failure); succeeded: refunded; failed: the processor refused, nothing moved',
+          ),
+        processor_key: z.string().describe('The idempotency key the processor was called under'),
+        processor_refund_id: z.string().nullable(),
+        request_key: z.string().nullable().describe("The staff request's Idempotency-Key"),
+        requested_by: z.string(),
+        reason: z.string(),
+        failure: z.string().nullable(),
+        requested_at: timestamp,
+        settled_at: timestamp.nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'RefundIntents' });

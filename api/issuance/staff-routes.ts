@@ -75,7 +75,8 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
   );
 
   // Money back through the deployment's processor (docs/decisions/0284-refunds.md); both sets. Only under an
-  // Idempotency-Key (docs/decisions/0373-idempotency-key-required-where-money-moves.md), passed on with the refund.
+  // Idempotency-Key (docs/decisions/0373-idempotency-key-required-where-money-moves.md), which the refund's
+  // intents record (docs/decisions/0374-refund-intents.md).
   router.post(
     '/subscriptions/:subscription_id/refund',
     may('refund'),

@@ -31,6 +31,7 @@ import { Migration0080PersonalDataKeys } from './0080-personal-data-keys';
 import { Migration0083EndpointAuthentication } from './0083-endpoint-authentication';
 import { Migration0086QueueByOrganisation } from './0086-queue-by-organisation';
 import { Migration0087LeasesNotLocks } from './0087-leases-not-locks';
+import { Migration0093RefundIntents } from './0093-refund-intents';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -66,4 +67,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0083-endpoint-authentication', class: Migration0083EndpointAuthentication },
   { name: '0086-queue-by-organisation', class: Migration0086QueueByOrganisation },
   { name: '0087-leases-not-locks', class: Migration0087LeasesNotLocks },
+  { name: '0093-refund-intents', class: Migration0093RefundIntents },
 ];

@@ -109,6 +109,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     message: 'the development identity provider cannot run in production',
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
   },
+  {
+    variable: 'TEST_PAUSE_AT',
+    message: 'a pause point for the fault tests: only with NODE_ENV=test, never in development or production',
+    broken: (c) => c.TEST_PAUSE_AT !== undefined && c.NODE_ENV !== 'test',
+  },
   ...TEST_ONLY_SETTINGS.map(([name, instead]) => ({
     variable: name,
     message: `for a soak or a test, never in production: unset it (${instead} sets the window)`,

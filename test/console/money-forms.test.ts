@@ -111,6 +111,11 @@ describe('money and secret forms in the console, double-submitted and reloaded',
     expect((await refunds()).map((r) => r.amount_cents)).toEqual(['2000']);
     expect(await subscription(w, id)).toMatchObject({ amount_refunded: '20.00' });
     await screenshot(page, 'money-01-refund-once');
+
+    // The subscription's page shows the refund as it was asked of the processor and what it answered.
+    await page.goto(`${svc.baseUrl}/console/subscriptions/${id}`);
+    expect(await page.getByTestId('refund-intent-succeeded').count()).toBe(1);
+    expect(await page.getByTestId('refund-intents').textContent()).toContain('20.00 USD');
   });
 
   it('rotates once when the rotate form is sent twice, and shows the new secret once, sealed in between', async () => {

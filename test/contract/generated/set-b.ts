@@ -1204,6 +1204,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/issuance/subscriptions/{subscription_id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's refund intents: each processor refund, recorded before it was sent, and its outcome
+         * @description Needs the role staff or admin.
+         */
+        get: operations["getIssuanceSubscriptionsSubscriptionIdRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notifications/webhooks/{id}/health": {
         parameters: {
             query?: never;
@@ -2325,6 +2345,33 @@ export interface components {
                 /** Format: date-time */
                 updated_at: string;
                 endpoint_url: string;
+            }[];
+        };
+        RefundIntents: {
+            items: {
+                /** Format: uuid */
+                id: string;
+                /** @description The processor's payment the refund takes from */
+                payment: string;
+                /** @description Decimal string in the currency */
+                amount: string;
+                currency: string;
+                /**
+                 * @description requested: recorded before the processor was called, outcome not known yet (see failure); succeeded: refunded; failed: the processor refused, nothing moved
+                 * @enum {string}
+                 */
+                status: "requested" | "succeeded" | "failed";
+                /** @description The idempotency key the processor was called under */
+                processor_key: string;
+                processor_refund_id: string | null;
+                /** @description The staff request's Idempotency-Key */
+                request_key: string | null;
+                requested_by: string;
+                reason: string;
+                failure: string | null;
+                /** Format: date-time */
+                requested_at: string;
+                settled_at: string | null;
             }[];
         };
         WebhookEndpointHealth: {
@@ -4566,9 +4613,9 @@ export interface operations {
     postIssuanceSubscriptionsSubscriptionIdRefund: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+            header: {
+                /** @description Required: this command moves money, and without a key it is refused 400 IDEMPOTENCY_KEY_REQUIRED. Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key": string;
             };
             path: {
                 subscription_id: string;
@@ -4599,7 +4646,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP); IDEMPOTENCY_KEY_REQUIRED: the Idempotency-Key header is missing (this command moves money) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10094,6 +10141,79 @@ export interface operations {
                         /** @constant */
                         success: true;
                         data: components["schemas"]["SubscriptionActivity"];
+                    };
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getIssuanceSubscriptionsSubscriptionIdRefunds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["RefundIntents"];
                     };
                 };
             };
