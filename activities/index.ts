@@ -10,6 +10,7 @@ import { createRetentionActivities } from './retention';
 import { createAuditCheckpointActivities } from './audit-checkpoint';
 import { watchedActivities } from './activity-failures';
 import { createCommitmentSweepActivities } from './commitment-sweep';
+import { createRefundIntentActivities } from './refund-intents';
 
 export interface ActivityDeps {
   orm: Orm;
@@ -31,7 +32,8 @@ export function createActivities(deps: ActivityDeps) {
       set: deps.config.BEHAVIOUR_SET,
       shape: deps.config.WEBHOOK_DELIVERY_SHAPE,
     }),
-    ...createPaymentActivities(deps.processor),
+    ...createPaymentActivities(deps.processor, { pauseAt: deps.config.TEST_PAUSE_AT }),
+    ...createRefundIntentActivities({ orm: deps.orm }),
     ...createAttemptActivities(deps.engine),
     ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),

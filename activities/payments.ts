@@ -10,6 +10,7 @@ import {
   type SessionRequest,
   type SetupResult,
 } from '../domain/payment-processor';
+import { pauseForTest, type PausePoint } from '../lib/runtime/test-pause';
 
 /** A refusal for good stops the activity's retries; everything else is retried as an outage. */
 async function finalOnRefusal<T>(call: () => Promise<T>): Promise<T> {
@@ -21,8 +22,11 @@ async function finalOnRefusal<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The subscription workflow's calls to the payment processor, as activities. */
-export function createPaymentActivities(processor: PaymentProcessor) {
+/**
+ * The subscription workflow's calls to the payment processor, as activities. `pauseAt`: a fault test's
+ * pause point (TEST_PAUSE_AT, NODE_ENV=test only).
+ */
+export function createPaymentActivities(processor: PaymentProcessor, opts: { pauseAt?: PausePoint } = {}) {
   return {
     async createSetupSession(req: SessionRequest): Promise<Session> {
       return finalOnRefusal(() => processor.createSetupSession(req));
@@ -37,7 +41,10 @@ export function createPaymentActivities(processor: PaymentProcessor) {
       return finalOnRefusal(() => processor.closeSessions(subscriptionId));
     },
     async refundPayment(req: RefundRequest): Promise<Refund> {
-      return finalOnRefusal(() => processor.refund(req));
+      const refund = await finalOnRefusal(() => processor.refund(req));
+      // The money has left and the workflow does not know yet: where a crash hurts most.
+      await pauseForTest(opts.pauseAt, 'refund-sent');
+      return refund;
     },
     async collectPayment(req: CollectionRequest): Promise<Collection> {
       if (!req.setupSessionId) throw ApplicationFailure.nonRetryable('no linked payment method', 'NO_PAYMENT_METHOD');

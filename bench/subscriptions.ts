@@ -6,6 +6,7 @@
  *   lifecycle = create, sign-agreement, submit-for-review (wire), approve, reconcile  (5 commands)
  *   BENCH_SCALE=<fraction below 1> shortens every phase for a smoke run, which writes no results.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { runBench } from './lib/run-bench';
 import { cpus, tmpdir } from 'node:os';
@@ -67,11 +68,12 @@ async function main(): Promise<boolean> {
       path: string,
       token: string,
       body?: unknown,
+      headers: Record<string, string> = {},
     ) => {
       const t0 = performance.now();
       const res = await fetch(svc.baseUrl + path, {
         method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(60_000),
       });
@@ -115,10 +117,16 @@ async function main(): Promise<boolean> {
       await pace?.();
       await call(lat, 'approve', 'POST', `/issuance/subscriptions/${s.id}/approve`, staff, {});
       await pace?.();
-      const reconciled = await call(lat, 'reconcile', 'POST', '/issuance/reconciliations', staff, {
-        referenceCode: submitted.reference_code,
-        amount: '30.00',
-      });
+      // Required where money moves (docs/decisions/0373-idempotency-key-required-where-money-moves.md).
+      const reconciled = await call(
+        lat,
+        'reconcile',
+        'POST',
+        '/issuance/reconciliations',
+        staff,
+        { referenceCode: submitted.reference_code, amount: '30.00' },
+        { 'idempotency-key': randomUUID() },
+      );
       reconciledStatus = reconciled.status!;
     };
 

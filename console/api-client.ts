@@ -29,7 +29,7 @@ export function apiClient(
   // The person's address, as this request's ctx.ip says it, so the API's audit entries and limits name them, not us.
   const forwarded = clientHeaders(ctx.ip);
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
+  async function call<T>(method: string, path: string, body?: unknown, idempotencyKey?: string): Promise<ApiAnswer<T>> {
     const res = await fetch(`${base}${path}`, {
       method,
       headers: {
@@ -37,6 +37,8 @@ export function apiClient(
         accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         ...(requestId ? { 'x-request-id': requestId } : {}),
+        // The form's own key (console/form-keys.ts): a form sent twice is one command.
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
         ...forwarded,
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -49,7 +51,8 @@ export function apiClient(
 
   return {
     get: <T = any>(path: string) => call<T>('GET', path),
-    post: <T = any>(path: string, body: unknown = {}) => call<T>('POST', path, body),
+    post: <T = any>(path: string, body: unknown = {}, opts: { idempotencyKey?: string } = {}) =>
+      call<T>('POST', path, body, opts.idempotencyKey),
     patch: <T = any>(path: string, body: unknown) => call<T>('PATCH', path, body),
     put: <T = any>(path: string, body: unknown) => call<T>('PUT', path, body),
     delete: (path: string) => call<null>('DELETE', path),

@@ -27,3 +27,4 @@ export type Offering = z.infer<typeof offerings.OfferingView>;
 export type SubscriptionList = z.infer<typeof issuance.SubscriptionList>;
 export type Activity = z.infer<typeof issuance.SubscriptionActivity>;
 export type AuditEventList = z.infer<typeof audit.AuditEventList>;
+export type RefundIntentList = z.infer<typeof issuance.RefundIntents>;

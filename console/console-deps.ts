@@ -29,4 +29,9 @@ export interface ConsoleDeps {
   ): Promise<void>;
   /** The headers that name the person's address on the console's own API calls (decision 0273). */
   clientHeaders(address: string): Record<string, string>;
+  /**
+   * Seals what a page holds for one later page of the same person (a signing secret between a POST and the
+   * page it redirects to): AES-256-GCM under a key the database does not hold, bound to `scope`.
+   */
+  secrets: { seal(scope: string, text: string): string; open(scope: string, sealed: string): string };
 }

@@ -96,6 +96,7 @@ export function consoleKit(deps: ConsoleDeps) {
     page,
     session,
     cookies,
+    secrets: deps.secrets,
     publicOrigin,
     sameOrigin: sameOriginAs(publicOrigin.origin),
     form: bodyParser({ enableTypes: ['form'], formLimit: '32kb', encoding: 'utf-8' }),

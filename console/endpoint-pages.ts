@@ -20,6 +20,9 @@ import {
   type ConsoleRouter,
 } from './console-kit';
 import { refusal } from './format';
+import { formKeyOf, keyAfter, sendOnce } from './form-keys';
+import { secretPath } from './session-cookies';
+import { secretFlash } from './secret-flash';
 import { html } from '../lib/html';
 import type { Notice } from './layout';
 import { deleteConfirm, draftOf, EMPTY_DRAFT, endpointForm, type EndpointDraft } from './views/endpoint-forms-view';
@@ -37,6 +40,8 @@ const DONE: Record<string, string> = {
   disabled: 'Endpoint disabled: it gets no deliveries until you re-enable it.',
   deleted: 'Endpoint deleted.',
   authentication: 'Authentication saved: the next deliveries use it.',
+  'secret-gone':
+    'A new signing secret is shown once, on the page right after it is made, and not again. If you did not store it, rotate the secret again.',
 };
 const doneNotice = (ctx: Context): Notice | null => {
   const done = ctx.query.done;
@@ -96,7 +101,27 @@ const draftFrom = (body: unknown): EndpointDraft => ({
  * the user's token.
  */
 export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
-  const { page, session, sameOrigin, form, api, links } = kit;
+  const { page, session, sameOrigin, form, api, links, cookies, secrets } = kit;
+  // A double submit's second request waits for the first's answer at most as long as a command may run.
+  const twinWaitMs = kit.config.COMMAND_TIMEOUT_MS + 5_000;
+  const staleForm: Notice = {
+    kind: 'refused',
+    text: 'This form is from an older page and was not sent: check it and send it again.',
+  };
+  const flash = secretFlash(cookies, secrets, (ctx) => (ctx as ConsoleCtx).state.principal);
+  /**
+   * POST-redirect-GET for a secret (docs/decisions/0375-console-forms-carry-their-key.md): the answer's
+   * secret is sealed into a cookie only its page receives, and the browser is sent there.
+   */
+  const toSecret = (ctx: ConsoleCtx, e: EndpointWithSecret, rotated: boolean) => {
+    flash.put(ctx, e.id, {
+      signing_secret: e.signing_secret,
+      previous_secret_expires_at: e.previous_secret_expires_at ?? null,
+      rotated,
+    });
+    ctx.status = 303;
+    ctx.redirect(secretPath(e.id));
+  };
   const overlapSeconds = kit.config.WEBHOOK_SECRET_OVERLAP_SECONDS;
   const one = (id: string) => `${api.endpoints}/${id}`;
   const eventTypes = async (ctx: ConsoleCtx) =>
@@ -129,14 +154,42 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
     );
   });
 
+  // Registering makes a signing secret: under the form's key, then to the secret's page.
   router.post('/webhooks', sameOrigin, session, form, async (ctx) => {
     const draft = draftFrom(ctx.request.body);
-    const answer = await ctx.state.api.post<EndpointWithSecret>(api.endpoints, bodyOf(draft, false));
-    if (!answer.ok) {
-      const body = endpointForm(draft, await eventTypes(ctx), { notice: refusal(answer) });
-      return page(ctx, answer.status, 'Register an endpoint', 'webhooks', body);
+    const key = formKeyOf(ctx.request.body);
+    if (!key)
+      return page(
+        ctx,
+        400,
+        'Register an endpoint',
+        'webhooks',
+        endpointForm(draft, await eventTypes(ctx), { notice: staleForm }),
+      );
+    const answer = await sendOnce(
+      () => ctx.state.api.post<EndpointWithSecret>(api.endpoints, bodyOf(draft, false), { idempotencyKey: key }),
+      twinWaitMs,
+    );
+    if (answer.ok) return toSecret(ctx, answer.data, false);
+    const body = endpointForm(draft, await eventTypes(ctx), {
+      notice: refusal(answer),
+      formKey: keyAfter(answer, key),
+    });
+    page(ctx, answer.status, 'Register an endpoint', 'webhooks', body);
+  });
+
+  // The secret just made, shown once from its sealed cookie: a reload makes nothing and shows nothing.
+  router.get('/webhooks/:id/secret', session, async (ctx) => {
+    const id = uuid(ctx.params.id);
+    const kept = flash.open(ctx, id);
+    if (!kept) {
+      flash.clear(ctx, id);
+      ctx.status = 303;
+      return ctx.redirect(`/console/webhooks/${id}?done=secret-gone`);
     }
-    page(ctx, 201, 'Signing secret', 'webhooks', secretBody(answer.data, { rotated: false, overlapSeconds }), [
+    const shown = { ...(await endpoint(ctx, id)), ...kept };
+    flash.clear(ctx, id);
+    page(ctx, 200, 'Signing secret', 'webhooks', secretBody(shown, { rotated: kept.rotated, overlapSeconds }), [
       'copy-secret.js',
     ]);
   });
@@ -146,7 +199,9 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
       typeof ctx.query.window === 'string' && Object.hasOwn(WINDOWS, ctx.query.window)
         ? (ctx.query.window as WindowName)
         : '24h';
-    const body = await endpointPage(ctx, uuid(ctx.params.id), doneNotice(ctx), window);
+    const id = uuid(ctx.params.id);
+    const body = await endpointPage(ctx, id, doneNotice(ctx), window);
+    flash.clear(ctx, id);
     page(ctx, 200, 'Webhook endpoint', 'webhooks', body, CHART);
   });
 
@@ -218,21 +273,18 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
     ctx.redirect('/console/webhooks?done=deleted');
   });
 
-  router.post('/webhooks/:id/rotate-secret', sameOrigin, session, async (ctx) => {
+  // Rotating makes a signing secret: under the form's key, then to the secret's page.
+  router.post('/webhooks/:id/rotate-secret', sameOrigin, session, form, async (ctx) => {
     const id = uuid(ctx.params.id);
-    const answer = await ctx.state.api.post<EndpointWithSecret>(`${one(id)}/rotate-secret`);
-    if (!answer.ok)
-      return page(
-        ctx,
-        answer.status,
-        'Webhook endpoint',
-        'webhooks',
-        await endpointPage(ctx, id, refusal(answer)),
-        CHART,
-      );
-    page(ctx, 200, 'Signing secret', 'webhooks', secretBody(answer.data, { rotated: true, overlapSeconds }), [
-      'copy-secret.js',
-    ]);
+    const key = formKeyOf(ctx.request.body);
+    if (!key) return page(ctx, 400, 'Webhook endpoint', 'webhooks', await endpointPage(ctx, id, staleForm), CHART);
+    const answer = await sendOnce(
+      () => ctx.state.api.post<EndpointWithSecret>(`${one(id)}/rotate-secret`, {}, { idempotencyKey: key }),
+      twinWaitMs,
+    );
+    if (answer.ok) return toSecret(ctx, answer.data, true);
+    const body = await endpointPage(ctx, id, refusal(answer), '24h', keyAfter(answer, key));
+    page(ctx, answer.status, 'Webhook endpoint', 'webhooks', body, CHART);
   });
 
   router.post('/webhooks/:id/test', sameOrigin, session, async (ctx) => {
@@ -271,7 +323,13 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
     page(ctx, 200, 'Test ping', 'webhooks', html`<h1>Test ping</h1>${pingBlock(endpointId, d)}${back}`);
   }
 
-  async function endpointPage(ctx: ConsoleCtx, id: string, notice: Notice | null, window: WindowName = '24h') {
+  async function endpointPage(
+    ctx: ConsoleCtx,
+    id: string,
+    notice: Notice | null,
+    window: WindowName = '24h',
+    rotateKey?: string,
+  ) {
     const w = WINDOWS[window];
     const [e, health] = await Promise.all([
       endpoint(ctx, id),
@@ -283,7 +341,7 @@ export function endpointPages(router: ConsoleRouter, kit: ConsoleKit): void {
       links,
       notice,
       window,
-      manageSection(e, overlapSeconds),
+      manageSection(e, overlapSeconds, rotateKey),
     );
   }
 }

@@ -6,6 +6,12 @@ import type { PendingSignIn } from './sign-in';
 const SESSION = 'tranche_console';
 const PENDING = 'tranche_console_signin';
 const PENDING_MAX_AGE_MS = 10 * 60_000;
+const SECRET = 'tranche_console_secret';
+/**
+ * How long a new signing secret may wait, sealed, for the page it is shown on once: the hop of one
+ * redirect, with room for a slow network (console/secret-flash.ts).
+ */
+export const SECRET_FLASH_MS = 2 * 60_000;
 
 const Pending = z.object({ state: z.string().min(1), nonce: z.string().min(1), verifier: z.string().min(1) });
 
@@ -21,9 +27,9 @@ const Pending = z.object({ state: z.string().min(1), nonce: z.string().min(1), v
  */
 export function consoleCookies(config: Pick<Config, 'PUBLIC_BASE_URL'>) {
   const secure = new URL(config.PUBLIC_BASE_URL!).protocol === 'https:';
-  const options = (path: string, maxAge?: number) => ({
+  const options = (path: string, maxAge?: number, sameSite: 'lax' | 'strict' = 'lax') => ({
     httpOnly: true,
-    sameSite: 'lax' as const,
+    sameSite,
     secure,
     path,
     maxAge,
@@ -62,6 +68,24 @@ export function consoleCookies(config: Pick<Config, 'PUBLIC_BASE_URL'>) {
       }
     },
 
+    /**
+     * A new signing secret, already sealed (console/secret-flash.ts), between the POST that made it and
+     * the page that shows it once (docs/decisions/0375-console-forms-carry-their-key.md): sent only to
+     * that page's path, same-site only, for two minutes at most.
+     */
+    writeSecret(ctx: Context, endpointId: string, sealed: string): void {
+      jar(ctx).set(SECRET, sealed, options(secretPath(endpointId), SECRET_FLASH_MS, 'strict'));
+    },
+
+    readSecret(ctx: Context): string | null {
+      return ctx.cookies.get(SECRET) ?? null;
+    },
+
+    /** Once shown, or once the person has gone on to the endpoint, the secret is not kept any longer. */
+    clearSecret(ctx: Context, endpointId: string): void {
+      jar(ctx).set(SECRET, null, options(secretPath(endpointId), undefined, 'strict'));
+    },
+
     clearSession(ctx: Context, which: 'session' | 'pending'): void {
       jar(ctx).set(
         which === 'session' ? SESSION : PENDING,
@@ -71,3 +95,6 @@ export function consoleCookies(config: Pick<Config, 'PUBLIC_BASE_URL'>) {
     },
   };
 }
+
+/** The one page a new signing secret is shown on (console/endpoint-pages.ts). */
+export const secretPath = (endpointId: string) => `/console/webhooks/${endpointId}/secret`;

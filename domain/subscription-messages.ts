@@ -43,6 +43,8 @@ export interface RefundInput {
   amount?: string;
   reason: string;
   actorId: string;
+  /** The staff request's Idempotency-Key, kept on its refund intents (absent in updates sent before it was). */
+  requestKey?: string;
 }
 /** A processor's notification, already verified by the API and deduplicated by its event id. */
 export interface PaymentNotification {

@@ -56,6 +56,8 @@ export function createApp(deps: ApiDeps): Koa {
   const dependencies = dependencyWatchOf(deps);
   // The API's metrics read how many subscriptions need attention at each scrape (docs/decisions/0366).
   countSubscriptionsNeedingAttention(() => countAttention(deps.orm.em.getConnection().getKnex()));
+  // The webhook secret keyring: stored answers and the console's one-time secrets are sealed under it.
+  const box = secretBoxFrom(config);
   // A token stops when its API key is revoked or its console session ends (decision 0272).
   deps.tokens.checkLiveness(
     tokenLiveness(() => deps.orm.em.getConnection().getKnex(), config.TOKEN_REVOCATION_CACHE_SECONDS),
@@ -76,6 +78,7 @@ export function createApp(deps: ApiDeps): Koa {
     pageError: (raw) => toResponseError(raw, dependencies),
     recordSession: recordConsoleSession,
     clientHeaders: consoleClientHeaders,
+    secrets: box,
   });
   for (const router of [consolePages, devIdpAuthorizeRouter(config)]) mount(app, router, {});
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: `${config.BODY_LIMIT_KB}kb`, encoding: 'utf-8' }));
@@ -85,7 +88,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(
     idempotency({
       orm: deps.orm,
-      box: secretBoxFrom(config),
+      box,
       ttlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS ?? config.IDEMPOTENCY_KEY_TTL_HOURS * 3600,
       commandTimeoutMs: config.COMMAND_TIMEOUT_MS,
     }),

@@ -30,7 +30,8 @@ import { refusal } from '../domain/refusal';
 import * as m from '../domain/subscription-messages';
 import { applyPayment } from './subscription-payments';
 import { guards, initialState, transitions, type Change } from './subscription-transitions';
-import { planRefund, refundedByStaff, type RefundSlice } from './subscription-refunds';
+import { planRefund, refundedByStaff } from './subscription-refunds';
+import { refundThroughIntents, refundUnrecorded } from './refund-intents';
 import { asRefusal, failedWith, idempotencyReused, isNotRecorded, notRecorded } from './subscription-failures';
 import { referenceCodeFrom } from './reference-code';
 import { DeliveryChildren } from './delivery-children';
@@ -74,6 +75,7 @@ const REFUSED_RECORDS_ANSWERED = 'refused-records-answered';
 /** No run holds more pending delivery children than Temporal allows (docs/decisions/0367-temporal-limits-kept.md). */
 const CHILDREN_HELD = 'delivery-children-held-within-limit';
 const DRAFT_EXPIRY = 'unsigned-drafts-expire';
+const REFUND_INTENTS = 'refund-intents-recorded';
 /** After a terminal state, payment notifications (refunds, disputes) are still taken this long. */
 const LINGER_AFTER_TERMINAL = '90 days';
 /** Work of its own (a notification, a collection's outcome) whose record was refused is tried again after this. */
@@ -418,29 +420,15 @@ export class SubscriptionRun {
 
   /**
    * Staff send money back (docs/decisions/0284-refunds.md): one processor refund per payment the
-   * request takes from, each under a key of its own so a retried activity refunds once. What the
-   * processor refunded is recorded even when a later call fails; the failure is answered after.
+   * request takes from, each recorded before it is sent and after it is answered
+   * (docs/decisions/0374-refund-intents.md), under a key of its own so a retried activity refunds once.
+   * What the processor refunded is recorded even when a later call fails; the failure is answered after.
    */
   private async refund(i: m.RefundInput): Promise<SubscriptionView> {
     const slices = planRefund(this.state, i);
-    const asked = this.state.refundsRequested ?? 0;
-    const done: (RefundSlice & { refundId: string })[] = [];
-    let failure: unknown = null;
-    for (const [k, slice] of slices.entries()) {
-      try {
-        const r = await processor.refundPayment({
-          subscriptionId: this.state.id,
-          payment: slice.payment,
-          amount: slice.amount,
-          currency: this.state.currency,
-          idempotencyKey: `refund-${this.state.id}-${asked}-${k}`,
-        });
-        done.push({ ...slice, refundId: r.refundId });
-      } catch (err) {
-        failure = err;
-        break;
-      }
-    }
+    const { done, failure } = patched(REFUND_INTENTS)
+      ? await refundThroughIntents(this.state, slices, i, processor.refundPayment)
+      : await refundUnrecorded(this.state, slices, processor.refundPayment);
     const view = done.length ? await this.commit(refundedByStaff(this.state, done, i)) : null;
     if (failure !== null) asRefusal(failure);
     return view!;

@@ -10,8 +10,9 @@ import { exactTime } from '../../db/keyset';
 import { decodeCursor, page } from '../cursor';
 import { deliveryView } from '../notifications/views';
 import { deliveryReads, eventReads } from '../../webhooks';
-import { AttentionList, ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
+import { AttentionList, RefundIntents, ReviewQueue, SubscriptionActivity, SubscriptionParams } from './schema';
 import { listAttention } from '../../db/subscription-attention';
+import { intentsOf } from '../../db/refund-intents';
 import { subscriptionReads } from './subscription-reads';
 
 const ReviewQueueQuery = z.strictObject({
@@ -150,6 +151,23 @@ export function reviewRouter(deps: ApiDeps): Router {
             last_failed_at: new Date(r.last_failed_at).toISOString(),
           })),
         });
+      },
+    ),
+  );
+
+  // What each refund asked of the processor and what it answered (docs/decisions/0374-refund-intents.md).
+  router.get(
+    '/subscriptions/:subscription_id/refunds',
+    staff,
+    validate(
+      {
+        params: SubscriptionParams,
+        response: RefundIntents,
+        summary: "A subscription's refund intents: each processor refund, recorded before it was sent, and its outcome",
+      },
+      async (ctx, { params }) => {
+        const record = await reads.authorized(params.subscription_id, ctx.state.principal, 'read');
+        ok(ctx, { items: await intentsOf(sql().getKnex(), record.orgId, record.id) });
       },
     ),
   );

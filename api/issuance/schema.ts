@@ -4,6 +4,7 @@ import { isDecimalAmount, UNIT_DECIMALS, unitsToMillionths } from '../../lib/mon
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
 import { DeliveryView } from '../notifications/answer-schema';
 import { shownText } from '../../lib/shown-text';
+import { REFUND_INTENT_STATUSES } from '../../domain/refund-intents';
 
 export const SubscriptionParams = z.object({ subscription_id: z.uuid() });
 export const OfferingParams = z.object({ offering_id: z.uuid() });
@@ -172,3 +173,30 @@ export const AttentionList = z
     next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
   })
   .meta({ id: 'AttentionList' });
+
+/** A subscription's refund intents (docs/decisions/0374-refund-intents.md), oldest first. */
+export const RefundIntents = z
+  .object({
+    items: z.array(
+      z.object({
+        id: z.uuid(),
+        payment: z.string().describe("The processor's payment the refund takes from"),
+        amount: z.string().describe('Decimal string in the currency'),
+        currency: z.string(),
+        status: z
+          .enum(REFUND_INTENT_STATUSES)
+          .describe(
+            'requested: recorded before the processor was called, outcome not known yet (see failure); succeeded: refunded; failed: the processor refused, nothing moved',
+          ),
+        processor_key: z.string().describe('The idempotency key the processor was called under'),
+        processor_refund_id: z.string().nullable(),
+        request_key: z.string().nullable().describe("The staff request's Idempotency-Key"),
+        requested_by: z.string(),
+        reason: z.string(),
+        failure: z.string().nullable(),
+        requested_at: timestamp,
+        settled_at: timestamp.nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'RefundIntents' });

@@ -5,6 +5,7 @@ import { authorizeApproval } from '../../domain/policy';
 import * as m from '../../domain/subscription-messages';
 import { toSubscriptionView } from '../../domain/subscription-view';
 import { SubscriptionViewSchema as View } from '../../domain/subscription-view-schema';
+import { keyRequired } from '../middleware/idempotency-required';
 import { validate, type Ctx } from '../middleware/validate';
 import { ok } from '../respond';
 import { ReasonBody, ReconcileBody, ReferenceCodeParams, RefundBody, SubscriptionParams } from './schema';
@@ -104,10 +105,13 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
     ),
   );
 
-  // Money back through the deployment's processor (docs/decisions/0284-refunds.md); both sets.
+  // Money back through the deployment's processor (docs/decisions/0284-refunds.md); both sets. Only under an
+  // Idempotency-Key (docs/decisions/0373-idempotency-key-required-where-money-moves.md), which the refund's
+  // intents record (docs/decisions/0374-refund-intents.md).
   router.post(
     '/subscriptions/:subscription_id/refund',
     may('refund'),
+    keyRequired(),
     validate(
       {
         params: SubscriptionParams,
@@ -138,6 +142,7 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
               ...(amount !== undefined ? { amount } : {}),
               reason,
               actorId: ctx.state.principal.userId,
+              requestKey: ctx.get('idempotency-key'),
             });
           },
           (view) => ({
@@ -172,6 +177,7 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
     router.post(
       '/subscriptions/:subscription_id/retry-collection',
       may('retry_collection'),
+      keyRequired(),
       validate(
         { params: SubscriptionParams, response: View, summary: 'Collect a failed payment again (Set A, staff)' },
         command('retry_collection', m.retryCollection, actor, true),
@@ -181,6 +187,7 @@ export function staffRoutes(router: Router, kit: SubscriptionKit): void {
     router.post(
       '/reconciliations',
       may('reconcile'),
+      keyRequired(),
       validate(
         {
           body: ReconcileBody,

@@ -1,15 +1,22 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { AUTH_ROLES } from '../middleware/auth';
+import { KEY_REQUIRED } from '../middleware/idempotency-required';
 import { ROUTE_DOC, ROUTE_SCHEMAS, type RouteDoc, type Schemas } from '../middleware/validate';
 import { ERROR_ENVELOPE, ERROR_REASONS, inputSchema, outputSchema, type JsonSchema } from './json-schema';
-import { IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
+import { IDEMPOTENCY_HEADER, REQUIRED_IDEMPOTENCY_HEADER, RETRY_AFTER_HEADER } from './headers';
 import { TAGS, tagOf } from './tags';
 import { webhooksSection } from './webhook-document';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 
-type Tagged = Middleware & { [ROUTE_SCHEMAS]?: Schemas; [AUTH_ROLES]?: string[]; [ROUTE_DOC]?: RouteDoc };
+type Tagged = Middleware & {
+  [ROUTE_SCHEMAS]?: Schemas;
+  [AUTH_ROLES]?: string[];
+  [ROUTE_DOC]?: RouteDoc;
+  [KEY_REQUIRED]?: true;
+};
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);
+const KEY_MISSING = 'IDEMPOTENCY_KEY_REQUIRED: the Idempotency-Key header is missing (this command moves money)';
 
 export interface DocumentInfo {
   title: string;
@@ -36,6 +43,7 @@ export function buildOpenApi(routers: Router[], info: DocumentInfo, set: Behavio
         schemas: stack.find((m) => m[ROUTE_SCHEMAS])?.[ROUTE_SCHEMAS],
         roles: stack.find((m) => m[AUTH_ROLES])?.[AUTH_ROLES],
         doc: stack.find((m) => m[ROUTE_DOC])?.[ROUTE_DOC] ?? {},
+        keyRequired: stack.some((m) => m[KEY_REQUIRED]),
       };
       const path = layer.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       for (const method of methods) {
@@ -69,11 +77,13 @@ interface Route {
   schemas?: Schemas;
   roles?: string[];
   doc: RouteDoc;
+  /** keyRequired() guards it: the Idempotency-Key header is required, not optional. */
+  keyRequired: boolean;
 }
 
 function operation(
   method: string,
-  { rawPath, schemas, roles, doc }: Route,
+  { rawPath, schemas, roles, doc, keyRequired }: Route,
   components: Record<string, JsonSchema>,
 ): JsonSchema {
   const enveloped = Boolean(schemas || roles || doc.response);
@@ -86,12 +96,13 @@ function operation(
     op.security = [{ bearer: [] }];
     if (roles.length) op.description = `Needs the role ${roles.join(' or ')}.`;
   }
-  // Authenticated POSTs are commands: each takes an Idempotency-Key (api/middleware/idempotency.ts).
+  // Authenticated POSTs are commands: each takes an Idempotency-Key (api/middleware/idempotency.ts),
+  // and those that move money require one (api/middleware/idempotency-required.ts).
   const idempotent = method === 'post' && Boolean(roles);
   op.parameters = [
     ...pathParameters(rawPath, schemas?.params),
     ...queryParameters(schemas?.query),
-    ...(idempotent ? [IDEMPOTENCY_HEADER] : []),
+    ...(idempotent ? [keyRequired ? REQUIRED_IDEMPOTENCY_HEADER : IDEMPOTENCY_HEADER] : []),
   ];
   const hasBody = Boolean(schemas?.body) && method !== 'get' && method !== 'delete';
   if (hasBody)
@@ -127,10 +138,11 @@ function operation(
       successEnvelope(doc, components),
     );
   for (const code of [...errors].sort((a, b) => a - b)) {
+    const reason = code === 400 && keyRequired ? `${ERROR_REASONS[400]}; ${KEY_MISSING}` : ERROR_REASONS[code]!;
     // A route outside validate()/auth() may answer its refusals its own way (the sandbox's HTML pages).
     const response = enveloped
-      ? jsonResponse(ERROR_REASONS[code]!, { $ref: '#/components/schemas/ErrorEnvelope' })
-      : { description: ERROR_REASONS[code]! };
+      ? jsonResponse(reason, { $ref: '#/components/schemas/ErrorEnvelope' })
+      : { description: reason };
     if (code === 429 || code === 503) response.headers = { 'Retry-After': RETRY_AFTER_HEADER };
     responses[String(code)] = response;
   }

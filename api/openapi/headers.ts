@@ -10,6 +10,13 @@ export const IDEMPOTENCY_HEADER: JsonSchema = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
+/** On the routes that move money: without it the command is refused 400 IDEMPOTENCY_KEY_REQUIRED (decision 0373). */
+export const REQUIRED_IDEMPOTENCY_HEADER: JsonSchema = {
+  ...IDEMPOTENCY_HEADER,
+  required: true,
+  description: `Required: this command moves money, and without a key it is refused 400 IDEMPOTENCY_KEY_REQUIRED. ${IDEMPOTENCY_HEADER.description as string}`,
+};
+
 export const RETRY_AFTER_HEADER: JsonSchema = {
   description: 'Seconds to wait before retrying (with the same Idempotency-Key for a command)',
   schema: { type: 'string' },

@@ -30,7 +30,13 @@ export async function lifecyclesPerS(
   ]);
   await db.end();
   const took: Record<string, number[]> = {};
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
+  const call = async (
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const t0 = performance.now();
     const name = path
       .split('/')
@@ -38,7 +44,7 @@ export async function lifecyclesPerS(
       .slice(-1)[0]!;
     const res = await fetch(svc.baseUrl + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(60_000),
     });
@@ -65,10 +71,14 @@ export async function lifecyclesPerS(
       paymentMethod: 'wire',
     });
     await call('POST', `/issuance/subscriptions/${s.id}/approve`, staff, {});
-    await call('POST', '/issuance/reconciliations', staff, {
-      referenceCode: submitted.reference_code,
-      amount: '30.00',
-    });
+    // Required where money moves (docs/decisions/0373-idempotency-key-required-where-money-moves.md).
+    await call(
+      'POST',
+      '/issuance/reconciliations',
+      staff,
+      { referenceCode: submitted.reference_code, amount: '30.00' },
+      { 'idempotency-key': randomUUID() },
+    );
   };
   await pool(sizes.warmUp, Math.min(8, clients), lifecycle);
   for (const k of Object.keys(took)) delete took[k];

@@ -1,6 +1,7 @@
 import type { Endpoint } from '../api-types';
 import { html, type Html } from '../../lib/html';
 import { banner, type Notice } from '../layout';
+import { formKeyField } from './form-key-view';
 import { ORDERING } from './webhooks-view';
 
 /** What the register and edit forms hold, as typed (numbers stay text until sent). */
@@ -34,11 +35,14 @@ export const EMPTY_DRAFT: EndpointDraft = {
   sendTraceparent: false,
 };
 
-/** The register form (no `id`) or the edit form of endpoint `id`. */
+/**
+ * The register form (no `id`) or the edit form of endpoint `id`. Registering makes a signing secret, so
+ * that form carries its Idempotency-Key (`formKey` when shown again for the same request, console/form-keys.ts).
+ */
 export function endpointForm(
   d: EndpointDraft,
   eventTypes: string[],
-  opts: { id?: string; notice: Notice | null },
+  opts: { id?: string; notice: Notice | null; formKey?: string },
 ): Html {
   const action = opts.id ? `/console/webhooks/${opts.id}/edit` : '/console/webhooks';
   const title = opts.id ? 'Edit endpoint' : 'Register an endpoint';
@@ -48,6 +52,7 @@ export function endpointForm(
 <h1>${title}</h1>
 ${banner(opts.notice)}
 <form method="post" action="${action}" class="endpoint-form" data-testid="endpoint-form">
+  ${opts.id ? '' : formKeyField(opts.formKey)}
   <label for="url">URL</label>
   <input id="url" name="url" type="url" required maxlength="2048" value="${d.url}" placeholder="https://example.com/webhooks/tranche" aria-describedby="url-help">
   <small id="url-help">Deliveries are POSTed here over HTTPS.</small>

@@ -2,6 +2,7 @@ import type { DeliveryDetail, Endpoint } from '../api-types';
 import { chip, when } from '../format';
 import { html, type Html } from '../../lib/html';
 import { recoveryForm } from './recovery-view';
+import { formKeyField } from './form-key-view';
 import { authenticationFacts } from './endpoint-authentication-view';
 import { circuit, limits, ORDERING } from './webhooks-view';
 
@@ -12,8 +13,12 @@ export function overlapWords(seconds: number): string {
   return `${seconds} seconds`;
 }
 
-/** The endpoint's settings and every action on it; each action is a plain form, htmx only for the ping. */
-export function manageSection(e: Endpoint, overlapSeconds: number): Html {
+/**
+ * The endpoint's settings and every action on it; each action is a plain form, htmx only for the ping.
+ * Rotating makes a secret, so its form carries an Idempotency-Key (`rotateKey` when shown again for the
+ * same request, console/form-keys.ts).
+ */
+export function manageSection(e: Endpoint, overlapSeconds: number, rotateKey?: string): Html {
   const base = `/console/webhooks/${e.id}`;
   const enabled = e.status === 'enabled';
   return html`<section aria-labelledby="manage-h"><h2 id="manage-h">Settings</h2>
@@ -45,7 +50,7 @@ export function manageSection(e: Endpoint, overlapSeconds: number): Html {
 <code>webhook-signature</code> carries a signature with the new and with the replaced secret, so receivers
 that verify the Standard Webhooks scheme keep working while you deploy the new one.
 <code>X-Service-Signature</code> (the spec scheme) uses the new secret at once.</p>
-<form method="post" action="${base}/rotate-secret"><button type="submit" class="contrast" data-testid="rotate">Rotate the secret</button></form>
+<form method="post" action="${base}/rotate-secret">${formKeyField(rotateKey)}<button type="submit" class="contrast" data-testid="rotate">Rotate the secret</button></form>
 </details>
 ${enabled ? recoveryForm(e.id) : ''}
 <p><a href="${base}/recoveries" data-testid="recoveries-link">Recoveries of this endpoint</a></p>

@@ -4,10 +4,15 @@ import { commandForms } from '../commands';
 import { chip, money, when } from '../format';
 import { html, type Html } from '../../lib/html';
 import { banner, type Notice } from '../layout';
+import { formKeyField } from './form-key-view';
 
-/** Set A: find the subscription a wire or check quotes by its reference code, then reconcile the amount received. */
+/**
+ * Set A: find the subscription a wire or check quotes by its reference code, then reconcile the amount
+ * received. The reconcile form carries an Idempotency-Key (`formKey` when shown again for the same
+ * request, console/form-keys.ts).
+ */
 export function fundsBodyA(
-  q: { referenceCode: string; found: SubscriptionView | null; amount?: string },
+  q: { referenceCode: string; found: SubscriptionView | null; amount?: string; formKey?: string },
   notice: Notice | null,
   refunds?: { lookup: RefundLookup; principal: Principal },
 ): Html {
@@ -34,6 +39,7 @@ ${
   ${
     s.status === 'approved' && s.payment_status !== 'in_escrow'
       ? html`<form method="post" action="/console/funds/reconcile">
+    ${formKeyField(q.formKey)}
     <input type="hidden" name="reference_code" value="${s.reference_code ?? q.referenceCode}">
     <label for="amount">Amount received (${s.currency})</label>
     <fieldset role="group">
@@ -88,6 +94,8 @@ export interface RefundLookup {
   subscriptionId: string;
   found: SubscriptionView | null;
   amount?: string;
+  /** The refund form's Idempotency-Key when it is shown again for the same request (console/form-keys.ts). */
+  formKey?: string;
 }
 
 /**
@@ -121,6 +129,7 @@ ${
   ${
     admin
       ? html`<form method="post" action="/console/funds/refund">
+    ${formKeyField(q.formKey)}
     <input type="hidden" name="subscription_id" value="${s.id}">
     <label for="refund-amount">Amount to refund (${s.currency}); empty refunds everything refundable</label>
     <input id="refund-amount" name="amount" inputmode="decimal" pattern="[0-9]+(\\.[0-9]{1,4})?" value="${q.amount ?? ''}" autocomplete="off">

@@ -33,6 +33,7 @@ import { Migration0086QueueByOrganisation } from './0086-queue-by-organisation';
 import { Migration0087LeasesNotLocks } from './0087-leases-not-locks';
 import { Migration0090SubscriptionAttention } from './0090-subscription-attention';
 import { Migration0091HoldsWithOwnersAndEnds } from './0091-holds-with-owners-and-ends';
+import { Migration0093RefundIntents } from './0093-refund-intents';
 import { Migration0096PersonalDataReseal } from './0096-personal-data-reseal';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -71,5 +72,6 @@ export const migrationsList: MigrationObject[] = [
   { name: '0087-leases-not-locks', class: Migration0087LeasesNotLocks },
   { name: '0090-subscription-attention', class: Migration0090SubscriptionAttention },
   { name: '0091-holds-with-owners-and-ends', class: Migration0091HoldsWithOwnersAndEnds },
+  { name: '0093-refund-intents', class: Migration0093RefundIntents },
   { name: '0096-personal-data-reseal', class: Migration0096PersonalDataReseal },
 ];

@@ -137,6 +137,11 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
       "must be longer than COMMAND_TIMEOUT_MS: a create's workflow start may be on its way that long, and its commitment is not the sweep's until it is not",
     broken: (c) => sweepGraceSeconds(c) * 1000 <= c.COMMAND_TIMEOUT_MS,
   },
+  {
+    variable: 'TEST_PAUSE_AT',
+    message: 'a pause point for the fault tests: only with NODE_ENV=test, never in development or production',
+    broken: (c) => c.TEST_PAUSE_AT !== undefined && c.NODE_ENV !== 'test',
+  },
   ...TEST_ONLY_SETTINGS.map(([name, instead]) => ({
     variable: name,
     message: `for a soak or a test, never in production: unset it (${instead} sets the window)`,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SubscriptionEventData } from '../../api/openapi/event-schemas';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
@@ -22,10 +23,12 @@ describe('subscription events carry investor_id and a gapless per-subscription s
     await w.post(s.id, 'request-info', w.staff, { reason: 'proof of address' });
     const approved = await w.post(s.id, 'approve', w.staff);
     expect(approved.status).toBe(200);
-    const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: s.reference_code,
-      amount: s.total_amount,
-    });
+    const done = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      { referenceCode: s.reference_code, amount: s.total_amount },
+      { 'idempotency-key': randomUUID() },
+    );
     expect(done.body.data.status).toBe('completed');
     expect(done.body.data.investor_id).toBe(w.investor.userId);
 

@@ -180,6 +180,26 @@ describe('production by default, as a process', () => {
     expect(output).not.toMatch(/ACCESS_TOKEN_PRIVATE_KEY:|WEBHOOK_SECRET_KEYS:/);
   }, 60_000);
 
+  // A fault test's pause point stops a worker with money in flight (lib/runtime/test-pause.ts): only NODE_ENV=test
+  // may name one, so no deployed or development worker can be made to stop there (docs/decisions/0374-refund-intents.md).
+  it('refuses a pause point of the fault tests outside NODE_ENV=test, as a worker process', async () => {
+    const pause = { TEST_PAUSE_AT: 'refund-sent', TEMPORAL_TASK_QUEUE: `pause-${randomBytes(4).toString('hex')}` };
+    const production = { ...(await deployed()), ...secrets(), PAYMENTS_SANDBOX_IN_PRODUCTION: 'true', ...pause };
+    const development = { ...(await deployed()), NODE_ENV: 'development', ...pause };
+    for (const env of [production, development]) {
+      const { code, output } = await start('worker/main.ts', env);
+      expect({
+        code,
+        refused: /TEST_PAUSE_AT: a pause point for the fault tests: only with NODE_ENV=test/.test(output),
+      }).toEqual({
+        code: expect.any(Number),
+        refused: true,
+      });
+      expect(code).not.toBe(0);
+      expect(output).not.toMatch(/required in production/); // refused for the pause point alone
+    }
+  }, 90_000);
+
   it('with PAYMENTS_SANDBOX_IN_PRODUCTION=true, says so in /ready and in the console header', async () => {
     const env: Record<string, string> = {
       ...(await deployed()),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { postSandboxEvent } from '../payments/payment-helpers';
 import { subscriptionSettled } from '../support/settled';
 import type { TestService } from '../support/service';
@@ -59,17 +60,21 @@ describe.each(['A', 'B'] as const)('Set %s: the audit trail of subscriptions and
     expect([approved.before, approved.after]).toEqual([{ status: 'pending_review' }, { status: 'approved' }]);
     if (set === 'A') {
       expectOk(
-        await w.api.post('/issuance/reconciliations', w.staff.token, {
-          referenceCode: reviewed.reference_code,
-          amount: reviewed.total_amount,
-        }),
+        await w.api.post(
+          '/issuance/reconciliations',
+          w.staff.token,
+          { referenceCode: reviewed.reference_code, amount: reviewed.total_amount },
+          { 'idempotency-key': randomUUID() },
+        ),
       );
       expect((await one('subscription.reconcile', reviewed.id, w.staff)).after).toEqual({ status: 'completed' });
       // A reference code that names nothing: refused, and the entry names the code.
-      const unknown = await w.api.post('/issuance/reconciliations', w.staff.token, {
-        referenceCode: 'TRN-ZZZZ-ZZZZ-ZZZ',
-        amount: '1.00',
-      });
+      const unknown = await w.api.post(
+        '/issuance/reconciliations',
+        w.staff.token,
+        { referenceCode: 'TRN-ZZZZ-ZZZZ-ZZZ', amount: '1.00' },
+        { 'idempotency-key': randomUUID() },
+      );
       expect(unknown.status).toBeGreaterThanOrEqual(400);
       const refusedReconcile = await one(
         'subscription.reconcile',

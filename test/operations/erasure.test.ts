@@ -119,10 +119,12 @@ describe('erasing an investor', () => {
       before: { answer: sealedAnswer },
     });
     expect((await w.post(s.id, 'approve', w.staff)).status).toBe(200);
-    const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: review.body.data.reference_code,
-      amount: '500.00',
-    });
+    const done = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      { referenceCode: review.body.data.reference_code, amount: '500.00' },
+      { 'idempotency-key': randomUUID() },
+    );
     expect(done.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow', total_amount: '500.00' });
 
     const accreditation = await w.api.post('/identity/accreditations', w.investor.token, { method: 'income' });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { actor } from '../support/fixtures';
 import { Client as PgClient } from 'pg';
 import { ownerUrlOf, startService, type TestService } from '../support/service';
@@ -120,10 +121,12 @@ describe('Set A: card linked, then wire; collection outage', () => {
     expect((await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token)).body.data.status).toBe(
       'approved',
     );
-    const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: submitted.body.data.reference_code,
-      amount: '50.00',
-    });
+    const done = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      { referenceCode: submitted.body.data.reference_code, amount: '50.00' },
+      { 'idempotency-key': randomUUID() },
+    );
     expect(done.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
     expect(await collections(id)).toEqual([]); // the card was never charged
   });

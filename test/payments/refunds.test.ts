@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 import { startService, type TestService } from '../support/service';
 import { reaches, RETURN_URLS, signedSubscription, subscription, world, type World } from './payment-helpers';
@@ -43,8 +44,9 @@ async function auditEntries(svc: TestService, id: string, action: string) {
     );
 }
 
+/** A refund request, under a key of its own as the route requires (docs/decisions/0373-idempotency-key-required-where-money-moves.md). */
 const refund = (w: World, id: string, body: Record<string, unknown>, who = w.admin) =>
-  w.api.post(`/issuance/subscriptions/${id}/refund`, who.token, body);
+  w.api.post(`/issuance/subscriptions/${id}/refund`, who.token, body, { 'idempotency-key': randomUUID() });
 
 describe.each(['A', 'B'] as BehaviourSet[])('refunds through the API, Set %s (sandbox)', (set) => {
   let svc: TestService;

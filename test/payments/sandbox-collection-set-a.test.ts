@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { startService, type TestService } from '../support/service';
 import { reaches, postSandboxEvent, signedSubscription, subscription, world, type World } from './payment-helpers';
 import { subscriptionSettled } from '../support/settled';
+
+/** Reconciliations and collection retries move money: each under a key of its own (docs/decisions/0373-idempotency-key-required-where-money-moves.md). */
+const key = () => ({ 'idempotency-key': randomUUID() });
 
 const SUCCESS = 'https://investor.example/linked';
 const CANCEL = 'https://investor.example/cancelled';
@@ -123,8 +127,10 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     ).toBe(409);
 
     // Staff ask again: a second collection, under a new idempotency key, reaches escrow.
-    expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.investor.token)).status).toBe(403);
-    const retried = await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token);
+    expect(
+      (await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.investor.token, {}, key())).status,
+    ).toBe(403);
+    const retried = await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token, {}, key());
     expect(retried.status).toBe(200);
     await reaches(w, id, { status: 'approved', payment_status: 'processing' });
     const again = await collections(id);
@@ -134,7 +140,9 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
       200,
     );
     await reaches(w, id, { status: 'completed', payment_status: 'in_escrow' });
-    expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token)).status).toBe(409);
+    expect((await w.api.post(`/issuance/subscriptions/${id}/retry-collection`, w.staff.token, {}, key())).status).toBe(
+      409,
+    );
   });
 
   it('reconciles a wire subscription by reference code, refusing an amount that does not match', async () => {
@@ -145,16 +153,26 @@ describe('Set A with the sandbox processor, settlement by the operator', () => {
     const code = submitted.body.data.reference_code as string;
     expect(code).toMatch(/^TRN-/);
     await w.api.post(`/issuance/subscriptions/${id}/approve`, w.staff.token);
-    const wrong = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: code,
-      amount: '49.99',
-    });
+    const wrong = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      {
+        referenceCode: code,
+        amount: '49.99',
+      },
+      key(),
+    );
     expect([wrong.status, wrong.body.error.code]).toEqual([422, 'AMOUNT_MISMATCH']);
     expect(await subscription(w, id)).toMatchObject({ status: 'approved', payment_status: 'pending' });
-    const right = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: code,
-      amount: '50.00',
-    });
+    const right = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      {
+        referenceCode: code,
+        amount: '50.00',
+      },
+      key(),
+    );
     expect(right.status).toBe(200);
     expect(right.body.data).toMatchObject({ status: 'completed', payment_status: 'in_escrow' });
     expect(await collections(id)).toEqual([]); // nothing was charged through the processor

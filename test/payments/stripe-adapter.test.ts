@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { startService, type TestService } from '../support/service';
 import {
   reaches,
@@ -149,7 +150,7 @@ describe('Set B with the Stripe adapter (stripe-mock, locally signed events)', (
       (await w.api.post(`/issuance/subscriptions/${id}/void`, w.admin.token, { reason: 'withdrawn' })).status,
     ).toBe(200);
     const refund = (body: Record<string, unknown>) =>
-      w.api.post(`/issuance/subscriptions/${id}/refund`, w.admin.token, body);
+      w.api.post(`/issuance/subscriptions/${id}/refund`, w.admin.token, body, { 'idempotency-key': randomUUID() });
     const over = await refund({ amount: '25.01', reason: 'too much' });
     expect([over.status, over.body.error?.code]).toEqual([422, 'REFUND_EXCEEDS_REFUNDABLE']);
     const part = await refund({ amount: '10.00', reason: 'part' });

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { formatAmount, parseAmount } from '../../lib/money';
 import { actor, approveKyc } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { lifecycleWorld, type LifecycleWorld } from '../support/subscriptions';
+
+/** Reconciliations and collection retries move money: each under a key of its own (docs/decisions/0373-idempotency-key-required-where-money-moves.md). */
+const key = () => ({ 'idempotency-key': randomUUID() });
 
 /** spec §3, Set A wire/check: submit-for-review, staff review, reconciliation to escrow. */
 describe('Set A wire and check subscriptions', () => {
@@ -84,20 +88,30 @@ describe('Set A wire and check subscriptions', () => {
     const approved = await w.post(s.id, 'approve', w.staff);
     expect(approved.body.data).toMatchObject({ status: 'approved' });
 
-    const wrong = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: s.reference_code,
-      amount: '499.99',
-    });
+    const wrong = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      {
+        referenceCode: s.reference_code,
+        amount: '499.99',
+      },
+      key(),
+    );
     expect(wrong.status).toBe(422);
     expect(wrong.body.error).toMatchObject({
       code: 'AMOUNT_MISMATCH',
       details: { expected: '500.00', received: '499.99' },
     });
 
-    const done = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: s.reference_code,
-      amount: '500.00',
-    });
+    const done = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      {
+        referenceCode: s.reference_code,
+        amount: '500.00',
+      },
+      key(),
+    );
     expect(done.status).toBe(200);
     expect(done.body.data).toMatchObject({ id: s.id, status: 'completed', payment_status: 'in_escrow' });
     expect((await w.events(s.id)).map((e) => e.type)).toEqual([
@@ -111,10 +125,15 @@ describe('Set A wire and check subscriptions', () => {
     expect(after.raised_amount).toBe(formatAmount(parseAmount(before.raised_amount, 'USD', 'total') + 50_000n, 'USD'));
     expect(after.investor_count).toBe(before.investor_count + 1);
 
-    const again = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: s.reference_code,
-      amount: '500.00',
-    });
+    const again = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      {
+        referenceCode: s.reference_code,
+        amount: '500.00',
+      },
+      key(),
+    );
     expect(again.status).toBe(409);
   });
 
@@ -125,10 +144,15 @@ describe('Set A wire and check subscriptions', () => {
     for (let i = 0; i < 2; i++) {
       const s = await w.inReviewByWire(newcomer);
       await w.post(s.id, 'approve', w.staff);
-      await w.api.post('/issuance/reconciliations', w.staff.token, {
-        referenceCode: s.reference_code,
-        amount: '500.00',
-      });
+      await w.api.post(
+        '/issuance/reconciliations',
+        w.staff.token,
+        {
+          referenceCode: s.reference_code,
+          amount: '500.00',
+        },
+        key(),
+      );
     }
     const after = (await w.api.get(`/issuance/offerings/${w.offering.offeringId}`, w.staff.token)).body.data;
     expect(after.investor_count).toBe(before.investor_count + 1);
@@ -136,10 +160,15 @@ describe('Set A wire and check subscriptions', () => {
   });
 
   it('answers an unknown reference code with 404', async () => {
-    const res = await w.api.post('/issuance/reconciliations', w.staff.token, {
-      referenceCode: 'TRN-0000-0000-000',
-      amount: '1.00',
-    });
+    const res = await w.api.post(
+      '/issuance/reconciliations',
+      w.staff.token,
+      {
+        referenceCode: 'TRN-0000-0000-000',
+        amount: '1.00',
+      },
+      key(),
+    );
     expect(res.status).toBe(404);
   });
 });

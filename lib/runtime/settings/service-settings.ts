@@ -79,4 +79,10 @@ export const serviceSettings = {
    * (docs/decisions/0334-workflow-shape-attempts-local.md).
    */
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(100_000).default(100),
+  /**
+   * Tests only (NODE_ENV=test; any other NODE_ENV refuses to start with it): a point where the worker
+   * stops and waits to be killed, so a fault test strikes at a known moment. `refund-sent`: a refund's
+   * activity has the processor's answer and has not returned it (test/faults/refund-crash.test.ts).
+   */
+  TEST_PAUSE_AT: z.enum(['refund-sent']).optional(),
 };

@@ -1150,7 +1150,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Erase an investor's personal data by destroying their key (admin); refused 409 LEGAL_HOLD while a hold stands; repeating it changes nothing
+         * Erase an investor's personal data by destroying their key (admin); refused 409 LEGAL_HOLD while a hold stands; 202 with what it could not reach when something of them is left in clear
          * @description Needs the role admin.
          */
         post: operations["postIdentityUsersUserIdErase"];
@@ -1236,6 +1236,26 @@ export interface paths {
          * @description Needs the role staff or admin.
          */
         get: operations["getIssuanceAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/issuance/subscriptions/{subscription_id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's refund intents: each processor refund, recorded before it was sent, and its outcome
+         * @description Needs the role staff or admin.
+         */
+        get: operations["getIssuanceSubscriptionsSubscriptionIdRefunds"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2314,6 +2334,18 @@ export interface components {
             erased_by: string;
             /** @description Data keys destroyed by this erasure (0 when the investor had none, or on a repeat) */
             keys_destroyed: number;
+            /** @description True when nothing of the investor is left in clear anywhere the service keeps it (answered 200); false, answered 202, when `unreached` lists what is */
+            complete: boolean;
+            /** @description What the erasure could not reach: fields written before they were sealed that are still in clear. A history keeps them until Temporal's retention removes it; the rest is retried by repeating the erasure (a new Idempotency-Key) or by `npm run personal-data -- reseal` (docs/decisions/0381) */
+            unreached: {
+                /**
+                 * @description Where: a subscription's state, an event, a delivery's stored body, a document's file name, or a subscription's workflow history in Temporal
+                 * @enum {string}
+                 */
+                place: "subscriptions" | "events" | "webhook_event_bodies" | "accreditation_documents" | "workflow_histories";
+                /** @description Values still in clear (rows for events, bodies and documents; subscriptions for histories) */
+                count: number;
+            }[];
         };
         LegalHold: {
             user_id: string;
@@ -2331,7 +2363,7 @@ export interface components {
                 kyc_status: string;
                 /** @description The investor's latest accreditation, or none */
                 accreditation_status: string;
-                /** @description What the investor declared at creation */
+                /** @description What the investor declared at creation; "[erased]" once the investor was erased (docs/decisions/0381) */
                 accreditation_self_reported: string | null;
                 /** Format: date-time */
                 review_since: string;
@@ -2397,6 +2429,33 @@ export interface components {
             }[];
             /** @description Pass as `cursor` for the next page; null on the last page */
             next_cursor: string | null;
+        };
+        RefundIntents: {
+            items: {
+                /** Format: uuid */
+                id: string;
+                /** @description The processor's payment the refund takes from */
+                payment: string;
+                /** @description Decimal string in the currency */
+                amount: string;
+                currency: string;
+                /**
+                 * @description requested: recorded before the processor was called, outcome not known yet (see failure); succeeded: refunded; failed: the processor refused, nothing moved
+                 * @enum {string}
+                 */
+                status: "requested" | "succeeded" | "failed";
+                /** @description The idempotency key the processor was called under */
+                processor_key: string;
+                processor_refund_id: string | null;
+                /** @description The staff request's Idempotency-Key */
+                request_key: string | null;
+                requested_by: string;
+                reason: string;
+                failure: string | null;
+                /** Format: date-time */
+                requested_at: string;
+                settled_at: string | null;
+            }[];
         };
         WebhookEndpointHealth: {
             /** Format: uuid */
@@ -4780,9 +4839,9 @@ export interface operations {
     postIssuanceSubscriptionsSubscriptionIdRefund: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
-                "Idempotency-Key"?: string;
+            header: {
+                /** @description Required: this command moves money, and without a key it is refused 400 IDEMPOTENCY_KEY_REQUIRED. Any unique string (1–255 printable ASCII). Kept 24 hours per caller, method and path: the same key with the same body answers the first answer again (header Idempotent-Replayed: true); with another body 409 IDEMPOTENCY_KEY_REUSED; while the first is still running 409 IDEMPOTENCY_KEY_IN_USE. */
+                "Idempotency-Key": string;
             };
             path: {
                 subscription_id: string;
@@ -4813,7 +4872,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
+            /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP); IDEMPOTENCY_KEY_REQUIRED: the Idempotency-Key header is missing (this command moves money) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5348,7 +5407,7 @@ export interface operations {
                         type: "mtls";
                         /** @description Our client certificate (then any intermediates), PEM (checked: it must parse; see the decision on authenticated receivers) */
                         clientCertificate: string;
-                        /** @description The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1), PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        /** @description The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1): RSA of 2048 to 4096 bits, EC on P-256 or P-384, or Ed25519, PEM (checked: it must parse; see the decision on authenticated receivers) */
                         clientKey: string;
                         /** @description The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots, PEM (checked: it must parse; see the decision on authenticated receivers) */
                         caCertificate?: string;
@@ -5664,13 +5723,13 @@ export interface operations {
                     rateLimitPerSecond?: number | null;
                     /** @description Each POST carries a W3C `traceparent` header continuing the event's trace (not part of the signed content) */
                     sendTraceparent?: boolean;
-                    /** @description Replaces the authentication whole (secrets included); null: the signature alone */
+                    /** @description Replaces the authentication whole (secrets included); null: the signature alone. Required (or null) when url moves to another origin: authentication does not follow it */
                     authentication?: ({
                         /** @constant */
                         type: "mtls";
                         /** @description Our client certificate (then any intermediates), PEM (checked: it must parse; see the decision on authenticated receivers) */
                         clientCertificate: string;
-                        /** @description The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1), PEM (checked: it must parse; see the decision on authenticated receivers) */
+                        /** @description The client certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC1): RSA of 2048 to 4096 bits, EC on P-256 or P-384, or Ed25519, PEM (checked: it must parse; see the decision on authenticated receivers) */
                         clientKey: string;
                         /** @description The CA certificate(s) the receiver's server certificate must chain to, instead of the public roots, PEM (checked: it must parse; see the decision on authenticated receivers) */
                         caCertificate?: string;
@@ -9892,6 +9951,19 @@ export interface operations {
                     };
                 };
             };
+            /** @description Erased, but not complete: `unreached` says what is still in clear, and where */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Erasure"];
+                    };
+                };
+            };
             /** @description The body is not JSON, or nests objects and arrays deeper than 32 levels (BODY_TOO_DEEP) */
             400: {
                 headers: {
@@ -10392,6 +10464,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Path, query or body failed validation; details lists every issue */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getIssuanceSubscriptionsSubscriptionIdRefunds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["RefundIntents"];
+                    };
                 };
             };
             /** @description No valid bearer access token */

@@ -10,6 +10,8 @@ export async function startServicePair(opts: {
   temporalAddress: string;
   workers?: number;
   extra?: Record<string, string>;
+  /** Set on the workers started here only, not on the API nor on workers added later (a pause point). */
+  firstWorkers?: Record<string, string>;
   /** The API's port, when something in front of it must know it first (a gateway). */
   port?: number;
 }) {
@@ -34,9 +36,9 @@ export async function startServicePair(opts: {
     get api() {
       return api!;
     },
-    /** Starts one more worker and waits until it polls. */
-    async addWorker(): Promise<ServiceProcess> {
-      const worker = spawnService('worker/main.ts', env, `worker-${workers.length + 1}`);
+    /** Starts one more worker and waits until it polls; `extra` on top of the pair's environment. */
+    async addWorker(extra: Record<string, string> = {}): Promise<ServiceProcess> {
+      const worker = spawnService('worker/main.ts', { ...env, ...extra }, `worker-${workers.length + 1}`);
       workers.push(worker);
       await worker.waitForLog(/worker started/, 120_000);
       return worker;
@@ -51,7 +53,7 @@ export async function startServicePair(opts: {
     },
   };
   // One worker first: it applies the migrations the API expects.
-  for (let i = 0; i < (opts.workers ?? 1); i++) await pair.addWorker();
+  for (let i = 0; i < (opts.workers ?? 1); i++) await pair.addWorker(opts.firstWorkers);
   await pair.startApi();
   return pair;
 }

@@ -67,9 +67,40 @@ export async function wireFlowWorld(opts: { baseUrl: string; pem: string; databa
       );
       return expectOk(sub(s.id, 'submit-for-review', investor, { paymentMethod: 'wire' }));
     },
+    /** draft -> … -> pending_review by card (Set A): the setup session paid at the sandbox, then finalized. */
+    async toReviewByCard(): Promise<{ id: string }> {
+      const s = await expectOk(createSubscription(api, investor, offering), 201);
+      await expectOk(sub(s.id, 'request-signature', investor));
+      await expectOk(
+        sub(s.id, 'sign-agreement', investor, { signature: 'Ada Lovelace', signedAt: '2026-11-21T10:00:00Z' }),
+      );
+      const setup = await expectOk(
+        sub(s.id, 'create-setup-session', investor, {
+          paymentMethod: 'card',
+          successUrl: 'https://investor.example/done',
+          cancelUrl: 'https://investor.example/cancelled',
+        }),
+      );
+      const paid = await fetch(`${setup.session_url}/complete`, {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.timeout(30_000),
+      });
+      if (paid.status !== 303) throw new Error(`setup session: ${paid.status}`);
+      await expectOk(sub(s.id, 'finalize-setup', investor));
+      return expectOk(sub(s.id, 'submit-for-review', investor, {}));
+    },
     approve: (id: string) => expectOk(sub(id, 'approve', staff)),
     reconcile: (referenceCode: string) =>
-      expectOk(api.post('/issuance/reconciliations', staff, { referenceCode, amount: '500.00' })),
+      expectOk(
+        api.post(
+          '/issuance/reconciliations',
+          staff,
+          { referenceCode, amount: '500.00' },
+          // Required where money moves (docs/decisions/0373-idempotency-key-required-where-money-moves.md).
+          { 'idempotency-key': `reconcile-${referenceCode}` },
+        ),
+      ),
     get: (id: string) => expectOk(api.get(`/issuance/subscriptions/${id}`, investor)),
   };
 }
