@@ -12,7 +12,7 @@ import { reserveCapacity } from './capacity-rules';
 import { releaseCommitment, releaseNeverStarted } from '../../db/offering-capacity';
 import { logger } from '../../lib/runtime/logger';
 import { draftTtlSeconds } from '../../lib/runtime/hold-windows';
-import { pauseAfterCapacityHold } from './test-pause';
+import { pauseForTest } from '../../lib/runtime/test-pause';
 import { paymentRoutes } from './payment-routes';
 import { staffRoutes } from './staff-routes';
 import { subscriptionKit } from './subscription-kit';
@@ -75,7 +75,7 @@ export function subscriptionsRouter(deps: ApiDeps): Router {
             },
             start.currency,
           );
-          await pauseAfterCapacityHold(deps.config, start.id);
+          await pauseForTest(deps.config.TEST_PAUSE_AT, 'capacity-held');
         }
         const created = earlier ? null : await workflows.create(start).catch(releaseIfNeverStarted(start.id));
         if (created) return ok(ctx, created);

@@ -127,11 +127,6 @@ const CROSS_FIELD_RULES: { variable: string; message: string; broken: (c: Parsed
     broken: (c) => production(c) && c.DEV_IDP_ENABLED === true,
   },
   {
-    variable: 'TEST_PAUSE_AFTER_CAPACITY_HOLD_MS',
-    message: "a fault test's pause point: only with NODE_ENV=test, never in development or production",
-    broken: (c) => c.TEST_PAUSE_AFTER_CAPACITY_HOLD_MS !== undefined && c.NODE_ENV !== 'test',
-  },
-  {
     variable: 'COMMITMENT_SWEEP_GRACE_MINUTES',
     message:
       "must be longer than COMMAND_TIMEOUT_MS: a create's workflow start may be on its way that long, and its commitment is not the sweep's until it is not",

@@ -1,7 +1,7 @@
 import { logger } from './logger';
 
 /** The pause points a fault test may name in TEST_PAUSE_AT (lib/runtime/settings/service-settings.ts). */
-export type PausePoint = 'refund-sent';
+export type PausePoint = 'refund-sent' | 'capacity-held';
 
 /**
  * Stops here for good when the configuration names this point, which it can only under NODE_ENV=test

@@ -50,7 +50,7 @@ describe('an API killed between the capacity hold and the workflow start', () =>
         ...pair.env,
         PORT: String(port),
         PUBLIC_BASE_URL: pausedUrl,
-        TEST_PAUSE_AFTER_CAPACITY_HOLD_MS: '300000',
+        TEST_PAUSE_AT: 'capacity-held',
       },
       'api-paused',
     );
@@ -99,7 +99,7 @@ describe('an API killed between the capacity hold and the workflow start', () =>
     // The create through the pausing API holds 200.00, then waits before its workflow start: killed there.
     const since = paused.logs().length;
     const dying = createSubscription(http(pausedUrl), bob, offering, { unitsSubscribed: 2 }).catch((err: Error) => err);
-    await paused.waitForLog(/paused after the capacity hold/, 60_000, since);
+    await paused.waitForLog(/test pause point reached/, 60_000, since);
     await paused.kill9();
     // No answer: the connection died with the process (undici's TypeError, from another realm than jest's Error).
     expect(await dying).toMatchObject({ message: 'fetch failed' });

@@ -137,15 +137,13 @@ describe('production by default', () => {
     ).toBe(true);
   });
 
-  // A fault test's pause point (api/issuance/test-pause.ts, docs/decisions/0371-commitment-sweep.md).
-  it('takes TEST_PAUSE_AFTER_CAPACITY_HOLD_MS under NODE_ENV=test only, never in development or production', () => {
-    const pause = { TEST_PAUSE_AFTER_CAPACITY_HOLD_MS: '1000' };
+  // A fault test's pause point (lib/runtime/test-pause.ts, docs/decisions/0371-commitment-sweep.md).
+  it('takes TEST_PAUSE_AT under NODE_ENV=test only, never in development or production', () => {
+    const pause = { TEST_PAUSE_AT: 'capacity-held' };
     const production = { ...base, ...secrets, PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' };
-    expect(message({ ...production, ...pause })).toMatch(
-      /TEST_PAUSE_AFTER_CAPACITY_HOLD_MS: .*only with NODE_ENV=test/,
-    );
-    expect(message({ ...base, NODE_ENV: 'development', ...pause })).toMatch(/TEST_PAUSE_AFTER_CAPACITY_HOLD_MS/);
-    expect(loadConfig({ ...base, NODE_ENV: 'test', ...pause }).TEST_PAUSE_AFTER_CAPACITY_HOLD_MS).toBe(1000);
+    expect(message({ ...production, ...pause })).toMatch(/TEST_PAUSE_AT: .*only with NODE_ENV=test/);
+    expect(message({ ...base, NODE_ENV: 'development', ...pause })).toMatch(/TEST_PAUSE_AT/);
+    expect(loadConfig({ ...base, NODE_ENV: 'test', ...pause }).TEST_PAUSE_AT).toBe('capacity-held');
   });
 
   it('refuses a commitment sweep grace no longer than COMMAND_TIMEOUT_MS', () => {

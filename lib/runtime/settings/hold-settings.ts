@@ -27,10 +27,4 @@ export const holdSettings = {
   /** In seconds, replacing the two above when set: for a test, never production. */
   COMMITMENT_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
   COMMITMENT_SWEEP_GRACE_SECONDS: z.coerce.number().int().min(1).optional(),
-  /**
-   * API, NODE_ENV=test only: after a create holds its capacity, log `paused after the capacity hold` and wait
-   * this long before starting the workflow, so a fault test can kill the process in that window
-   * (test/faults/stranded-hold.test.ts). Refused under any other NODE_ENV.
-   */
-  TEST_PAUSE_AFTER_CAPACITY_HOLD_MS: z.coerce.number().int().min(1).max(600_000).optional(),
 };

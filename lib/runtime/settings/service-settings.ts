@@ -81,8 +81,10 @@ export const serviceSettings = {
   WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(100_000).default(100),
   /**
    * Tests only (NODE_ENV=test; any other NODE_ENV refuses to start with it): a point where the worker
-   * stops and waits to be killed, so a fault test strikes at a known moment. `refund-sent`: a refund's
-   * activity has the processor's answer and has not returned it (test/faults/refund-crash.test.ts).
+   * or API stops and waits to be killed, so a fault test strikes at a known moment. `refund-sent`: a
+   * refund's activity has the processor's answer and has not returned it (test/faults/refund-crash.test.ts);
+   * `capacity-held`: a create holds its capacity and has not started its workflow
+   * (test/faults/stranded-hold.test.ts).
    */
-  TEST_PAUSE_AT: z.enum(['refund-sent']).optional(),
+  TEST_PAUSE_AT: z.enum(['refund-sent', 'capacity-held']).optional(),
 };
