@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { compareChart, webhooksChart } from '../../bench/lib/result-charts';
+import { renderChart } from '../../bench/lib/svg-chart';
 import { ConfigSchema } from '../../lib/runtime/config-schema';
 import { commandBlocks, headingsReadByCi } from '../../scripts/lib/command-blocks';
 import { CONFIG_PAGE, missingSettings, renderConfigPage } from '../../scripts/lib/config-page';
@@ -60,5 +62,24 @@ describe('the docs say what is true', () => {
     await expect(
       run('npx', ['tsx', 'scripts/command-block.ts', 'README.md', 'Where to go next'], { cwd: root }),
     ).rejects.toMatchObject({ stderr: expect.stringContaining('has 0 shell blocks under "Where to go next"') });
+  });
+
+  it('the performance page shows each chart, and each chart is what its results JSON draws, Svix beside this tree', () => {
+    const page = read('docs/operators/performance.md');
+    const json = (name: string) => JSON.parse(read(`bench/results/${name}.json`)) as Record<string, unknown>;
+    const compare = renderChart(compareChart(json('client-compare')));
+    expect(read('bench/results/client-compare.svg')).toBe(compare);
+    expect(read('bench/results/webhooks.svg')).toBe(
+      renderChart(webhooksChart(json('webhooks'), 'Delivery engine, dev server')),
+    );
+    for (const svg of ['client-compare.svg', 'webhooks.svg', 'webhooks-cluster.svg']) {
+      expect(page).toContain(`](../../bench/results/${svg})`);
+    }
+    const svix = (json('client-compare').runs as { system: string; figures: { burst_accepted_per_s: number } }[]).find(
+      (r) => r.system === 'S',
+    )!;
+    expect(compare).toContain('Svix OSS');
+    expect(compare).toContain(`>${Math.round(svix.figures.burst_accepted_per_s)}</text>`);
+    expect(compare).toMatch(/engine ceiling [\d.–]+ workflows\/s/);
   });
 });
