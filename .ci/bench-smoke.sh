@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's `npm run bench` and `npm run bench -- --server cluster`, scaled down: both benchmarks (subscriptions, webhooks) run their
+# `npm run bench` and `npm run bench -- --server cluster` (docs/contributors/testing.md, Benchmarks), scaled down: both benchmarks (subscriptions, webhooks) run their
 # whole code path on their own embedded stack, each phase cut to its floor (BENCH_SCALE) and the
 # webhooks benchmark to its warm-up, the start-up phase and the short phases below (BENCH_PHASES), in
 # the engine shape: the workflow shape's short phases do not drain in the smoke's windows yet (seen
@@ -17,7 +17,7 @@ tmp="$(mktemp -d)"
 chmod 755 "$tmp" # run as root, embedded PostgreSQL runs as the postgres user, which must reach it
 trap 'rm -rf "$tmp"' EXIT
 # Their own stacks: an outer DATABASE_URL or TEMPORAL_ADDRESS would put them on someone else's.
-# Both servers the README names: the dev server (npm run bench) and the full one (--server cluster).
+# Both servers docs/contributors/testing.md names: the dev server (npm run bench) and the full one (--server cluster).
 for args in "" "-- --server cluster webhooks"; do
   # shellcheck disable=SC2086 # $args is two words or none on purpose
   if ! env -u DATABASE_URL -u TEMPORAL_ADDRESS TMPDIR="$tmp" BENCH_SCALE=0.02 \

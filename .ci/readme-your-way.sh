@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# README, "Running it your way", first bullet, against the `npm start` that .ci/start-clean.sh has
+# docs/operators/deploying.md, "The processes" (once the README's "Running it your way"), against the `npm start` that .ci/start-clean.sh has
 # brought up: `npm run temporal:setup` on its Temporal, then one more `npm run worker` and one more
 # `npm run api` (on a spare port) against its DATABASE_URL and TEMPORAL_ADDRESS. Fails unless the
 # setup succeeds, the extra API answers /ready, the extra worker is still running when the API is,
 # and both stop on SIGINT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# npm start's services' role and its development audit key (README, "A first access token"; scripts/lib/embedded-defaults.ts).
+# npm start's services' role and its development audit key (docs/integrators/tokens.md; scripts/lib/embedded-defaults.ts).
 export DATABASE_URL="postgres://tranche_app:tranche-app@127.0.0.1:${EMBEDDED_PG_PORT:-5433}/tranche"
 export AUDIT_HMAC_KEYS="$(npx tsx -e "process.stdout.write(require('./scripts/lib/embedded-defaults').DEV_AUDIT_HMAC_KEYS)")"
 export TEMPORAL_ADDRESS="127.0.0.1:${TEMPORAL_PORT:-7233}"
 export LOG_LEVEL=warn
 # npm start's stack is a development one (its processes run with NODE_ENV=development, its webhook
-# secrets sealed under the development key): joining it takes the same opt-in, as the README says.
+# secrets sealed under the development key): joining it takes the same opt-in, as docs/operators/deploying.md says.
 export NODE_ENV=development
 npm run -s temporal:setup
 echo "[ci] npm run temporal:setup set the namespace up" >&2

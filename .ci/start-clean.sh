@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bash .ci/start-clean.sh [command]: a README command that brings the whole service up (default
 # `npm start`; also `npm run cluster`) in this clone. Waits until the API answers /ready, runs the
-# README's "A first access token" command against it (npm start only: its embedded default turns
-# the development identity provider on; then .ci/readme-your-way.sh, or with BEHAVIOUR_SET=B
-# .ci/readme-set-b.sh), stops it as Ctrl-C does (SIGINT to its whole process
+# "A first access token" command of docs/integrators/tokens.md against it (npm start only: its embedded default
+# turns the development identity provider on; then .ci/readme-your-way.sh and the README's tour,
+# .ci/readme-tour.sh, or with BEHAVIOUR_SET=B .ci/readme-set-b.sh), stops it as Ctrl-C does (SIGINT to its whole process
 # group: npm, the stack, workers, APIs, Temporal, PostgreSQL), and fails when it does not come up,
 # when anything of it is still running 60 s later, or when it left the clone changed (a rewritten
 # lock, a file outside .gitignore). Uses the command's own ports (3000, 5433/5434, 7233, 8233,
@@ -49,16 +49,18 @@ if ! curl -fs -o /dev/null --max-time 2 "$ready"; then
 fi
 echo "[ci] $what is up ($ready)" >&2
 if [ "$what" = "npm start" ]; then
-  # README, "A first access token", exactly as written there.
-  token="$(npm run -s mint -- --user alice --org 00000000-0000-4000-8000-000000000001 --role investor)" \
-    || { stop || true; fail "npm run -s mint failed against npm start"; }
+  # docs/integrators/tokens.md, "A first access token", as written there.
+  first_token="$(npx tsx scripts/command-block.ts docs/integrators/tokens.md "A first access token")" \
+    || { stop || true; fail "docs/integrators/tokens.md has no first-token block"; }
+  token="$(bash -euo pipefail -c "$first_token")" || { stop || true; fail "npm run -s mint failed against npm start"; }
   [[ "$token" =~ ^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$ ]] \
     || { stop || true; fail "npm run -s mint printed no access token: $token"; }
   echo "[ci] npm run -s mint printed an access token" >&2
   if [ "${BEHAVIOUR_SET:-}" = B ]; then
-    bash .ci/readme-set-b.sh || { stop || true; fail "README's Set B steps failed against BEHAVIOUR_SET=B npm start"; }
+    bash .ci/readme-set-b.sh || { stop || true; fail "the walkthrough.s Set B steps failed against BEHAVIOUR_SET=B npm start"; }
   else
-    bash .ci/readme-your-way.sh || { stop || true; fail "README's temporal:setup, worker or api failed against npm start"; }
+    bash .ci/readme-your-way.sh || { stop || true; fail "docs/operators/deploying.md's temporal:setup, worker or api failed against npm start"; }
+    bash .ci/readme-tour.sh || { stop || true; fail "README's five-minute tour failed against npm start"; }
   fi
 fi
 if [ "$what" = "npm run cluster" ]; then

@@ -19,6 +19,7 @@ import { machine } from './lib/host';
 import { currentCommit, refTree } from './lib/ref-tree';
 import { runBench } from './lib/run-bench';
 import { svixBinary, svixPresent } from './lib/svix-peer';
+import { writeCharts } from './lib/result-charts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const root = join(__dirname, '..');
@@ -87,6 +88,7 @@ async function main(): Promise<boolean> {
     mkdirSync(join(root, 'bench/results'), { recursive: true });
     writeFileSync(join(root, 'bench/results/client-compare.json'), `${JSON.stringify(results, null, 2)}\n`);
     writeFileSync(join(root, 'bench/results/client-compare.md'), compareMarkdown(results));
+    writeCharts(join(root, 'bench/results'));
   }
   console.log(`[bench] compare ${failures.length ? `FAILED: ${failures.join('; ')}` : 'passed'}`);
   return failures.length === 0;

@@ -38,6 +38,7 @@ import { apiSession } from './lib/api-session';
 import { PHASES, warmUp, type PhaseContext } from './lib/webhook-phases';
 import { startup } from './lib/tail-phases';
 import { markdown } from './lib/webhooks-report';
+import { writeCharts } from './lib/result-charts';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const seconds = (s: number) => Math.max(3, Math.round(s * SCALE));
@@ -125,6 +126,7 @@ function writeResults(
   mkdirSync(join(root, 'bench/results'), { recursive: true });
   writeFileSync(join(root, `bench/results/webhooks${engine.suffix}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(root, `bench/results/webhooks${engine.suffix}.md`), markdown(results));
+  writeCharts(join(root, 'bench/results'));
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Pointers that lead somewhere (`npm run -s lint:pointers`, part of `npm test`). Fails, naming file
  * and line, when
- *   - a code comment, a doc under docs/ or the README names a repository path that does not exist:
+ *   - a code comment (a `#` comment of a script, YAML or any file under deploy/ or .ci/), a doc under docs/ or
+ *     the README names a repository path that does not exist:
  *     a word that starts with one of the repository's top-level folders (read from the tree, not
  *     listed here), a `./` or `../` path (from the file's folder), a Markdown link's target, or a
  *     bare decision record's file name (`NNNN-title.md`); a section named after a Markdown file's path
@@ -22,6 +23,8 @@ const root = join(__dirname, '..');
 
 const CODE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 const HASH_COMMENTED = /(\.sh|\.ya?ml|Dockerfile|\.dockerignore|\.gitignore|\.prettierignore)$/;
+/** Folders whose every file is read by its `#` comments, whatever its name: the deployment's configs (a Caddyfile), CI. */
+const HASH_FOLDERS = ['deploy/', '.ci/'];
 const MODULE_SUFFIXES = ['', '.ts', '.js', '.mjs', '.cjs', '.json', '/index.ts', '/index.js'];
 
 interface Text {
@@ -132,7 +135,7 @@ function main(): void {
     if (skipped.some((prefix) => file.startsWith(prefix))) continue;
     const isDoc = file.endsWith('.md') && (file === 'README.md' || file.startsWith('docs/'));
     const isCode = CODE.test(file);
-    const isHash = HASH_COMMENTED.test(file);
+    const isHash = !isCode && (HASH_COMMENTED.test(file) || HASH_FOLDERS.some((f) => file.startsWith(f)));
     if (!isDoc && !isCode && !isHash) continue;
     const source = readFileSync(join(root, file), 'utf8');
     const texts = isDoc ? allLines(source) : isCode ? codeComments(source, file) : hashComments(source);

@@ -95,7 +95,7 @@ function devKey(env: Config['NODE_ENV']): Buffer {
 
 /**
  * A new signing secret: 32 bytes from the CSPRNG as `whsec_` + standard base64, the form the
- * Standard Webhooks libraries decode their key from (docs/consumers/README.md).
+ * Standard Webhooks libraries decode their key from (docs/integrators/webhooks/README.md).
  */
 export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;

@@ -128,7 +128,7 @@ export function reviewRouter(deps: ApiDeps): Router {
         query: AttentionQuery,
         response: AttentionList,
         summary:
-          'Subscriptions needing attention: the last step failed for good or keeps failing (docs/runbooks.md says what to do)',
+          'Subscriptions needing attention: the last step failed for good or keeps failing (docs/operators/runbooks.md says what to do)',
       },
       async (ctx, { query }) => {
         const after = query.cursor ? decodeCursor(query.cursor) : undefined;

@@ -3,7 +3,7 @@ import { chip, when } from '../format';
 import { html, type Html } from '../../lib/html';
 
 /**
- * What an operator does about each step that keeps failing, in a line (docs/runbooks.md holds the
+ * What an operator does about each step that keeps failing, in a line (docs/operators/runbooks.md holds the
  * whole of it); a step not listed has the runbook's general line.
  */
 const ADVICE: Record<string, string> = {
@@ -16,7 +16,7 @@ const ADVICE: Record<string, string> = {
   releaseCapacity:
     'The capacity of a create that recorded nothing could not be given back: the offering shows it committed until it is.',
 };
-const GENERAL = 'See docs/runbooks.md, “A subscription needs attention”.';
+const GENERAL = 'See docs/operators/runbooks.md, “A subscription needs attention”.';
 
 /** Subscriptions whose last step failed, with the step, the failure and what to do (docs/decisions/0366-subscriptions-needing-attention.md). */
 export function attentionBody({ items, next_cursor }: AttentionPage): Html {

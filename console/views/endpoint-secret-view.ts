@@ -4,13 +4,13 @@ import { html, type Html } from '../../lib/html';
 import { overlapWords } from './endpoint-manage-view';
 
 /**
- * The shortest check with each consumer kit (docs/consumers/): the Standard Webhooks scheme over the
+ * The shortest check with each consumer kit (docs/integrators/webhooks/): the Standard Webhooks scheme over the
  * raw body, the secret read from the environment rather than pasted into code.
  */
 const SNIPPETS: { kit: string; file: string; code: string }[] = [
   {
     kit: 'TypeScript',
-    file: 'docs/consumers/typescript/verify.ts',
+    file: 'docs/integrators/webhooks/typescript/verify.ts',
     code: `import { verifyStandardWebhook } from './verify';
 
 // rawBody: the request's bytes as received (a Buffer), before any JSON parsing
@@ -23,7 +23,7 @@ if (verdict !== 'ok') return res.writeHead(401).end();`,
   },
   {
     kit: 'Python',
-    file: 'docs/consumers/python/verify.py',
+    file: 'docs/integrators/webhooks/python/verify.py',
     code: `import os
 from verify import verify_standard_webhook
 
@@ -36,7 +36,7 @@ if verdict != "ok":
   },
   {
     kit: 'Go',
-    file: 'docs/consumers/go/verify.go',
+    file: 'docs/integrators/webhooks/go/verify.go',
     code: `verdict := VerifyStandardWebhook(os.Getenv("WEBHOOK_SECRET"), rawBody,
 	r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"),
 	time.Now(), 5*time.Minute)
@@ -68,7 +68,7 @@ ${
 }
 </article>
 <section aria-labelledby="verify-h"><h2 id="verify-h">Verify deliveries</h2>
-<p>Every delivery is signed twice over its raw body; see <code>docs/consumers/README.md</code>. With the kits:</p>
+<p>Every delivery is signed twice over its raw body; see <code>docs/integrators/webhooks/README.md</code>. With the kits:</p>
 ${SNIPPETS.map(
   (
     s,

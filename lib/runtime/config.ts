@@ -214,7 +214,7 @@ const DatabaseSchema = ConfigSchema.pick({ DATABASE_URL: true, DATABASE_POOL_MAX
 
 /**
  * The database's variables alone, for the command-line tools that reach nothing else (api-key,
- * audit:verify): the service's secrets are not theirs to need, so they run as the README writes
+ * audit:verify): the service's secrets are not theirs to need, so they run as docs/integrators/tokens.md writes
  * them, against npm start's database or a production one, with no NODE_ENV.
  */
 export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): z.infer<typeof DatabaseSchema> {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 /**
  * The verification provider's notification secret on the embedded stack. Public on purpose
- * (README, "A whole subscription locally"): it lets you act as the KYC provider by hand.
+ * (docs/integrators/walkthrough.md): it lets you act as the KYC provider by hand.
  */
 export const DEV_PROVIDER_SECRET = 'tranche-dev-provider-secret-not-for-production';
 
@@ -46,7 +46,7 @@ export function auditKeysBesideNpmStart(env: NodeJS.ProcessEnv): NodeJS.ProcessE
     found.TEMPORAL_PAYLOAD_KEYS_FILE = keyFile;
   return { ...env, ...found };
 }
-/** The organisation the README's first-token command uses (scripts/mint-token.ts's default). */
+/** The organisation the first-token command uses (docs/integrators/tokens.md; scripts/mint-token.ts's default). */
 const DEV_ORG_ID = '00000000-0000-4000-8000-000000000001';
 
 /** The local /metrics ports `npm start` serves: the API's, the worker's own, the worker's Temporal SDK's. */
@@ -63,7 +63,7 @@ export function embeddedDefaults(env: NodeJS.ProcessEnv): Record<string, string>
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: env.WEBHOOK_ALLOW_INSECURE_LOOPBACK ?? 'true',
     AUDIT_HMAC_KEYS: env.AUDIT_HMAC_KEYS ?? DEV_AUDIT_HMAC_KEYS,
     PERSONAL_DATA_KEYS: env.PERSONAL_DATA_KEYS ?? DEV_PERSONAL_DATA_KEYS,
-    // The README's organisation's admins read sealed histories in the Web UI through the codec server.
+    // The first-token organisation's admins read sealed histories in the Web UI through the codec server.
     CODEC_SERVER_ORG_IDS: env.CODEC_SERVER_ORG_IDS ?? DEV_ORG_ID,
     // Prometheus text on loopback (METRICS_HOST), so a newcomer sees metrics with nothing set.
     METRICS_PORT: env.METRICS_PORT ?? String(LOCAL_METRICS_PORTS.api),

@@ -7,7 +7,7 @@ import { createOffering, createSubscription } from '../support/fixtures';
 
 /**
  * The embedded default: `BEHAVIOUR_SET=B npm start` with nothing else set lets a
- * newcomer go from no token to a completed subscription, following README "A whole subscription
+ * newcomer go from no token to a completed subscription, following docs/integrators/walkthrough.md "A whole subscription
  * locally" step by step (the service gets exactly what scripts/dev.ts adds to the environment).
  */
 describe('Set B on the embedded default, as a newcomer meets it', () => {

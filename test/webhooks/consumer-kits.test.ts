@@ -14,7 +14,7 @@ import { until } from '../support/wait';
 import { exited } from './support/processes';
 
 const ROOT = join(__dirname, '../..');
-const KITS = join(ROOT, 'docs/consumers');
+const KITS = join(ROOT, 'docs/integrators/webhooks');
 const GO_BINARY = join(tmpdir(), `tranche-kit-go-${process.pid}`);
 
 type Lang = 'typescript' | 'python' | 'go';
@@ -96,7 +96,7 @@ function recordingProxy() {
   };
 }
 
-describe('consumer kits verify real deliveries (docs/consumers)', () => {
+describe('consumer kits verify real deliveries (docs/integrators/webhooks)', () => {
   let svc: TestService;
   let api: ReturnType<typeof http>;
   let staff: Actor;

@@ -13,7 +13,7 @@ import { anEvent, publishUnqueued } from './support/publish';
  * A delivery workflow's attempt whose record PostgreSQL refuses for good (a constraint, SQLSTATE
  * class 23) is not retried without end: the attempt's local activity fails non-retryable, the
  * workflow fails with CONSTRAINT_REFUSED, seen in the Web UI and counted
- * (docs/decisions/0364-refused-records-end-the-command.md, docs/runbooks.md). The refusal is a
+ * (docs/decisions/0364-refused-records-end-the-command.md, docs/operators/runbooks.md). The refusal is a
  * CHECK, made as the database's owner, that refuses one delivery's attempts only.
  */
 describe("a delivery workflow whose attempt's record is refused", () => {

@@ -96,7 +96,7 @@ export const webhookSettings = {
   WEBHOOK_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(10),
   /** An open circuit's first cool-down before a probe; each reopening doubles it, up to 16 times as long. */
   WEBHOOK_CIRCUIT_COOLDOWN_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
-  /** After rotate-secret, webhook-signature also carries a signature with the previous secret for this long (docs/consumers). */
+  /** After rotate-secret, webhook-signature also carries a signature with the previous secret for this long (docs/integrators/webhooks). */
   WEBHOOK_SECRET_OVERLAP_SECONDS: z.coerce
     .number()
     .int()

@@ -106,7 +106,7 @@ export async function checkpointNow(svc: TestService): Promise<AuditCheckpoint> 
   return latest!;
 }
 
-/** The README's command, `npm run -s audit:verify -- --org <id>`, on the service's database and Temporal. */
+/** The command of docs/operators/audit.md, `npm run -s audit:verify -- --org <id>`, on the service's database and Temporal. */
 export async function auditVerify(
   svc: TestService,
   orgId: string,

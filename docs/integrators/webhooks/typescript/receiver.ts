@@ -1,13 +1,24 @@
 // A runnable receiver: WEBHOOK_SECRET=whsec_... SCHEME=spec|standard PORT=8080 node --import tsx receiver.ts
 // It verifies every request over the raw bytes, answers 401 to a bad signature or a stale
 // timestamp, and processes each event once: a repeat (a retry after a lost answer, or a replay)
-// is acknowledged with 200 and not processed again. Keep the "seen" ids in your database.
+// is acknowledged with 200 and not processed again. Keep the "seen" ids in your database. It prints
+// {"port": N} once it listens, then one line per verified delivery: its outcome, event type and event id.
 import { createServer } from 'node:http';
 import { verifyServiceSignature, verifyStandardWebhook } from './verify';
 
 const secret = process.env.WEBHOOK_SECRET ?? '';
 const scheme = process.env.SCHEME === 'standard' ? 'standard' : 'spec';
 const seen = new Set<string>();
+
+/** The verified body's event type and id (spec §6.3), to print; nothing when it is not such an envelope. */
+function eventOf(body: Buffer): { event_type?: unknown; event_id?: unknown } {
+  try {
+    const { event_type, event_id } = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    return { event_type, event_id };
+  } catch {
+    return {};
+  }
+}
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -36,6 +47,7 @@ const server = createServer((req, res) => {
       seen.add(dedupeKey); // process the event here, once
     }
     const status = outcome === 'accepted' || outcome === 'duplicate' ? 200 : 401;
+    if (status === 200) console.log(JSON.stringify({ outcome, ...eventOf(body) })); // what arrived, for you to watch
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ outcome }));
   });
