@@ -40,7 +40,7 @@ const ROOMS = [
     'api',
     [
       ...FACES,
-      're:^db/(orm|audit-log|personal-keys|offering-capacity|rate-limits|keyset)\\.ts$',
+      're:^db/(orm|audit-log|personal-keys|offering-capacity|rate-limits|idempotency-keys|keyset)\\.ts$',
       're:^db/entities/(offering|security-class|tranche|subscription-record|payment-[a-z-]+|identity-[a-z-]+)\\.ts$',
       'domain',
       ...LIB,

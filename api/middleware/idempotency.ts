@@ -8,7 +8,7 @@ import type { Orm } from '../../db/orm';
 import type { SecretBox } from '../../webhooks';
 import type { Principal } from '../../domain/principal';
 import { errorBody, toAppError } from './error-envelope';
-import { idempotencyStore, type IdempotencyScope } from './idempotency-store';
+import { idempotencyStore, type IdempotencyScope } from '../../db/idempotency-keys';
 
 const IdempotencyKey = z
   .string()

@@ -1,0 +1,149 @@
+import type { Orm } from './orm';
+import { preparedStatement } from './prepared';
+import { groupCommit } from '../lib/group-commit';
+
+export interface IdempotencyScope {
+  principal: string;
+  method: string;
+  path: string;
+  key: string;
+}
+
+export type Claim =
+  | { kind: 'claimed' }
+  /** `boundToRoles`: set when the answer holds a secret, the roles it may be replayed to. */
+  | { kind: 'replay'; status: number; bodySealed: string | null; boundToRoles: string | null }
+  | { kind: 'reused' }
+  | { kind: 'in_use'; retryAfterSeconds: number };
+
+interface Answer {
+  status: number;
+  bodySealed: string | null;
+  boundToRoles: string | null;
+}
+
+/** Requests one claim or one kept answer statement carries at most. */
+const MAX_BATCH = 200;
+
+/**
+ * A new key, an expired one, or one whose first request died holding it (same body only), for each
+ * of the input's keys; the `ord` of each claimed. Taken in key order, so two statements that carry
+ * some of the same keys (two API instances) wait for each other rather than deadlock.
+ */
+const CLAIM = preparedStatement<{ ord: number }>(
+  'idempotency-claim',
+  `with
+  input as (select * from jsonb_to_recordset(?::jsonb)
+              as v(ord int, principal text, method text, path text, key text, request_hash text)),
+  taken as (insert into idempotency_keys (principal, method, path, key, request_hash, locked_until, expires_at)
+            select principal, method, path, key, request_hash,
+                   now() + make_interval(secs => ?::double precision), now() + make_interval(secs => ?::double precision)
+              from input order by principal, method, path, key
+            on conflict (principal, method, path, key) do update
+              set request_hash = excluded.request_hash, status = null, body_sealed = null, replay_roles = null,
+                  created_at = now(), locked_until = excluded.locked_until, expires_at = excluded.expires_at
+              where idempotency_keys.expires_at < now()
+                 or (idempotency_keys.status is null and idempotency_keys.locked_until < now()
+                     and idempotency_keys.request_hash = excluded.request_hash)
+            returning principal, method, path, key)
+  select i.ord from input i join taken t using (principal, method, path, key)`,
+);
+
+/** Each input key's kept answer, on the row its request still holds (status null). */
+const COMPLETE = preparedStatement(
+  'idempotency-complete',
+  `update idempotency_keys k
+      set status = v.status, body_sealed = v.body_sealed, replay_roles = v.replay_roles
+     from jsonb_to_recordset(?::jsonb)
+            as v(principal text, method text, path text, key text, status int, body_sealed text, replay_roles text)
+    where k.principal = v.principal and k.method = v.method and k.path = v.path and k.key = v.key
+      and k.status is null`,
+);
+
+const idOf = (s: IdempotencyScope) => JSON.stringify([s.principal, s.method, s.path, s.key]);
+
+/**
+ * Rows of idempotency_keys (db/migrations/0010, 0030): claim, complete, release (expired rows: the retention prune,
+ * db/retention.ts). Claims and kept answers that arrive while one of their statements is in flight go together in
+ * the next (group commit, lib/group-commit.ts): under load one statement serves many requests, alone a request
+ * waits for nothing; each is committed before its caller goes on, as one statement each was.
+ */
+export function idempotencyStore(orm: Orm, ttlSeconds: number, leaseSeconds: number) {
+  const knex = () => orm.em.getConnection().getKnex();
+  const sql = (query: string, params: unknown[]) =>
+    orm.em.getConnection().execute(query, params, 'all') as Promise<Record<string, unknown>[]>;
+  const pk = (s: IdempotencyScope) => [s.principal, s.method, s.path, s.key];
+
+  /** Whether each key was claimed; a key twice in one batch is tried once, its second is not (it finds the first). */
+  const claimAll = groupCommit(
+    async (items: { scope: IdempotencyScope; hash: string }[]): Promise<boolean[]> => {
+      const first = new Map<string, number>();
+      items.forEach(({ scope }, ord) => {
+        if (!first.has(idOf(scope))) first.set(idOf(scope), ord);
+      });
+      const input = [...first.values()].map((ord) => ({ ord, ...items[ord]!.scope, request_hash: items[ord]!.hash }));
+      const rows = await CLAIM(knex(), [JSON.stringify(input), leaseSeconds, ttlSeconds]);
+      const claimed = new Set(rows.map((r) => Number(r.ord)));
+      return items.map((_, ord) => claimed.has(ord));
+    },
+    { maxBatch: MAX_BATCH },
+  );
+
+  /** A key's first kept answer counts: a second for the same key in one batch finds the row no longer held, as alone it would. */
+  const completeAll = groupCommit(
+    async (items: { scope: IdempotencyScope; answer: Answer }[]): Promise<void[]> => {
+      const firsts = new Map<string, (typeof items)[number]>();
+      for (const item of items) if (!firsts.has(idOf(item.scope))) firsts.set(idOf(item.scope), item);
+      const input = [...firsts.values()].map(({ scope, answer }) => ({
+        ...scope,
+        status: answer.status,
+        body_sealed: answer.bodySealed,
+        replay_roles: answer.boundToRoles,
+      }));
+      await COMPLETE(knex(), [JSON.stringify(input)]);
+      return items.map(() => undefined);
+    },
+    { maxBatch: MAX_BATCH },
+  );
+
+  /** The key's row as it stands, once a claim of it found it taken. */
+  async function held(s: IdempotencyScope, hash: string): Promise<Claim | undefined> {
+    const [row] = await sql(
+      `select request_hash, status, body_sealed, replay_roles, greatest(1, ceil(extract(epoch from locked_until - now())))::int as wait
+         from idempotency_keys where principal = ? and method = ? and path = ? and key = ?`,
+      pk(s),
+    );
+    if (!row) return undefined; // released between the two statements: claim again
+    if (row.request_hash !== hash) return { kind: 'reused' };
+    if (row.status === null) return { kind: 'in_use', retryAfterSeconds: Math.min(Number(row.wait), 60) };
+    return {
+      kind: 'replay',
+      status: Number(row.status),
+      bodySealed: (row.body_sealed as string | null) ?? null,
+      boundToRoles: (row.replay_roles as string | null) ?? null,
+    };
+  }
+
+  return {
+    async claim(s: IdempotencyScope, hash: string): Promise<Claim> {
+      for (let tries = 0; tries < 3; tries++) {
+        if (await claimAll({ scope: s, hash })) return { kind: 'claimed' };
+        const claim = await held(s, hash);
+        if (claim) return claim;
+      }
+      return { kind: 'in_use', retryAfterSeconds: 1 };
+    },
+
+    complete(s: IdempotencyScope, answer: Answer): Promise<void> {
+      return completeAll({ scope: s, answer });
+    },
+
+    /** The request ended without an answer worth keeping: the next request with the key runs afresh. */
+    async release(s: IdempotencyScope): Promise<void> {
+      await sql(
+        'delete from idempotency_keys where principal = ? and method = ? and path = ? and key = ? and status is null',
+        pk(s),
+      );
+    },
+  };
+}
