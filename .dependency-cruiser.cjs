@@ -40,7 +40,7 @@ const ROOMS = [
     'api',
     [
       ...FACES,
-      're:^db/(orm|audit-log|personal-keys|personal-reseal|offering-capacity|subscription-attention|rate-limits|keyset|refund-intents)\\.ts$',
+      're:^db/(orm|audit-log|personal-keys|personal-reseal|offering-capacity|subscription-attention|rate-limits|idempotency-keys|keyset|refund-intents)\\.ts$',
       're:^db/entities/(offering|security-class|tranche|subscription-record|payment-[a-z-]+|identity-[a-z-]+)\\.ts$',
       'domain',
       ...LIB,

@@ -29,7 +29,7 @@ export async function prunePaymentNotifications(
 
 /**
  * Idempotency-Keys past their `expires_at` (IDEMPOTENCY_KEY_TTL_HOURS, set by
- * api/middleware/idempotency-store.ts; an expired key is already claimed afresh by its next
+ * db/idempotency-keys.ts; an expired key is already claimed afresh by its next
  * request): the row's own expiry is the window.
  */
 export async function pruneExpiredIdempotencyKeys(

@@ -1,6 +1,6 @@
 import type { Orm } from '../../db/orm';
 import type { SecretBox } from '../../webhooks';
-import { requestHashAad, scopeIdOf } from './idempotency-store';
+import { requestHashAad, scopeIdOf } from '../../db/idempotency-keys';
 
 interface KeptRow {
   principal: string;

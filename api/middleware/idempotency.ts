@@ -8,7 +8,7 @@ import type { Orm } from '../../db/orm';
 import type { SecretBox } from '../../webhooks';
 import type { Principal } from '../../domain/principal';
 import { errorBody, toAppError } from './error-envelope';
-import { idempotencyStore, scopeIdOf, type IdempotencyScope } from './idempotency-store';
+import { idempotencyStore, scopeIdOf, type IdempotencyScope } from '../../db/idempotency-keys';
 
 const IdempotencyKey = z
   .string()
