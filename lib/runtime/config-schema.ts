@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiSettings } from './settings/api-settings';
 import { auditSettings } from './settings/audit-settings';
+import { deploymentSettings } from './settings/deployment-settings';
 import { identitySettings } from './settings/identity-settings';
 import { paymentSettings } from './settings/payment-settings';
 import { retentionSettings } from './settings/retention-settings';
@@ -15,6 +16,7 @@ import { webhookSettings } from './settings/webhook-settings';
  */
 export const ConfigSchema = z.object({
   ...serviceSettings,
+  ...deploymentSettings,
   ...identitySettings,
   ...apiSettings,
   ...webhookSettings,
