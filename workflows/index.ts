@@ -1,5 +1,6 @@
 // Every workflow the worker runs. Workflow code is deterministic: no I/O, clock, random or env.
-import { setWorkflowOptions } from '@temporalio/workflow';
+import type { VersioningBehavior } from '@temporalio/common';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { subscriptionWorkflow } from './subscription';
 import { retrySchedulerWorkflow } from './retry-scheduler';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
@@ -19,13 +20,25 @@ import { auditCheckpointWorkflow } from './audit-checkpoint';
  * drained. A delivery ends within the retry schedule's 8 attempts (spec §6.5, at most about 36 hours),
  * a recovery within its pages, a retention prune within minutes.
  */
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, subscriptionWorkflow);
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, retrySchedulerWorkflow);
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, orderedDeliveryWorkflow);
-setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, auditCheckpointWorkflow);
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, webhookDeliveryWorkflow);
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, webhookRecoveryWorkflow);
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, retentionPruneWorkflow);
+setWorkflowOptions(onVersioned('AUTO_UPGRADE'), subscriptionWorkflow);
+setWorkflowOptions(onVersioned('AUTO_UPGRADE'), retrySchedulerWorkflow);
+setWorkflowOptions(onVersioned('AUTO_UPGRADE'), orderedDeliveryWorkflow);
+setWorkflowOptions(onVersioned('AUTO_UPGRADE'), auditCheckpointWorkflow);
+setWorkflowOptions(onVersioned('PINNED'), webhookDeliveryWorkflow);
+setWorkflowOptions(onVersioned('PINNED'), webhookRecoveryWorkflow);
+setWorkflowOptions(onVersioned('PINNED'), retentionPruneWorkflow);
+
+/**
+ * The behaviour, stated only when the run's tasks are a versioned worker's: the server refuses every workflow
+ * task an unversioned worker completes with a behaviour ("versioning behavior cannot be specified without
+ * deployment options"), and the tests' workers, and WORKER_VERSIONING=false, poll unversioned (their tasks carry
+ * a build id but no deployment name). Asked once, at the run's first activation on a worker, which names a
+ * deployment for a run a versioned worker began; a run begun unversioned and replayed on a versioned worker takes
+ * that worker's default (AUTO_UPGRADE, worker/create-worker.ts).
+ */
+function onVersioned(versioningBehavior: VersioningBehavior) {
+  return () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior } : {});
+}
 
 export {
   subscriptionWorkflow,
