@@ -5,6 +5,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
+# The build's id, `<package version>-<12 hex of the commit>`: the context has no .git to read it from, and npm run
+# build writes it into dist/build-info.json, the Worker Deployment version the workers poll as
+# (docs/decisions/0386-worker-deployment-versions.md). Unset, a versioned worker refuses to start naming it.
+ARG TRANCHE_BUILD_ID=
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

@@ -11,6 +11,8 @@ import { stopProcess } from './lib/temporal-dev-server';
 import { explainStartupFailure, startingPart, StartupError } from './lib/startup-error';
 import { SERVICE_RUNTIME, type ServiceRuntime } from './lib/service-runtime';
 import { untilReady } from './lib/until-ready';
+import { promoteWhenVersioned } from './lib/version-routing';
+import { buildIdOf } from '../lib/runtime/build-id';
 
 const root = join(__dirname, '..');
 const PORT = process.env.PORT ?? '3000';
@@ -50,6 +52,9 @@ async function main(): Promise<void> {
     ...defaults,
     // Histories in .data/ are sealed under a key kept beside them (lib/runtime/payload-codec.ts).
     ...(process.env.TEMPORAL_PAYLOAD_KEYS ? {} : { TEMPORAL_PAYLOAD_KEYS_FILE: payloadKeyFile(dataDir) }),
+    // The worker polls as this checkout's version, made Current below (docs/decisions/0386-worker-deployment-versions.md).
+    WORKER_VERSIONING: process.env.WORKER_VERSIONING ?? 'true',
+    TRANCHE_BUILD_ID: buildIdOf({ TRANCHE_BUILD_ID: process.env.TRANCHE_BUILD_ID }) ?? '',
   };
   const children: ChildProcess[] = [];
   const run = (name: string, file: string, runtime: ServiceRuntime) => {
@@ -98,6 +103,13 @@ async function main(): Promise<void> {
         remedy: `read the worker's and the API's output above; ${readyUrl} names the dependency it cannot reach`,
       },
       () => untilReady(readyUrl, { withinMs: 180_000 }),
+    );
+    await startingPart(
+      {
+        part: "making the worker's Worker Deployment version Current",
+        remedy: "read the worker's output above; `npm run -s worker-version -- status` shows the deployment",
+      },
+      () => promoteWhenVersioned(stack.temporalAddress, env),
     );
   } catch (err) {
     if (stopping) return;

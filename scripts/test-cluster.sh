@@ -9,4 +9,9 @@ export TEMPORAL_SERVER_DIR="$(bash scripts/tools.sh temporal-server)"
 export TRANCHE_TEST_TEMPORAL=cluster
 unset TEMPORAL_ADDRESS
 if [ $# -eq 0 ]; then set -- test/cluster test/subscriptions/lifecycle.test.ts; fi
+# The rolling-upgrade test rolls from the previous release, built outside the clone, to this checkout's dist/.
+if [[ " $* " == *" test/cluster "* || " $* " == *rolling-upgrade* ]]; then
+  bash scripts/ensure-build.sh
+  export PREVIOUS_RELEASE_DIR="${PREVIOUS_RELEASE_DIR:-$(bash scripts/previous-release.sh)}"
+fi
 exec bash scripts/test.sh "$@"

@@ -31,6 +31,7 @@ npm run -s lint:unused         # no unused file, export or dependency (knip.json
 npm run -s lint:names          # a file's name says one thing across the tree
 npm run -s lint:pointers       # every path a comment, record or doc names exists; no "issue N" in code
 npm run -s lint:docs           # the configuration page is what the settings schema writes; CI runs every README block
+npm run -s lint:migrations     # each migration since the previous release is additive for it (docs/decisions/0389)
 # What runs in both delivery shapes: the webhook suites and the contract tests that deliver
 # (delivery-shape, organisation-share, gate-turns and begun-first-attempt set their own shape, and
 # start-path-walk calls the workflow shape's start path by hand, and parent-children-limit sets the

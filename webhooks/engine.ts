@@ -37,8 +37,10 @@ interface EngineRun {
    * `temporal` shares its NativeConnection with a worker polling `taskQueue` in this process: a
    * delivery workflow the `workflow` shape starts then asks for its first task to come straight
    * back to that worker, skipping the server's task queue (docs/decisions/0331-eager-delivery-starts.md).
+   * A function is asked at each start: a versioned worker's version must be one new workflows are routed to
+   * (worker/deployment-routing.ts).
    */
-  eagerStarts?: boolean;
+  eagerStarts?: boolean | (() => boolean);
 }
 
 export interface DeliveryEngine {

@@ -21,7 +21,7 @@ export interface HandOverDeps {
   taskQueue: string;
   shards: number;
   /** Starts may ask for eager dispatch to this process's worker (webhooks/engine.ts, `EngineRun`). */
-  eagerStarts?: boolean;
+  eagerStarts?: boolean | (() => boolean);
 }
 
 /**

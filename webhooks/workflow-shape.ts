@@ -44,8 +44,11 @@ interface StartDeps {
   knex: () => Knex;
   temporal: Client;
   taskQueue: string;
-  /** Ask for each start's first task back in its answer (docs/decisions/0331-eager-delivery-starts.md). */
-  eagerStarts?: boolean;
+  /**
+   * Ask for each start's first task back in its answer (docs/decisions/0331-eager-delivery-starts.md); a
+   * function says so at each start (worker/deployment-routing.ts).
+   */
+  eagerStarts?: boolean | (() => boolean);
 }
 
 /** The start path's own: what it started that no attempt has claimed yet, and an endpoint's default concurrency limit. */
@@ -205,7 +208,7 @@ async function startTopLevel(
       priority: deliveryPriority(d.orgId),
       // Its first workflow task comes back in the start's answer when this process's worker has a
       // free slot; otherwise the server queues it as usual (docs/decisions/0331-eager-delivery-starts.md).
-      ...(deps.eagerStarts && { requestEagerStart: true }),
+      ...(eagerNow(deps.eagerStarts) && { requestEagerStart: true }),
     });
     recordDeliveryWorkflowStart(handle.eagerlyStarted);
     // Its first task is this process's: the attempt it is about to ask for begins now, with the input
@@ -263,3 +266,5 @@ export async function takeForParent(
   ).rows;
   return rows.map((r) => ({ deliveryId: r.id, endpointId: r.endpoint_id, eventType: r.event_type, orgId: r.org_id }));
 }
+
+const eagerNow = (eager: StartDeps['eagerStarts']) => (typeof eager === 'function' ? eager() : Boolean(eager));

@@ -8,6 +8,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { bundleWorkflows } from './bundle-workflows';
 import { attemptSlotsOf } from '../domain/attempt-slots';
 import { temporalWorkerTracing, tracingOn, WORKFLOW_TRACING_MODULE } from '../lib/runtime/tracing';
+import type { DeploymentVersion } from '../lib/runtime/build-id';
 
 export interface WorkerSetup {
   config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'TEMPORAL_TASK_QUEUE'> &
@@ -20,6 +21,11 @@ export interface WorkerSetup {
     TemporalConnectionConfig &
     PayloadKeyConfig;
   deps: ActivityDeps;
+  /**
+   * The Worker Deployment version it polls as (lib/runtime/build-id.ts deploymentVersionOf); unset, it
+   * polls unversioned (docs/decisions/0386-worker-deployment-versions.md).
+   */
+  version?: DeploymentVersion | null;
   /** Pre-bundled workflow code (tests bundle once for every worker); otherwise bundled at start, in a thread. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   connection?: NativeConnection;
@@ -35,6 +41,15 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     connection,
     namespace: setup.config.TEMPORAL_NAMESPACE,
     taskQueue: setup.config.TEMPORAL_TASK_QUEUE,
+    // Each workflow type states its behaviour in workflows/index.ts; one added without a statement
+    // upgrades, as unversioned workers always did (docs/decisions/0387-versioning-behaviour-per-workflow.md).
+    ...(setup.version && {
+      workerDeploymentOptions: {
+        useWorkerVersioning: true,
+        version: setup.version,
+        defaultVersioningBehavior: 'AUTO_UPGRADE',
+      },
+    }),
     // Payloads are sealed here, before the server stores them (lib/runtime/payload-codec.ts).
     dataConverter: dataConverterOf(setup.config),
     activities: createActivities(setup.deps),

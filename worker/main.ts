@@ -15,6 +15,8 @@ import { ensureCommitmentSweepSchedule } from './commitment-sweep-schedule';
 import { ensureAuditCheckpoints } from './audit-checkpoints';
 import { stopTracing } from '../lib/runtime/tracing';
 import { warmWorker } from './warm-up';
+import { deploymentVersionOf } from '../lib/runtime/build-id';
+import { followRouting } from './deployment-routing';
 
 /**
  * A worker process: connects to Temporal and PostgreSQL from the environment and runs until signalled.
@@ -22,6 +24,9 @@ import { warmWorker } from './warm-up';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Which build this is, as the Worker Deployment version it polls as (docs/decisions/0386); asked first,
+  // so a versioned worker without a build id stops before it connects to anything.
+  const version = deploymentVersionOf(config);
   const metrics = startWorkerMetrics(config);
   const orm = await openOrmWhenReachable(config);
   // No key, no start: an audited action would otherwise fail only when first tried (docs/decisions/0266).
@@ -37,11 +42,18 @@ async function main(): Promise<void> {
   const engine = createDeliveryEngine({ orm, config });
   const worker = await createWorker({
     config,
+    version,
     connection,
     deps: { orm, processor: createProcessor(config, { orm }), engine, config },
   });
+  // Eager starts only while new workflows are routed to this build (worker/deployment-routing.ts).
+  const routing = followRouting(temporal, config.TEMPORAL_NAMESPACE, version);
   // First attempts straight from the queue, the sweep, the hand-overs to the retry schedulers.
-  const delivering = await engine.start({ temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, eagerStarts: true });
+  const delivering = await engine.start({
+    temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    eagerStarts: routing.routedHere,
+  });
   // Retention: a worker that cannot ensure the schedule still delivers; the error says why.
   await ensureRetentionSchedule(temporal, config).catch((err: unknown) =>
     logger.error({ err }, 'retention schedule could not be ensured; old rows are not pruned'),
@@ -54,13 +66,17 @@ async function main(): Promise<void> {
   await ensureAuditCheckpoints(temporal, config, orm.em.getConnection().getKnex()).catch((err: unknown) =>
     logger.error({ err }, 'audit checkpoint workflow could not be ensured; audit heads are not checkpointed'),
   );
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS }, 'worker started');
+  logger.info(
+    { taskQueue: config.TEMPORAL_TASK_QUEUE, temporal: config.TEMPORAL_ADDRESS, version: version ?? 'unversioned' },
+    'worker started',
+  );
   const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   // Every API's /ready waits for a warm worker (docs/decisions/0302-warm-before-ready.md).
   await warmWorker(worker, delivering).catch((err: unknown) =>
     logger.error({ err }, 'worker warm-up failed; APIs stay not ready until a worker is warm'),
   );
   await running;
+  routing.stop();
   await delivering.stop();
   await connection.close();
   await orm.close();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiSettings } from './settings/api-settings';
 import { auditSettings } from './settings/audit-settings';
+import { deploymentSettings } from './settings/deployment-settings';
 import { holdSettings } from './settings/hold-settings';
 import { identitySettings } from './settings/identity-settings';
 import { paymentSettings } from './settings/payment-settings';
@@ -16,6 +17,7 @@ import { webhookSettings } from './settings/webhook-settings';
  */
 export const ConfigSchema = z.object({
   ...serviceSettings,
+  ...deploymentSettings,
   ...identitySettings,
   ...apiSettings,
   ...webhookSettings,

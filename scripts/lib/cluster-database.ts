@@ -1,12 +1,14 @@
 import { join } from 'node:path';
 import type { RunningPostgres } from './embedded-postgres';
-import { migrateAsOwner } from './migrate-as-owner';
+import { migrateAsOwner, migrateAsRelease } from './migrate-as-owner';
 import { startingPart } from './startup-error';
 import type { TemporalDatabase } from './temporal-server';
 
 /** The cluster's PostgreSQL, migrated: the services' URL, and Temporal's connection (the owner's role). */
 export interface ClusterDatabase {
   url: string;
+  /** The owner's URL: migrations only. */
+  ownerUrl: string;
   temporal: TemporalDatabase;
   /** Stops the embedded server the cluster started; a server it was given is left running. */
   stop(): Promise<void>;
@@ -22,6 +24,8 @@ export async function startClusterDatabase(o: {
   pgPort: number;
   databaseUrl?: string;
   migrationUrl?: string;
+  /** Another build whose own migrations lay the schema (ClusterOptions.release). */
+  release?: string;
 }): Promise<ClusterDatabase> {
   const embedded = o.databaseUrl ? null : await startEmbedded(o.dataDir, o.pgPort);
   try {
@@ -32,11 +36,12 @@ export async function startClusterDatabase(o: {
         part: 'the database migrations (as the owner)',
         remedy: 'read the error; the owner role (DATABASE_MIGRATION_URL) must be allowed DDL on the database',
       },
-      () => migrateAsOwner(ownerUrl),
+      () => (o.release ? migrateAsRelease(o.release, ownerUrl) : migrateAsOwner(ownerUrl)),
     );
     const owner = new URL(ownerUrl);
     return {
       url,
+      ownerUrl,
       temporal: {
         host: owner.hostname,
         port: Number(owner.port || 5432),

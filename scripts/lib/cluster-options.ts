@@ -25,6 +25,17 @@ export interface ClusterOptions {
   zipkin?: { jar: string; port: number };
   /** Run dist/ (npm run build) rather than the TypeScript source. */
   compiled: boolean;
+  /**
+   * Another build's folder whose dist/ the workers and API instances run, and whose own migrations
+   * (`dist/scripts/migrate.js`) lay the schema: the rolling-upgrade test starts from the previous
+   * release (scripts/previous-release.sh). Unset: this checkout.
+   */
+  release?: string;
+  /**
+   * Make this build's Worker Deployment version Current once its workers poll (scripts/lib/version-routing.ts),
+   * when its workers are versioned. Default true; the rolling-upgrade test moves the routing itself.
+   */
+  promote?: boolean;
   /** Extra environment for every worker and API instance. */
   env?: Record<string, string>;
   output: NodeJS.WritableStream;
@@ -47,6 +58,8 @@ export interface Cluster {
   env: Record<string, string>;
   workers: ServiceProcess[];
   apis: ServiceProcess[];
+  /** The owner's URL of the service's database, for migrations (the rolling-upgrade test migrates mid-roll). */
+  migrationUrl: string;
   /** Kill (SIGKILL) and start again the Temporal server, for the fault tests. */
   killTemporal(): Promise<void>;
   startTemporal(): Promise<void>;

@@ -15,6 +15,8 @@ import { startTemporalServer } from './temporal-server';
 import { startTemporalUi } from './temporal-ui';
 import { untilReady } from './until-ready';
 import { temporalSetup } from '../temporal-setup';
+import { promoteWhenVersioned } from './version-routing';
+import { buildIdOf } from '../../lib/runtime/build-id';
 
 /**
  * The production shape on one machine: PostgreSQL holding Temporal's two databases and the
@@ -105,10 +107,20 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       // console's header then say (docs/decisions/0259-production-by-default.md).
       ...(process.env.PAYMENT_PROCESSOR === 'stripe' ? {} : { PAYMENTS_SANDBOX_IN_PRODUCTION: 'true' }),
       ...tracing,
+      // Every process of this build says the same build id: its workers poll as that version (docs/decisions/0386).
+      // A release from elsewhere says its own (its dist/build-info.json).
+      ...(!o.release && { TRANCHE_BUILD_ID: buildIdOf({ TRANCHE_BUILD_ID: process.env.TRANCHE_BUILD_ID }) ?? '' }),
       ...o.env,
     };
     const workers = Array.from({ length: o.workers }, (_, i) =>
-      serviceProcess({ name: `worker-${i + 1}`, entry: 'worker/main', env, compiled: o.compiled, output: o.output }),
+      serviceProcess({
+        name: `worker-${i + 1}`,
+        entry: 'worker/main',
+        env,
+        compiled: o.compiled,
+        output: o.output,
+        release: o.release,
+      }),
     );
     const apis = o.apiPorts.map((port, i) =>
       serviceProcess({
@@ -117,6 +129,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
         env: { ...env, PORT: String(port) },
         compiled: o.compiled,
         output: o.output,
+        release: o.release,
       }),
     );
     // Migrated above as the owner: the workers and the APIs find nothing pending.
@@ -138,6 +151,16 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
           }),
       );
     }
+    // One build on the shape: its version takes the routing (a deploy of a new build ramps instead, README).
+    if (o.promote ?? true)
+      await startingPart(
+        {
+          part: `making this build's Worker Deployment version Current (at ${temporalAddress})`,
+          remedy: "read the workers' lines in the log; `npm run -s worker-version -- status` shows the deployment",
+          log,
+        },
+        () => promoteWhenVersioned(temporalAddress, env),
+      );
     if (o.tls) {
       const gateway = await startTlsGateway({
         caddy: o.tls.caddy,
@@ -159,6 +182,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     return {
       baseUrl: o.tls ? publicUrl : `http://127.0.0.1:${o.port}`,
       databaseUrl: database.url,
+      migrationUrl: database.ownerUrl,
       temporalAddress,
       uiUrl,
       tracesUrl,

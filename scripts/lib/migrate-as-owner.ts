@@ -14,3 +14,21 @@ export async function migrateAsOwner(ownerUrl: string): Promise<void> {
     await orm.close();
   }
 }
+
+/**
+ * The same with another build's migrations: `node <release>/dist/scripts/migrate.js`, so its schema is
+ * what that release laid (the rolling-upgrade test's previous release, before today's migrations run).
+ */
+export async function migrateAsRelease(release: string, ownerUrl: string): Promise<void> {
+  const { execFile } = await import('node:child_process');
+  const { join } = await import('node:path');
+  await new Promise<void>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [join(release, 'dist', 'scripts', 'migrate.js')],
+      { cwd: release, env: { ...process.env, DATABASE_MIGRATION_URL: ownerUrl }, timeout: 300_000 },
+      (err, _stdout, stderr) =>
+        err ? reject(new Error(`${release}'s migrations failed: ${stderr || err.message}`)) : resolve(),
+    ),
+  );
+}

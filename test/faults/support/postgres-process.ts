@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { Client as PgClient } from 'pg';
 import { join } from 'node:path';
 import { stopProcess } from '../../../scripts/lib/temporal-dev-server';
 
@@ -30,4 +31,23 @@ export async function spawnPostgres(dir: string, port: number): Promise<Postgres
     });
   });
   return { url: `postgres://postgres:tranche@127.0.0.1:${port}/faults`, stop: () => stopProcess(child, 30_000) };
+}
+
+/** The services' login role in the group the migrations grant to, made once on this server by its superuser. */
+export async function serviceRoleOn(ownerUrl: string): Promise<string> {
+  const client = new PgClient({ connectionString: ownerUrl, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const has = async (role: string) =>
+      ((await client.query('select 1 from pg_roles where rolname = $1', [role])).rowCount ?? 0) > 0;
+    if (!(await has('tranche_service'))) await client.query('create role tranche_service nologin');
+    if (!(await has('tranche_app')))
+      await client.query("create role tranche_app login password 'tranche-app' in role tranche_service");
+  } finally {
+    await client.end();
+  }
+  const url = new URL(ownerUrl);
+  url.username = 'tranche_app';
+  url.password = 'tranche-app';
+  return url.toString();
 }
