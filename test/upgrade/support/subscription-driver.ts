@@ -93,7 +93,13 @@ export async function subscriptionDriver(group: DrivenService, answers: Answers)
       case 'approved':
         if (group.set === 'B') return void (await op(id, 'issue-shares', staff));
         return void (await expect(
-          api.post('/issuance/reconciliations', staff, { referenceCode: referenceCodes.get(id), amount: '500.00' }),
+          api.post(
+            '/issuance/reconciliations',
+            staff,
+            { referenceCode: referenceCodes.get(id), amount: '500.00' },
+            // Money moves: a key of its own (docs/decisions/0373-idempotency-key-required-where-money-moves.md).
+            { 'Idempotency-Key': `reconcile-${id}` },
+          ),
           200,
           `reconcile ${id}`,
         ));
