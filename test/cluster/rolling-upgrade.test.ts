@@ -16,6 +16,7 @@ import { startGroup, type ServiceGroup } from '../upgrade/support/service-group'
 import { subscriptionDriver, WAITING, type SubscriptionDriver } from '../upgrade/support/subscription-driver';
 import { webhookTraffic, type WebhookTraffic } from '../upgrade/support/webhook-traffic';
 import { auditWorkflowTasks } from '../upgrade/support/workflow-tasks';
+import { rollbackBarrier } from '../upgrade/support/rollback-barrier';
 
 /**
  * A rolling upgrade of the production shape and its rollback (docs/decisions/0388-the-previous-release.md):
@@ -193,27 +194,36 @@ describe('a rolling upgrade from the previous release, and a rollback', () => {
     expect(answers.failures).toEqual([]);
   }, 1_800_000);
 
-  it('rolls back to the previous release the same way, and completes there what this build started', async () => {
-    const back = await inEveryWaitingState();
-    // Some of the deliveries this build starts wait for their second attempt, pinned to it, across the rollback.
-    for (const t of traffic.values()) await t.failNext(3);
-    await Promise.all(
-      [...groups.values()].map((group) =>
-        roll({ group, to: previous, temporalAddress: cluster.temporalAddress, namespace, log }),
-      ),
-    );
-    const { audit, elsewhere, count } = await completeAll(back, previous);
-    const sent = await deliveries();
-    report.rollback = {
-      subscriptionsInFlight: count,
-      workflows: audit.workflows,
-      workflowTasks: { failed: audit.failed.length, bookkeeping: audit.bookkeeping, timedOut: audit.timedOut },
-      deliveries: sent,
-      answers: answers.byStatus(),
-    };
-    expect(audit.failed).toEqual([]);
-    expect(elsewhere).toEqual([]);
-    for (const { set } of SETS) expect(sent[set].missing).toEqual([]);
-    expect(answers.failures).toEqual([]);
-  }, 1_800_000);
+  // A release whose patches the previous build cannot replay names them in deploy/rollback-barrier and ships
+  // saying it cannot be rolled back past (docs/decisions/0387-versioning-behaviour-per-workflow.md, rule 3;
+  // test/replay/release-histories.test.ts checks the list is the whole difference). The rollback is tested
+  // again once the previous release knows them, when the list is empty.
+  const rollback = rollbackBarrier().length === 0 ? it : it.skip;
+  rollback(
+    'rolls back to the previous release the same way, and completes there what this build started',
+    async () => {
+      const back = await inEveryWaitingState();
+      // Some of the deliveries this build starts wait for their second attempt, pinned to it, across the rollback.
+      for (const t of traffic.values()) await t.failNext(3);
+      await Promise.all(
+        [...groups.values()].map((group) =>
+          roll({ group, to: previous, temporalAddress: cluster.temporalAddress, namespace, log }),
+        ),
+      );
+      const { audit, elsewhere, count } = await completeAll(back, previous);
+      const sent = await deliveries();
+      report.rollback = {
+        subscriptionsInFlight: count,
+        workflows: audit.workflows,
+        workflowTasks: { failed: audit.failed.length, bookkeeping: audit.bookkeeping, timedOut: audit.timedOut },
+        deliveries: sent,
+        answers: answers.byStatus(),
+      };
+      expect(audit.failed).toEqual([]);
+      expect(elsewhere).toEqual([]);
+      for (const { set } of SETS) expect(sent[set].missing).toEqual([]);
+      expect(answers.failures).toEqual([]);
+    },
+    1_800_000,
+  );
 });
