@@ -35,7 +35,7 @@ describe('the docs say what is true', () => {
   it('every shell block of the README is one a .ci/ script reads by its heading, and the tour is one', () => {
     const blocks = commandBlocks(read('README.md'));
     const runByCi = headingsReadByCi(ciScripts());
-    expect(blocks.map((b) => b.heading)).toEqual(['Two commands', 'A five-minute tour']);
+    expect(blocks.map((b) => b.heading)).toEqual(['Quick start', 'A five-minute tour']);
     expect(blocks.filter((b) => !runByCi.has(b.heading))).toEqual([]);
   });
 
@@ -55,7 +55,7 @@ describe('the docs say what is true', () => {
   });
 
   it('prints the block CI runs, and refuses a heading with none', async () => {
-    const { stdout } = await run('npx', ['tsx', 'scripts/command-block.ts', 'README.md', 'Two commands'], {
+    const { stdout } = await run('npx', ['tsx', 'scripts/command-block.ts', 'README.md', 'Quick start'], {
       cwd: root,
     });
     expect(stdout.replace(/ *#.*$/gm, '')).toBe('npm start\nnpm test\n');
