@@ -165,7 +165,7 @@ export async function hostileWorld(svc: TestService, doc: { paths: Record<string
    */
   function credentials(o: Operation, rawBody: string): [string, string][] {
     const who = caller(o);
-    if (who) return [['Authorization', `Bearer ${who.token}`]];
+    if (who) return [['Authorization', `Bearer ${who.token}`], ...keyIfRequired(o)];
     if (o.path === '/identity/auth/exchange') return [['X-API-Key', apiKey]];
     if (o.path === '/identity/provider/notifications') {
       const ts = String(Math.floor(Date.now() / 1000));
@@ -177,6 +177,13 @@ export async function hostileWorld(svc: TestService, doc: { paths: Record<string
     if (o.path === '/payments/sandbox/notifications')
       return [[SANDBOX_SIGNATURE_HEADER, signSandboxBody(sandboxSecret(svc.config), rawBody)]];
     return [];
+  }
+
+  /** A fresh Idempotency-Key where the document says the operation requires one (a route that moves money). */
+  function keyIfRequired(o: Operation): [string, string][] {
+    const params = (o.op.parameters ?? []) as { in?: string; name?: string; required?: boolean }[];
+    const required = params.some((p) => p.in === 'header' && p.name === 'Idempotency-Key' && p.required === true);
+    return required ? [['Idempotency-Key', randomUUID()]] : [];
   }
 
   /** Values a body's required properties take where their schema alone does not say (a real id, a currency). */
