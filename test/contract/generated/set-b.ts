@@ -1232,7 +1232,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Subscriptions needing attention: the last step failed for good or keeps failing (docs/runbooks.md says what to do)
+         * Subscriptions needing attention: the last step failed for good or keeps failing (docs/operators/runbooks.md says what to do)
          * @description Needs the role staff or admin.
          */
         get: operations["getIssuanceAttention"];
