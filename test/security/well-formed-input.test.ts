@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createOffering, createSubscription } from '../support/fixtures';
 import { startService, type TestService } from '../support/service';
 import { openCheckout, reaches } from '../payments/payment-helpers';
@@ -27,7 +28,12 @@ describe('well-formed text at the door, Set B', () => {
     const started = Date.now();
     const res = await fetch(svc.baseUrl + path, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      // A key on every command: the money routes refuse one without it (docs/decisions/0373-idempotency-key-required-where-money-moves.md).
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+      },
       // JSON.stringify writes a lone surrogate as its escape (\ud800), as any client's encoder does.
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(90_000),
