@@ -6,13 +6,14 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { retryPolicy } from '../domain/activity-failures';
 import type { CommitmentSweepResult } from '../domain/commitment-sweep';
 
 const { sweepStrandedCommitments, wakeOverdueDrafts } = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
   // A call heartbeats after every row (each question to Temporal bounded at 5 s).
   heartbeatTimeout: '1m',
-  retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2m', maximumAttempts: 5 },
+  retry: retryPolicy({ initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '2m', maximumAttempts: 5 }),
 });
 
 export async function commitmentSweepWorkflow(): Promise<CommitmentSweepResult> {

@@ -8,6 +8,7 @@
  */
 import { ActivityFailure, ApplicationFailure, proxyLocalActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { retryPolicy } from '../domain/activity-failures';
 import type { SubscriptionState } from '../domain/subscription';
 import type { RefundInput } from '../domain/subscription-messages';
 import type { RefundSlice } from './subscription-refunds';
@@ -15,12 +16,12 @@ import type { RefundSlice } from './subscription-refunds';
 // Before the processor: a few tries. A record that cannot be written sends nothing; the command fails.
 const beforeSending = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 5 },
+  retry: retryPolicy({ initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '5s', maximumAttempts: 5 }),
 });
 // After: the processor answered, so the record must land; retried until it does, as the projection is.
 const afterSending = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' },
+  retry: retryPolicy({ initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s' }),
 });
 
 type RefundCall = Activities['refundPayment'];

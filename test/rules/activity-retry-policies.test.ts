@@ -58,12 +58,16 @@ describe("every workflow's activity retry policy", () => {
   it('finds the call sites it checks (the activities of the subscription, delivery, recovery, retention and audit workflows)', () => {
     expect([...new Set(sites.map((s) => s.file))].sort()).toEqual([
       'audit-checkpoint.ts',
+      'commitment-sweep.ts',
+      'refund-intents.ts',
       'retention-prune.ts',
       'subscription-run.ts',
       'webhook-delivery.ts',
       'webhook-recovery.ts',
     ]);
     expect(sites.filter((s) => s.proxy === 'proxyLocalActivities').map((s) => s.file)).toEqual([
+      'refund-intents.ts',
+      'refund-intents.ts',
       'subscription-run.ts',
       'webhook-delivery.ts',
     ]);
