@@ -1,5 +1,4 @@
 import { chmodSync, mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { startBalancer } from './balancer';
 import { startClusterDatabase } from './cluster-database';
@@ -172,11 +171,11 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       });
       stops.push(gateway.stop);
     } else {
-      const balancer: Server = await startingPart(
+      const balancer = await startingPart(
         { part: `the balancer (port ${o.port})`, remedy: `free port ${o.port}, or start with PORT=<another>` },
         () => startBalancer({ port: o.port, upstreams: o.apiPorts }),
       );
-      stops.push(() => new Promise((resolve) => balancer.close(() => resolve())));
+      stops.push(balancer.close);
     }
 
     return {

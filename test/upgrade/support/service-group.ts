@@ -1,6 +1,5 @@
-import type { Server } from 'node:http';
 import { Client as PgClient } from 'pg';
-import { startBalancer } from '../../../scripts/lib/balancer';
+import { startBalancer, type Balancer } from '../../../scripts/lib/balancer';
 import { freePort } from '../../../scripts/lib/free-port';
 import { migrateAsRelease } from '../../../scripts/lib/migrate-as-owner';
 import { serviceProcess, type ServiceProcess } from '../../../scripts/lib/service-process';
@@ -34,7 +33,7 @@ export interface ServiceGroup {
   addWorker(build: Build): Promise<Slot>;
   /** Stops a worker (SIGTERM: it finishes what it runs) and forgets it. */
   removeWorker(slot: Slot): Promise<void>;
-  /** Replaces API instance i with one of `build` on the same port; the balancer sends to the others meanwhile. */
+  /** Replaces API instance i with one of `build` on the same port; the balancer drains it first and sends to the others meanwhile. */
   replaceApi(i: number, build: Build): Promise<void>;
   stop(): Promise<void>;
 }
@@ -93,7 +92,7 @@ export async function startGroup(o: {
   }));
   const apis: Slot[] = [];
   for (let i = 0; i < o.apis; i++) apis.push(await startApi(i, o.build));
-  const balancer: Server = await startBalancer({ port, upstreams: apiPorts });
+  const balancer: Balancer = await startBalancer({ port, upstreams: apiPorts });
   return {
     set: o.set,
     baseUrl,
@@ -114,11 +113,14 @@ export async function startGroup(o: {
       workers.splice(workers.indexOf(slot), 1);
     },
     async replaceApi(i, build) {
+      // As an operator does: out of the balancer first, then stopped, replaced, and back in once ready.
+      await balancer.drain(apiPorts[i]!);
       await apis[i]!.process.stop();
       apis[i] = await startApi(i, build);
+      balancer.restore(apiPorts[i]!);
     },
     async stop() {
-      await new Promise((resolve) => balancer.close(resolve));
+      await balancer.close();
       await Promise.all([...apis, ...workers].map((s) => s.process.stop()));
     },
   };
