@@ -8,6 +8,7 @@ import { consoleKit, type ConsoleState } from './console-kit';
 import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
 import { eventPages } from './event-pages';
+import { catalogPages } from './catalog-pages';
 import { offeringPages } from './offering-pages';
 import { recoveryPages } from './recovery-pages';
 import { reviewPages } from './review-pages';
@@ -70,6 +71,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   deliveryPages(router, kit);
   recoveryPages(router, kit);
   eventPages(router, kit);
+  catalogPages(router, kit);
 
   return router;
 }

@@ -30,6 +30,7 @@ export { endpointStore, lockedEndpointCount, type EndpointStore, type PreparedAu
 export { deliveryReads } from './delivery-reads';
 export { eventReads } from './event-reads';
 export { recoveriesStore } from './recoveries-store';
+export { missingCount } from './missing-events';
 export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './sealed-secrets';
 export {
   endpointHealth,
@@ -41,6 +42,7 @@ export {
 export {
   DELIVERY_STATUSES,
   ENDPOINT_ORDERINGS,
+  RECOVERY_MODES,
   type EndpointAuthentication,
   type WebhookAttemptRow,
   type WebhookDeliveryRow,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS } from '../../webhooks';
+import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS, RECOVERY_MODES } from '../../webhooks';
 import { shownText } from '../../lib/shown-text';
 
 /** The notifications API's requests: params, bodies and queries (its answers: answer-schema.ts). */
@@ -141,15 +141,24 @@ export const RecoveryParams = z.object({ id: z.uuid(), recovery_id: z.uuid() });
 
 /**
  * Bulk recovery: retry the endpoint's failed and exhausted deliveries created from `since` to
- * `until` (an explicit end; without one the range ends when the recovery starts).
+ * `until` (an explicit end; without one the range ends when the recovery starts); `missing` first
+ * plans the events of the window the endpoint never received (docs/decisions/0396-replay-missing.md).
  */
 export const StartRecoveryBody = z
   .strictObject({
-    since: z.iso.datetime({ offset: true }).describe('Deliveries created at or after this time; not in the future'),
+    since: z.iso
+      .datetime({ offset: true })
+      .describe('Deliveries (and, with mode missing, events) created at or after this time; not in the future'),
     until: z.iso
       .datetime({ offset: true })
       .optional()
       .describe('Deliveries created at or before this time: after since, not in the future; default: now'),
+    mode: z
+      .enum(RECOVERY_MODES)
+      .default('failed')
+      .describe(
+        'failed: retry failed and exhausted deliveries. missing: first deliver, in publication order, the events the endpoint subscribes to but never received (published while it was disabled, or before it existed; since within event retention), then retry as failed does',
+      ),
   })
   .superRefine((b, ctx) => {
     const now = Date.now();
@@ -176,3 +185,13 @@ export const ListEventsQuery = z.strictObject({
   limit,
 });
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
+
+/** The test path's optional body: which type's catalog example to send instead of a test.ping (docs/decisions/0397-event-catalog.md). */
+export const TestEventBody = z.strictObject({
+  event_type: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('An event type of GET /notifications/event-catalog: its example is sent, to this endpoint only'),
+});

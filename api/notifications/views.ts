@@ -50,6 +50,7 @@ export const endpointView = (
 export const recoveryView = (r: WebhookRecoveryRow) => ({
   id: r.id,
   endpoint_id: r.endpoint_id,
+  mode: r.mode,
   since: iso(r.since),
   until: iso(r.until),
   status: r.status === 'running' && r.cancel_requested_at ? 'cancelling' : r.status,

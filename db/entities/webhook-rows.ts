@@ -68,6 +68,8 @@ export const ENDPOINT_ORDERINGS = ['none', 'per_subscription'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 
 type RecoveryStatus = 'running' | 'completed' | 'cancelled';
+export const RECOVERY_MODES = ['failed', 'missing'] as const;
+type RecoveryMode = (typeof RECOVERY_MODES)[number];
 
 /** A bulk recovery of one endpoint (db/migrations/0009-webhook-health.ts). */
 export interface WebhookRecoveryRow {
@@ -83,6 +85,10 @@ export interface WebhookRecoveryRow {
   skipped: number;
   cursor_created_at: Date | null;
   cursor_id: string | null;
+  /** `missing` also plans the events the endpoint never got a delivery of, first (docs/decisions/0396-replay-missing.md). */
+  mode: RecoveryMode;
+  missing_cursor_seq: string | null;
+  missing_finished_at: Date | null;
   cancel_requested_at: Date | null;
   created_at: Date;
   updated_at: Date;
