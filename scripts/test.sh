@@ -18,6 +18,7 @@ export CADDY_PATH="$(tool caddy)"
 export ZIPKIN_JAR="$(tool zipkin)"
 export STRIPE_MOCK_PATH="$(tool stripe-mock)"
 export SCHEMATHESIS_PATH="$(tool schemathesis)"
+export PROMTOOL_PATH="$(tool promtool)"
 tool compose > /dev/null
 tool temporal-server > /dev/null # test-cluster.sh exports its folder for the full-server part
 tool temporal-ui > /dev/null

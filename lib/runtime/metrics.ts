@@ -175,6 +175,41 @@ export function countSubscriptionsNeedingAttention(read: () => Promise<number>):
   });
 }
 
+/**
+ * When this worker last took the audit checkpoint (Unix time of its `takenAt`): the activity's
+ * result, which the workflow keeps in its memo next. With several workers, take the max. 0 until this
+ * process has taken one. Stale past twice AUDIT_CHECKPOINT_INTERVAL_SECONDS is what audit:verify
+ * refuses (docs/decisions/0380-audit-checkpoint-gone-is-seen.md); the alert reads the same age.
+ */
+const auditCheckpointTaken = new Gauge({
+  name: 'tranche_audit_checkpoint_last_taken_timestamp_seconds',
+  help: 'When this worker last took the audit checkpoint (Unix time); 0 until it has taken one: take the max over workers',
+  registers: [registry],
+});
+
+/** Notes an audit checkpoint taken by this process, at `takenAt`. */
+export function recordAuditCheckpoint(takenAt: string): void {
+  const seconds = new Date(takenAt).getTime() / 1000;
+  if (Number.isFinite(seconds)) auditCheckpointTaken.set(seconds);
+}
+
+/**
+ * How long the oldest webhook delivery never yet attempted (`pending`) has waited, every
+ * organisation's, read from the database at each scrape of the API's metrics (0 when none waits).
+ * Several API processes report the same number: take the max.
+ */
+export function measurePendingDeliveryAge(read: () => Promise<number>): void {
+  registry.removeSingleMetric('tranche_webhook_oldest_pending_delivery_age_seconds');
+  new Gauge({
+    name: 'tranche_webhook_oldest_pending_delivery_age_seconds',
+    help: 'Age of the oldest webhook delivery not yet attempted that waits for the engine, not its receiver (not ordered, circuit closed); 0 when none; the same in every API process',
+    registers: [registry],
+    async collect() {
+      this.set(await read().catch(() => Number.NaN));
+    },
+  });
+}
+
 const commitmentsSwept = new Counter({
   name: 'tranche_commitments_swept_total',
   help: 'Capacity commitments the sweep gave back because their workflow never started (docs/decisions/0371-commitment-sweep.md)',
