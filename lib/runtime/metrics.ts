@@ -48,9 +48,27 @@ const publishToDelivery = new Histogram({
   registers: [registry],
 });
 
-/** Counts one attempt: `responseStatus` is the endpoint's HTTP status, or null when none came (timeout, refused). */
-export function recordWebhookAttempt(outcome: 'success' | 'failed', responseStatus: number | null): void {
+// An attempt ends within the response timeout; the last bucket is past any the settings allow.
+const attemptDuration = new Histogram({
+  name: 'tranche_webhook_attempt_duration_seconds',
+  help: 'Time from sending a webhook attempt to its answer (or its failure), by outcome; attempts not measured (in doubt) are left out',
+  labelNames: ['outcome'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60],
+  registers: [registry],
+});
+
+/**
+ * Counts one attempt: `responseStatus` is the endpoint's HTTP status, or null when none came (timeout,
+ * refused); `durationMs` how long it took, null when not measured.
+ */
+export function recordWebhookAttempt(
+  outcome: 'success' | 'failed',
+  responseStatus: number | null,
+  durationMs: number | null,
+): void {
   attempts.inc({ outcome, status_class: responseStatus === null ? 'none' : `${Math.floor(responseStatus / 100)}xx` });
+  if (durationMs !== null && Number.isFinite(durationMs) && durationMs >= 0)
+    attemptDuration.observe({ outcome }, durationMs / 1000);
 }
 
 /** Counts one delivery that ended; on success, also how long after publication it arrived. */
