@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../../lib/runtime/config';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { until } from '../support/wait';
 import { answeringNameserver, type Nameserver } from '../security/support/nameservers';
+import { noProxyMatcher } from '../../webhooks/no-proxy';
 import { ConnectProxy } from './support/connect-proxy';
 import { PATHS } from './support/hooks';
 import { anEvent, publish } from './support/publish';
@@ -307,5 +308,28 @@ describe('WEBHOOK_HTTP_PROXY and WEBHOOK_NO_PROXY at the door', () => {
       { kind: 'all' },
     ]);
     expect(loadConfig(base).WEBHOOK_HTTP_PROXY).toBeUndefined();
+  });
+
+  it('matches WEBHOOK_NO_PROXY as no_proxy goes: a domain and what is under it, an address in a range, * for all', () => {
+    const direct = noProxyMatcher(
+      loadConfig({ ...base, WEBHOOK_NO_PROXY: 'Example.COM, .corp.example, 10.0.0.0/8, fd00::/8' }).WEBHOOK_NO_PROXY,
+    );
+    const cases: [string, string, number, boolean][] = [
+      ['example.com', '93.184.215.14', 4, true],
+      ['hooks.EXAMPLE.com.', '93.184.215.14', 4, true],
+      ['notexample.com', '93.184.215.14', 4, false],
+      ['example.com.evil.test', '93.184.215.14', 4, false],
+      ['corp.example', '93.184.215.14', 4, true],
+      ['a.b.corp.example', '93.184.215.14', 4, true],
+      ['hooks.elsewhere.test', '10.1.2.3', 4, true],
+      ['hooks.elsewhere.test', '11.1.2.3', 4, false],
+      ['hooks.elsewhere.test', 'fd00::7', 6, true],
+      ['hooks.elsewhere.test', '2001:db8::7', 6, false],
+    ];
+    expect(cases.map(([host, address, family]) => direct(host, address, family))).toEqual(cases.map((c) => c[3]));
+    const all = noProxyMatcher(loadConfig({ ...base, WEBHOOK_NO_PROXY: '*' }).WEBHOOK_NO_PROXY);
+    expect(all('anything.test', '93.184.215.14', 4)).toBe(true);
+    const none = noProxyMatcher(loadConfig(base).WEBHOOK_NO_PROXY);
+    expect(none('example.com', '10.1.2.3', 4)).toBe(false);
   });
 });

@@ -51,7 +51,8 @@ export const webhookSettings = {
   /**
    * Targets that skip WEBHOOK_HTTP_PROXY and connect directly, comma-separated: a host name (it and
    * its subdomains; `.example.com` and `*.example.com` mean the same), an IP address or CIDR range
-   * (matched against the address the target resolves to), or `*` for every target. No ports.
+   * (matched against the address the target resolves to), or `*` for every target. No ports. Read only
+   * when WEBHOOK_HTTP_PROXY is set.
    */
   WEBHOOK_NO_PROXY: blankAsUnset(z.string().default('').transform(parseNoProxy)),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
