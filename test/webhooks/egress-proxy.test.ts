@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { ConfigError, loadConfig } from '../../lib/runtime/config';
+import { freePort } from '../../scripts/lib/free-port';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { until } from '../support/wait';
 import { answeringNameserver, type Nameserver } from '../security/support/nameservers';
@@ -257,6 +258,51 @@ describe('WEBHOOK_NO_PROXY naming a host', () => {
       }
       expect(hook.got.map((g) => g.path)).toEqual(['/localhost', '/127.0.0.1']);
       expect(proxy.connects).toEqual([{ target: `127.0.0.1:${hook.port}`, authorization: undefined, answered: 200 }]);
+    } finally {
+      await hook.close();
+    }
+  });
+});
+
+/** A proxy that is not there fails each attempt with what went wrong, a token request too; nothing goes around it. */
+describe('an egress proxy that cannot be reached', () => {
+  let stack: WebhookStack;
+  let staff: Actor;
+  let proxyPort: number;
+  beforeAll(async () => {
+    proxyPort = await freePort(); // nothing listens there
+    stack = await startWebhookStack('A', { WEBHOOK_HTTP_PROXY: `http://127.0.0.1:${proxyPort}` });
+    staff = await actor(stack.svc, newOrg(), ['staff']);
+  }, 120_000);
+  afterAll(() => stopWebhookStack(stack));
+
+  it('records "proxy unreachable" on the attempt, and on a token request, and the receiver gets nothing', async () => {
+    const hook = await hookServer();
+    try {
+      const plain = await stack.api.post(PATHS.A.endpoints, staff.token, {
+        url: `http://127.0.0.1:${hook.port}/plain`,
+        eventTypes: ['*'],
+      });
+      expect(await firstAttempt(stack.api, staff, plain.body.data.id)).toMatchObject({
+        response_status: null,
+        error: 'proxy unreachable: ECONNREFUSED',
+      });
+      const oauth = await stack.api.post(PATHS.A.endpoints, staff.token, {
+        url: `http://127.0.0.1:${hook.port}/oauth`,
+        eventTypes: ['*'],
+        authentication: {
+          type: 'oauth2_client_credentials',
+          tokenUrl: `http://127.0.0.1:${hook.port}/token`,
+          clientId: 'tranche',
+          clientSecret: 'client-secret-0123456789',
+          scope: 'webhooks',
+        },
+      });
+      expect(await firstAttempt(stack.api, staff, oauth.body.data.id)).toMatchObject({
+        response_status: null,
+        error: 'OAUTH2_TOKEN_FAILED: the token endpoint could not be reached (proxy unreachable: ECONNREFUSED)',
+      });
+      expect(hook.got).toEqual([]);
     } finally {
       await hook.close();
     }
