@@ -11,6 +11,8 @@ import { tracingOn } from '../lib/runtime/tracing';
 import { tracedPost } from './post-span';
 import { mtlsPools } from './mtls-agents';
 import { oauth2Tokens } from './oauth2-tokens';
+import { egressRoute } from './proxy-connect';
+import type { EgressProxy, NoProxyRule } from '../lib/runtime/config-parsers';
 import { explainMtlsFailure, postWithBearer, REDACTED_BEARER } from './authenticated-post';
 import type { PersonalKeys } from '../db/personal-keys';
 import { holdsSealed, openJsonText, sealedKeyIds, sealWith, type DataKey } from '../lib/personal-data';
@@ -30,14 +32,17 @@ export function createSender(deps: {
   ssrf: SsrfPolicy;
   resolver: HostResolver;
   retryAfterCapMs: number;
+  /** WEBHOOK_HTTP_PROXY and WEBHOOK_NO_PROXY: every POST and token request through the proxy (docs/decisions/0405-egress-through-a-connect-proxy.md). */
+  egress?: { proxy: EgressProxy; noProxy: NoProxyRule[] };
   /** Investors' data keys: a body's sealed personal fields are opened as it goes out (decision 0313). */
   personal?: Pick<PersonalKeys, 'open'>;
 }): Sender {
   const box = openingCache(deps.secrets);
   let connection: Connection | undefined;
-  const shared = () => (connection ??= connectionFor(deps.ssrf, deps.resolver));
-  // Endpoints that authenticate at the transport: their own pools (mTLS) or tokens (OAuth2).
-  const mtls = mtlsPools({ policy: deps.ssrf, resolver: deps.resolver, box });
+  const route = deps.egress && egressRoute(deps.egress.proxy, deps.egress.noProxy);
+  const shared = () => (connection ??= connectionFor(deps.ssrf, deps.resolver, route));
+  // Endpoints that authenticate at the transport: their own pools (mTLS) or tokens (OAuth2, on the shared pool).
+  const mtls = mtlsPools({ policy: deps.ssrf, resolver: deps.resolver, box, ...(route && { route }) });
   const tokens = oauth2Tokens({ box, connection: shared });
   return {
     async send(t, input) {
