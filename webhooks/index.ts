@@ -23,6 +23,14 @@ export { keepClearInEvents, type KeeperOf } from './personal-events';
 export { disableEndpoint } from './endpoint-health-store';
 export { secretBoxFrom, type SecretBox } from './secret-box';
 export { authenticationAad } from './authentication';
+export {
+  headersAad,
+  headersShown,
+  MAX_CUSTOM_HEADER_BYTES,
+  MAX_CUSTOM_HEADERS,
+  refusedHeaderName,
+  refusedHeaderValue,
+} from './custom-headers';
 export { renderEventBody } from './signing';
 export { takeForParent } from './workflow-shape';
 export { WARM_LOCK_CLASS } from './listener';
