@@ -201,6 +201,15 @@ describe('custom headers per endpoint', () => {
     expect(details[0]!.message).toContain(why);
   });
 
+  it('refuses a header named __proto__ at the body parser, before a record could drop it without a word', async () => {
+    const res = await api.post(base, staff.token, {
+      url: receiver.url('never'),
+      eventTypes: ['*'],
+      headers: { ['__proto__']: { value: 'v' } },
+    });
+    expect([res.status, res.body.error?.code]).toEqual([400, 'MALFORMED_REQUEST']);
+  });
+
   it.each([
     ['CR LF', 'a\r\nX-Injected: 1'],
     ['LF', 'a\nb'],
