@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
+import { until } from '../support/wait';
 import { failOnConsoleErrors, openBrowser, seriousA11yViolations, signIn, type Browser } from './console-browser';
 
 /**
@@ -21,7 +22,7 @@ describe('Console: endpoint headers', () => {
   const secret = `console-gateway-key-${randomUUID()}`;
 
   beforeAll(async () => {
-    svc = await startService({ set: 'A', env: { DEV_IDP_ENABLED: 'true' } });
+    svc = await startService({ set: 'A', env: { DEV_IDP_ENABLED: 'true', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } });
     opened = await openBrowser();
     page = await opened.context.newPage();
     await signIn(page, svc, { userId: `hdr-staff-${randomUUID().slice(0, 8)}`, orgId: org, roles: ['staff'] });
@@ -94,5 +95,29 @@ describe('Console: endpoint headers', () => {
     expect(await read()).toEqual({ 'X-Team': { value: 'ops desk', secret: false } });
     await page.goto(`${svc.baseUrl}/console/webhooks/${id}`);
     expect(await page.getByTestId('headers').textContent()).toContain('X-Team: ops desk');
+  });
+
+  it("shows a delivery's attempt headers with the secret value masked", async () => {
+    const api = http(svc.baseUrl);
+    // Nothing listens on port 9: the attempt fails at connect, and its headers as sent are kept.
+    const made = await api.post('/notifications/webhook-endpoints', staff.token, {
+      url: 'http://127.0.0.1:9/console-headers',
+      eventTypes: ['*'],
+      headers: { 'X-Api-Key': { value: secret, secret: true }, 'X-Team': { value: 'ops' } },
+    });
+    expect(made.status).toBe(201);
+    const ping = await api.post(`/notifications/webhook-endpoints/${made.body.data.id}/test`, staff.token);
+    expect(ping.status).toBe(202);
+    const deliveryId: string = ping.body.data.delivery_id;
+    await until('the attempt recorded', async () => {
+      const d = await api.get(`/notifications/webhook-deliveries/${deliveryId}`, staff.token);
+      return d.body.data?.attempts?.[0]?.request_headers;
+    });
+    await page.goto(`${svc.baseUrl}/console/deliveries/${deliveryId}`);
+    const shown = await page.getByTestId('request-headers').first().textContent();
+    expect(shown).toContain('X-Api-Key: [redacted]');
+    expect(shown).toContain('X-Team: ops');
+    expect(await page.content()).not.toContain(secret);
+    expect(await seriousA11yViolations(page)).toEqual([]);
   });
 });
