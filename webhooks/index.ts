@@ -34,7 +34,13 @@ export {
 export { renderEventBody } from './signing';
 export { takeForParent } from './workflow-shape';
 export { WARM_LOCK_CLASS } from './listener';
-export { endpointStore, lockedEndpointCount, type EndpointStore, type PreparedAuthentication } from './endpoints-store';
+export {
+  endpointStore,
+  lockedEndpointCount,
+  type EndpointStore,
+  type HeadersInput,
+  type PreparedAuthentication,
+} from './endpoints-store';
 export { deliveryReads } from './delivery-reads';
 export { eventReads } from './event-reads';
 export { recoveriesStore } from './recoveries-store';

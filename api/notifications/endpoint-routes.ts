@@ -22,6 +22,7 @@ import { assertDeliverableUrl, policyFromConfig } from '../../lib/runtime/ssrf-g
 import { createHostResolver, resolverOptionsFromConfig } from '../../lib/runtime/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
 import { prepareAuthentication } from './authentication-policy';
+import { refuseSecretHeadersElsewhere } from './headers-origin';
 import { endpointView } from './views';
 import {
   EndpointParams,
@@ -166,6 +167,7 @@ export function endpointRoutes(
             const current = await tx.get(orgId, params.id);
             seen.before = endpointSnapshot(current);
             refuseAuthenticationElsewhere(current, patch);
+            refuseSecretHeadersElsewhere(current, patch);
             let changed = await tx.update(orgId, params.id, patch, current);
             refuseMtlsOverHttp(changed);
             // Re-enabling clears the failure record; disabling by hand tells the other endpoints.

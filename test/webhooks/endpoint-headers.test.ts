@@ -167,6 +167,45 @@ describe('custom headers per endpoint', () => {
     expect(JSON.stringify(updates)).not.toContain(SECRET);
   });
 
+  it('keeps secret values with their origin: a PATCH moving the url elsewhere gives them again (409 HEADERS_NOT_CARRIED)', async () => {
+    const res = await api.post(base, staff.token, {
+      url: receiver.url('origin-a'),
+      eventTypes: ['*'],
+      headers: { 'X-Api-Key': { value: SECRET, secret: true }, 'X-Team': { value: 'ops' } },
+    });
+    expect(res.status).toBe(201);
+    const id: string = res.body.data.id;
+    const signing: string = res.body.data.signing_secret;
+    await receiver.plan('origin-a2', { secret: signing });
+    await receiver.plan('origin-b', { secret: signing });
+    // The same receiver by another name: another origin.
+    const elsewhere = receiver.url('origin-b').replace('127.0.0.1', 'localhost');
+    const patch = (body: unknown) => api.patch(`${base}/${id}`, staff.token, body);
+
+    for (const body of [{ url: elsewhere }, { url: elsewhere, headers: { 'X-Api-Key': { secret: true } } }]) {
+      const moved = await patch(body);
+      expect([moved.status, moved.body.error?.code, moved.body.error?.details]).toEqual([
+        409,
+        'HEADERS_NOT_CARRIED',
+        { field: 'headers', from_origin: new URL(receiver.url('x')).origin, to_origin: new URL(elsewhere).origin },
+      ]);
+    }
+    expect((await api.get(`${base}/${id}`, staff.token)).body.data.url).toBe(receiver.url('origin-a'));
+    const refused = await knex()('audit_events').where({ subject_id: id, outcome: 'refused' }).select('error_code');
+    expect(refused.map((r) => r.error_code)).toEqual(['HEADERS_NOT_CARRIED', 'HEADERS_NOT_CARRIED']);
+
+    // Another path at the same origin keeps them.
+    expect((await patch({ url: receiver.url('origin-a2') })).status).toBe(200);
+    await ping(id);
+    expect((await nth('origin-a2', 1)).headers['x-api-key']).toBe(SECRET);
+
+    // Given again with the value, the move goes through and the value goes with it.
+    const again = await patch({ url: elsewhere, headers: { 'X-Api-Key': { value: `${SECRET}-b`, secret: true } } });
+    expect(again.status).toBe(200);
+    await ping(id);
+    expect((await nth('origin-b', 1)).headers['x-api-key']).toBe(`${SECRET}-b`);
+  });
+
   const refusal = async (headers: unknown) => {
     const res = await api.post(base, staff.token, { url: receiver.url('never'), eventTypes: ['*'], headers });
     expect([res.status, res.body.error?.code]).toEqual([422, 'VALIDATION_FAILED']);
