@@ -7,6 +7,7 @@ import { attentionPages } from './attention-pages';
 import { consoleKit, type ConsoleState } from './console-kit';
 import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
+import { endpointHeaderPages } from './endpoint-header-pages';
 import { eventPages } from './event-pages';
 import { catalogPages } from './catalog-pages';
 import { offeringPages } from './offering-pages';
@@ -68,6 +69,7 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   offeringPages(router, kit);
   attentionPages(router, kit);
   endpointPages(router, kit);
+  endpointHeaderPages(router, kit);
   deliveryPages(router, kit);
   recoveryPages(router, kit);
   eventPages(router, kit);

@@ -15,6 +15,7 @@ import { egressRoute } from './proxy-connect';
 import type { EgressProxy, NoProxyRule } from '../lib/runtime/config-parsers';
 import { explainMtlsFailure, postWithBearer, REDACTED_BEARER } from './authenticated-post';
 import type { PersonalKeys } from '../db/personal-keys';
+import { addCustomHeaders, maskedHeaders } from './custom-headers';
 import { holdsSealed, openJsonText, sealedKeyIds, sealWith, type DataKey } from '../lib/personal-data';
 
 export interface Sender {
@@ -66,6 +67,17 @@ export function createSender(deps: {
         logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
         return notSent(input, SIGNING_FAILED);
       }
+      // The endpoint's own static headers, beside the service's and never over them (decision 0400).
+      let secretHeaders: string[];
+      try {
+        secretHeaders = addCustomHeaders(box, t, request.headers);
+      } catch (err) {
+        logger.error(
+          { deliveryId: input.deliveryId, err: (err as Error).message },
+          'header values could not be opened',
+        );
+        return notSent(input, HEADERS_UNAVAILABLE);
+      }
       const auth = t.authentication;
       let via: Connection;
       if (auth?.type === 'mtls') {
@@ -110,8 +122,8 @@ export function createSender(deps: {
         // A receiver may echo what it got: kept under the same investor's key as the body's personal fields.
         responseBody: res.body !== null && opened.excerptKey ? sealWith(opened.excerptKey, res.body) : res.body,
         error: res.error,
-        // Exactly as sent: a traced POST adds its traceparent to these before sending.
-        requestHeaders: request.headers,
+        // Exactly as sent (a traced POST adds its traceparent to these before sending), secret values masked.
+        requestHeaders: maskedHeaders(request.headers, secretHeaders),
         retryAfterMs:
           res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
       };
@@ -153,6 +165,8 @@ export function notSent(input: AttemptInput, error: string): Finished {
 /** An endpoint whose client key or client secret no longer opens: a failed attempt, never sent. */
 const AUTHENTICATION_UNAVAILABLE =
   "AUTHENTICATION_UNAVAILABLE: not sent, the endpoint's client key or client secret could not be opened";
+/** An endpoint whose secret header values no longer open: a failed attempt, never sent without them. */
+const HEADERS_UNAVAILABLE = "HEADERS_UNAVAILABLE: not sent, the endpoint's secret header values could not be opened";
 /** The investors' keys could not be read (the database): a failed attempt, retried on schedule. */
 const PERSONAL_DATA_UNAVAILABLE = 'PERSONAL_DATA_UNAVAILABLE: not sent, the personal data keys could not be read';
 

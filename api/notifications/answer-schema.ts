@@ -77,6 +77,15 @@ export const EndpointView = z
     authentication: AuthenticationView.nullable().describe(
       'How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone',
     ),
+    headers: z
+      .record(
+        z.string(),
+        z.object({
+          value: z.string().nullable().describe('null for a secret header: its value is never shown again'),
+          secret: z.boolean(),
+        }),
+      )
+      .describe('Static headers every POST carries, by name; {} when none'),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS, RECOVERY_MODES } from '../../webhooks';
+import { CustomHeaders } from './headers-schema';
 import { shownText } from '../../lib/shown-text';
 
 /** The notifications API's requests: params, bodies and queries (its answers: answer-schema.ts). */
@@ -83,6 +84,7 @@ export const RegisterEndpointBody = z.strictObject({
   rateLimitPerSecond: rateLimitPerSecond.optional(),
   sendTraceparent: sendTraceparent.default(false),
   authentication: AuthenticationInput.optional(),
+  headers: CustomHeaders(false).optional(),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
@@ -104,10 +106,16 @@ export const UpdateEndpointBody = z
       .describe(
         'Replaces the authentication whole (secrets included); null: the signature alone. Required (or null) when url moves to another origin: authentication does not follow it',
       ),
+    headers: CustomHeaders(true)
+      .nullable()
+      .optional()
+      .describe(
+        'Replaces the headers whole; null or {} removes them all. A secret header given without its value keeps the value it has',
+      ),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
-    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent and/or authentication',
+    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent, authentication and/or headers',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 

@@ -474,7 +474,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits or authentication
+         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication or headers
          * @description Needs the role staff or admin.
          */
         patch: operations["patchNotificationsWebhooksId"];
@@ -2056,6 +2056,14 @@ export interface components {
             send_traceparent: boolean;
             /** @description How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone */
             authentication: components["schemas"]["WebhookEndpointAuthentication"] | null;
+            /** @description Static headers every POST carries, by name; {} when none */
+            headers: {
+                [key: string]: {
+                    /** @description null for a secret header: its value is never shown again */
+                    value: string | null;
+                    secret: boolean;
+                };
+            };
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -2134,6 +2142,14 @@ export interface components {
             send_traceparent: boolean;
             /** @description How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone */
             authentication: components["schemas"]["WebhookEndpointAuthentication"] | null;
+            /** @description Static headers every POST carries, by name; {} when none */
+            headers: {
+                [key: string]: {
+                    /** @description null for a secret header: its value is never shown again */
+                    value: string | null;
+                    secret: boolean;
+                };
+            };
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -5531,6 +5547,18 @@ export interface operations {
                         /** @description Space-separated scopes to ask for */
                         scope?: string;
                     };
+                    /** @description Static headers every POST to the endpoint carries (at most 20, 4096 bytes of names and values). Names are HTTP tokens; hop-by-hop headers, Host, Content-*, Authorization, Cookie, User-Agent and the headers the service sets (X-Service-*, webhook-*, traceparent) are refused */
+                    headers?: {
+                        [key: string]: {
+                            /** @description The header value: visible ASCII, spaces only between characters */
+                            value: string;
+                            /**
+                             * @description Sealed at rest and never shown again: answers, audit entries and attempt records mask it
+                             * @default false
+                             */
+                            secret?: boolean;
+                        };
+                    };
                 };
             };
         };
@@ -5853,6 +5881,18 @@ export interface operations {
                         /** @description Space-separated scopes to ask for */
                         scope?: string;
                     }) | null;
+                    /** @description Replaces the headers whole; null or {} removes them all. A secret header given without its value keeps the value it has */
+                    headers?: {
+                        [key: string]: {
+                            /** @description Left out on a secret header: it keeps the value it has */
+                            value?: string;
+                            /**
+                             * @description Sealed at rest and never shown again: answers, audit entries and attempt records mask it
+                             * @default false
+                             */
+                            secret?: boolean;
+                        };
+                    } | null;
                 };
             };
         };
