@@ -10,6 +10,7 @@ import { newestFirst } from '../db/keyset';
 import { newId } from '../lib/ids';
 import { notFound, validationFailed } from '../lib/errors';
 import { authenticationAad } from './authentication';
+import { compileFilter, type PayloadFilter } from './payload-filter';
 import { headerColumns, MAX_CUSTOM_HEADER_BYTES, openSecretHeaders, type PreparedHeaders } from './custom-headers';
 import { newSigningSecret, type SecretBox } from './secret-box';
 
@@ -128,6 +129,7 @@ export function endpointStore(
           secret_ciphertext: secrets.seal(id, secret),
           ...(input.authentication && authenticationColumns(id, input.authentication)),
           ...(input.headers && headerColumns(secrets, id, prepareHeaders(id, input.headers))),
+          ...(input.filter && filterColumns(input.filter)),
         });
         // Its rate-limit bucket and circuit breaker, which the dispatcher locks before it sends.
         await trx('webhook_endpoint_flow').insert({ endpoint_id: id });
@@ -154,6 +156,7 @@ export function endpointStore(
         ...(patch.rateLimitPerSecond !== undefined && { rate_limit_per_second: patch.rateLimitPerSecond }),
         ...(patch.sendTraceparent !== undefined && { send_traceparent: patch.sendTraceparent }),
         ...(patch.authentication !== undefined && authenticationColumns(id, patch.authentication)),
+        ...(patch.filter !== undefined && filterColumns(patch.filter)),
       } as Partial<WebhookEndpointRow>),
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
@@ -234,6 +237,8 @@ export interface EndpointInput {
   authentication?: PreparedAuthentication;
   /** Static headers, already checked (api/notifications/schema.ts); unset: none. */
   headers?: HeadersInput;
+  /** Only events whose data matches, already checked; unset: every event it subscribes to. */
+  filter?: PayloadFilter;
 }
 
 /** Headers as given, already checked: a secret one may leave out its value on PATCH to keep it. */
@@ -251,4 +256,12 @@ export interface EndpointPatch {
   authentication?: PreparedAuthentication | null;
   /** Replaces the headers whole; null or {} removes them. */
   headers?: HeadersInput | null;
+  /** Replaces the filter; null removes it. */
+  filter?: PayloadFilter | null;
 }
+
+/** The filter as given, and its predicate compiled once for the publish statement (webhooks/payload-filter.ts). */
+const filterColumns = (filter: PayloadFilter | null) => ({
+  filter: filter === null ? null : JSON.stringify(filter),
+  filter_path: filter === null ? null : compileFilter(filter),
+});

@@ -45,6 +45,7 @@ export { deliveryReads } from './delivery-reads';
 export { eventReads } from './event-reads';
 export { recoveriesStore } from './recoveries-store';
 export { missingCount } from './missing-events';
+export { filterRefusals, type PayloadFilter } from './payload-filter';
 export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './sealed-secrets';
 export {
   endpointHealth,

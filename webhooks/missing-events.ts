@@ -7,7 +7,7 @@ import { renderEventBody } from './signing';
 
 /**
  * The events an endpoint subscribes to (its types, or `*` without the types only named endpoints get,
- * within the set's) but holds no delivery of: published while it was disabled, or before it existed.
+ * within the set's, and its payload filter) but holds no delivery of: published while it was disabled, or before it existed.
  * Aimed events (test pings) are their targets' alone. An event not planned yet is the sweep's
  * (webhooks/sweep.ts), which plans it for every endpoint enabled then. `e` is the endpoint, `ev` the
  * events; the bindings are the set's types and the explicit-only types.
@@ -18,6 +18,7 @@ const NEVER_RECEIVED = `
   and ev.type in (select jsonb_array_elements_text(?::jsonb))
   and (ev.type = any(e.event_types)
        or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb))))
+  and (e.filter_path is null or jsonb_path_match(ev.data, e.filter_path, '{}', true) is true)
   and not exists (select 1 from webhook_event_targets t where t.event_id = ev.id)
   and not exists (select 1 from webhook_deliveries d where d.id = webhook_delivery_id(ev.id, e.id))`;
 

@@ -86,6 +86,10 @@ export const EndpointView = z
         }),
       )
       .describe('Static headers every POST carries, by name; {} when none'),
+    filter: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('Only events whose data matches this filter are delivered (docs/decisions/0398); null: every event'),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),

@@ -19,6 +19,7 @@ export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({
   authentication: row.authentication?.type ?? null,
   // Names and plain values; a secret one's value as null, never the value (decision 0400).
   headers: headersShown(row.headers),
+  filter: row.filter ?? null,
 });
 
 /**

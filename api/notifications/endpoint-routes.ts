@@ -93,6 +93,7 @@ export function endpointRoutes(
             sendTraceparent: body.sendTraceparent,
             authentication: auth,
             headers: body.headers,
+            filter: body.filter,
           };
           const made = await tx.create(ctx.state.principal.orgId, input);
           refuseMtlsOverHttp(made.row);
@@ -146,7 +147,7 @@ export function endpointRoutes(
         body: UpdateEndpointBody,
         response: EndpointView,
         summary:
-          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication or headers",
+          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication, headers or filter",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;

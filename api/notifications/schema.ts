@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS, RECOVERY_MODES } from '../../webhooks';
 import { CustomHeaders } from './headers-schema';
+import { PayloadFilterInput } from './filter-schema';
 import { shownText } from '../../lib/shown-text';
 
 /** The notifications API's requests: params, bodies and queries (its answers: answer-schema.ts). */
@@ -85,6 +86,7 @@ export const RegisterEndpointBody = z.strictObject({
   sendTraceparent: sendTraceparent.default(false),
   authentication: AuthenticationInput.optional(),
   headers: CustomHeaders(false).optional(),
+  filter: PayloadFilterInput.optional(),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
@@ -112,10 +114,11 @@ export const UpdateEndpointBody = z
       .describe(
         'Replaces the headers whole; null or {} removes them all. A secret header given without its value keeps the value it has',
       ),
+    filter: PayloadFilterInput.nullable().optional().describe('Replaces the payload filter; null: every event again'),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
-    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent, authentication and/or headers',
+    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent, authentication, headers and/or filter',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 

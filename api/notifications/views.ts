@@ -34,6 +34,7 @@ export const endpointView = (
   authentication: authenticationView(r.authentication),
   // A secret header's value is never shown again (docs/decisions/0400-custom-headers-per-endpoint.md).
   headers: headersShown(r.headers),
+  filter: (r.filter ?? null) as Record<string, unknown> | null,
   circuit: {
     state: r.circuit_state,
     consecutive_failures: r.consecutive_failures,

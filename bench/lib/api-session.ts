@@ -52,6 +52,8 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
             answerAfterMs?: number;
             maxInFlight?: number;
             rateLimitPerSecond?: number;
+            /** A payload filter (docs/decisions/0398-payload-filters.md). */
+            filter?: unknown;
           } = {},
         ) {
           const ids: string[] = [];
@@ -62,6 +64,7 @@ export async function apiSession(baseUrl: string, accessTokenKeyPem: string, sin
               eventTypes: opts.eventTypes ?? ['subscription.approved'],
               ...(opts.maxInFlight !== undefined && { maxInFlight: opts.maxInFlight }),
               ...(opts.rateLimitPerSecond !== undefined && { rateLimitPerSecond: opts.rateLimitPerSecond }),
+              ...(opts.filter !== undefined && { filter: opts.filter }),
             });
             await sink.register(hook, String(data.signing_secret), orgId);
             ids.push(String(data.id));

@@ -65,17 +65,38 @@ export async function warmUp(ctx: PhaseContext) {
   return {};
 }
 
+/** Every bench event's data has `status: approved`: a filter on it matches each one (decision 0398). */
+const MATCHING_FILTER = {
+  all: [
+    { path: 'status', eq: 'approved' },
+    { path: 'id', exists: true },
+  ],
+};
+
 /**
  * Sustained deliveries/s at 1, 10 and 100 endpoints per event, offered above capacity (the `workflow`
- * shape: 1 and 10 endpoints, at most 400 deliveries owed at a time, so its backlog drains in minutes).
+ * shape: 1 and 10 endpoints, at most 400 deliveries owed at a time, so its backlog drains in minutes);
+ * in the `engine` shape also 100 endpoints each with a payload filter every event matches, so the same
+ * deliveries cost the filters' evaluation too: the filtered fan-out, and its ratio to the plain one.
  */
 async function throughput(ctx: PhaseContext) {
-  const phases: Awaited<ReturnType<typeof sustained>>[] = [];
-  const perS: Record<number, number> = {};
+  const phases: (Awaited<ReturnType<typeof sustained>> & { filtered: boolean })[] = [];
+  const perS: Record<string, number> = {};
   const workflowShape = ctx.shape === 'workflow';
-  for (const fanout of workflowShape ? [1, 10] : [1, 10, 100]) {
+  const runs: [string, number, unknown][] = workflowShape
+    ? [
+        ['1', 1, undefined],
+        ['10', 10, undefined],
+      ]
+    : [
+        ['1', 1, undefined],
+        ['10', 10, undefined],
+        ['100', 100, undefined],
+        ['100_filtered', 100, MATCHING_FILTER],
+      ];
+  for (const [name, fanout, filter] of runs) {
     const org = await ctx.api.org();
-    await org.endpoints(fanout);
+    await org.endpoints(fanout, filter === undefined ? {} : { filter });
     const phase = await sustained({
       sink: ctx.sink,
       orgId: org.orgId,
@@ -97,14 +118,16 @@ async function throughput(ctx: PhaseContext) {
     });
     if (phase.received !== phase.published || phase.duplicates !== 0 || phase.recorded_success !== phase.published)
       ctx.fail(
-        `sustained ${fanout}: ${phase.received} received, ${phase.duplicates} duplicates, ${phase.published} owed`,
+        `sustained ${name}: ${phase.received} received, ${phase.duplicates} duplicates, ${phase.published} owed`,
       );
-    perS[fanout] = phase.deliveries_per_s;
-    phases.push(phase);
+    perS[name] = phase.deliveries_per_s;
+    phases.push({ ...phase, filtered: filter !== undefined });
     console.log(phase);
     await ctx.sink.arrivals();
   }
-  return { sustained_deliveries_per_s: perS, detail: phases };
+  const filterCost =
+    perS['100'] && perS['100_filtered'] ? { filtered_over_plain_100: round(perS['100_filtered'] / perS['100']) } : {};
+  return { sustained_deliveries_per_s: perS, ...filterCost, detail: phases };
 }
 
 /** Publish → arrival at 50 events/s through the API, one endpoint. */

@@ -27,6 +27,14 @@ export function markdown(r: Record<string, any>): string {
       ),
     ),
     row(
+      'sustained_deliveries_per_s (100, each endpoint with a payload filter every event matches)',
+      s['100_filtered'],
+      '—',
+      s['100_filtered'] === undefined
+        ? ''
+        : `${r.filtered_over_plain_100}× the plain 100, ${q.sustained_to_engine_ceiling['100_filtered']}× the engine`,
+    ),
+    row(
       'p99_first_attempt_ms_at_50_events_per_s_1_endpoint (API)',
       r.p99_first_attempt_ms_at_50_events_per_s_1_endpoint,
       `≤ ${r.floors.p99_first_attempt_ms_at_50_events_per_s_1_endpoint ?? 100}`,

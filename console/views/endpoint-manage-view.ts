@@ -30,6 +30,7 @@ export function manageSection(e: Endpoint, overlapSeconds: number, rotateKey?: s
   <div><dt>Ordering</dt><dd>${ORDERING[e.ordering]}</dd></div>
   <div><dt>Authentication</dt><dd data-testid="authentication">${authenticationFacts(e)} <a href="${base}/authentication" data-testid="authentication-link">Change…</a></dd></div>
   <div><dt>Headers</dt><dd data-testid="headers">${headersFacts(e)} <a href="${base}/headers" data-testid="headers-link">Change…</a></dd></div>
+  <div><dt>Payload filter</dt><dd data-testid="filter">${e.filter ? html`<code class="wrap">${JSON.stringify(e.filter)}</code>` : 'none: every event it subscribes to'}</dd></div>
   <div><dt>Previous secret signs until</dt><dd data-testid="previous-secret">${when(e.previous_secret_expires_at)}</dd></div>
 </dl>
 <div class="actions">

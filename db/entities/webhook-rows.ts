@@ -34,6 +34,8 @@ export interface WebhookEndpointRow {
   authentication: EndpointAuthentication | null;
   /** The client key (mtls) or client secret (oauth2), sealed like the signing secret; null with no authentication. */
   authentication_secret_ciphertext: string | null;
+  /** Only events whose data matches (docs/decisions/0398-payload-filters.md); null: every event it subscribes to. */
+  filter: unknown;
   /** Static headers every POST carries (docs/decisions/0400-custom-headers-per-endpoint.md); a secret one's value is null here. */
   headers: EndpointHeader[] | null;
   /** The secret headers' values, one sealed JSON object of name to value; null with none. */

@@ -49,6 +49,8 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       authentication: null,
       // No static headers unless given (docs/decisions/0400-custom-headers-per-endpoint.md).
       headers: {},
+      // Every event it subscribes to unless filtered (docs/decisions/0398-payload-filters.md).
+      filter: null,
       circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

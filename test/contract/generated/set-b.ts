@@ -474,7 +474,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication or headers
+         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication, headers or filter
          * @description Needs the role staff or admin.
          */
         patch: operations["patchNotificationsWebhooksId"];
@@ -2064,6 +2064,10 @@ export interface components {
                     secret: boolean;
                 };
             };
+            /** @description Only events whose data matches this filter are delivered (docs/decisions/0398); null: every event */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -2150,6 +2154,10 @@ export interface components {
                     secret: boolean;
                 };
             };
+            /** @description Only events whose data matches this filter are delivered (docs/decisions/0398); null: every event */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -5559,6 +5567,8 @@ export interface operations {
                             secret?: boolean;
                         };
                     };
+                    /** @description Deliver only events whose data matches: {path, eq: value} | {path, in: [values]} | {path, exists: true|false} | {all: [filters]} | {any: [filters]}; a path names keys within the event's data joined by dots (amount.currency). At most 4 deep and 20 conditions. Test pings and catalog examples are not filtered */
+                    filter?: unknown;
                 };
             };
         };
@@ -5893,6 +5903,8 @@ export interface operations {
                             secret?: boolean;
                         };
                     } | null;
+                    /** @description Replaces the payload filter; null: every event again */
+                    filter?: unknown | null;
                 };
             };
         };

@@ -132,6 +132,15 @@ async function exportHistories(out: string, tag: string, address: string, taskQu
       for await (const w of client.workflow.list({ query })) if (w.workflowId === subscription) return true;
       return false;
     });
+    // The refused first attempt's delivery workflow (engine shape: made once the refusal is recorded) runs
+    // a moment after the arrivals are counted; on a loaded host it had not yet (CI: no webhookDeliveryWorkflow).
+    await until('a delivery workflow to have run a task', async () => {
+      for await (const w of client.workflow.list({ query: `${query} AND WorkflowType = 'webhookDeliveryWorkflow'` })) {
+        const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+        if (history.events?.some((e) => e.workflowTaskCompletedEventAttributes)) return true;
+      }
+      return false;
+    });
     const files: string[] = [];
     const seen = new Map<string, number>();
     for await (const w of client.workflow.list({ query })) {
