@@ -1,4 +1,4 @@
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /** A running balancer: its server, and the operator's hand on each upstream. */
 export interface Balancer {
@@ -30,6 +30,10 @@ export function startBalancer(opts: {
   const drained = new Set<number>();
   const inFlight = new Map<number, number>();
   const idle = new Map<number, (() => void)[]>();
+  // One pool of kept-alive connections per upstream, dropped whole when it is drained: a connection
+  // the stopped instance closed must never carry a request to the one that replaces it (seen under
+  // load: 502s right after a restore, on sockets whose close had not been read yet).
+  const agents = new Map(opts.upstreams.map((p) => [p, new Agent({ keepAlive: true })]));
   let next = 0;
   const pick = (tried: Set<number>) => {
     const open = opts.upstreams.filter((p) => !drained.has(p) && !tried.has(p));
@@ -83,6 +87,7 @@ export function startBalancer(opts: {
         method: req.method,
         path: req.url,
         headers: { ...req.headers, 'x-forwarded-for': forwardedFor },
+        agent: agents.get(port),
         timeout: opts.timeoutMs ?? 95_000,
       },
       (answer) => {
@@ -115,15 +120,20 @@ export function startBalancer(opts: {
     server.listen(opts.port, opts.host ?? '127.0.0.1', () =>
       resolve({
         server,
-        drain(port) {
+        async drain(port) {
           drained.add(port);
-          if (!inFlight.get(port)) return Promise.resolve();
-          return new Promise((wake) => idle.set(port, [...(idle.get(port) ?? []), wake]));
+          if (inFlight.get(port)) await new Promise<void>((wake) => idle.set(port, [...(idle.get(port) ?? []), wake]));
+          agents.get(port)?.destroy();
+          agents.set(port, new Agent({ keepAlive: true }));
         },
         restore(port) {
           drained.delete(port);
         },
-        close: () => new Promise((done) => server.close(() => done())),
+        close: () =>
+          new Promise((done) => {
+            for (const agent of agents.values()) agent.destroy();
+            server.close(() => done());
+          }),
       }),
     );
   });
