@@ -123,8 +123,11 @@ export const PLAN = `
      where ev.type in (select jsonb_array_elements_text(?::jsonb))
        and case when exists (select 1 from aimed a where a.event_id = ev.id)
                 then exists (select 1 from aimed a where a.event_id = ev.id and a.endpoint_id = e.id)
-                else ev.type = any(e.event_types)
-                     or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb)))
+                else (ev.type = any(e.event_types)
+                      or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb))))
+                     -- An endpoint is never told about itself through itself
+                     -- (docs/decisions/0415-operational-events.md).
+                     and not (ev.type like 'webhook.%' and ev.data->>'endpoint_id' = e.id::text)
            end),
   bodies as (insert into webhook_event_bodies (event_id, body)
              select i.id, i.body from input i where exists (select 1 from matched m where m.event_id = i.id)
