@@ -109,7 +109,8 @@ export async function noteAttemptOutcomes(
   }
   // Sets "failing since" where it was unset and counts the spell's failures until it is reported, and
   // reads "failing since" back, in one statement (the outer select sees the rows as they were, hence
-  // the coalesce with what the update returned). A row whose spell is reported is not written again.
+  // the coalesce with what the update returned). A row whose spell is reported is not written again,
+  // unless a re-enable cleared its "failing since" (the spell stays reported: its success announces it).
   const rows: {
     id: string;
     org_id: string;
@@ -119,12 +120,18 @@ export async function noteAttemptOutcomes(
   }[] = (
     await trx.raw(
       `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, at timestamptz, last_at timestamptz, n int)),
+            old as (select e.id, e.failing_reported_at from webhook_endpoints e join v on v.id = e.id
+                      where e.failing_reported_at is null or e.failing_since is null
+                      order by e.id for update of e),
             upd as (update webhook_endpoints e
                        set failing_since = coalesce(e.failing_since, v.at),
-                           failing_attempts = e.failing_attempts + v.n,
-                           failing_reported_at = case when e.failing_attempts + v.n >= ? then v.last_at end
-                      from v where e.id = v.id and e.failing_reported_at is null
-                    returning e.id, e.failing_since, e.failing_attempts, e.failing_reported_at is not null as reported_now)
+                           failing_attempts = case when e.failing_reported_at is null then e.failing_attempts + v.n
+                                                   else e.failing_attempts end,
+                           failing_reported_at = coalesce(e.failing_reported_at,
+                                                          case when e.failing_attempts + v.n >= ? then v.last_at end)
+                      from v join old on old.id = v.id where e.id = v.id
+                    returning e.id, e.failing_since, e.failing_attempts,
+                              old.failing_reported_at is null and e.failing_reported_at is not null as reported_now)
        select e.id, e.org_id, coalesce(upd.failing_since, e.failing_since) as failing_since, upd.failing_attempts,
               coalesce(upd.reported_now, false) as reported_now
          from v join webhook_endpoints e on e.id = v.id left join upd on upd.id = e.id`,

@@ -5,6 +5,7 @@ import { startService, type TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { Receiver } from './support/receiver';
 import { until } from '../support/wait';
+import { noteAttemptOutcomes } from '../../webhooks/endpoint-health-store';
 
 /** The threshold this file runs with: 3 failed attempts in a row publish `webhook.endpoint.failing`. */
 const FAILING_AFTER = 3;
@@ -135,5 +136,30 @@ describe.each(['A', 'B'] as const)('Set %s: operational events', (set) => {
     expect(await eventsOf(ENDPOINT_FAILING)).toEqual([]);
     expect(await eventsOf(ENDPOINT_RECOVERED)).toEqual([]);
     expect(await bodies('quiet-named')).toEqual([]);
+  });
+
+  it('still counts "failing since" for an endpoint re-enabled while its spell is reported, so it can be disabled again', async () => {
+    const DAY = 86_400_000;
+    const ep = await hook('reenabled', ['subscription.approved']);
+    const note = (status: number, at: Date) =>
+      knex().transaction(async (trx) =>
+        (
+          await noteAttemptOutcomes(trx, { set, failingPeriodMs: DAY, failingAfterAttempts: 1 }, [
+            { endpointId: ep.id, status, at },
+          ])
+        ).get(ep.id),
+      );
+    const t0 = new Date(Date.now() - 3 * DAY);
+    expect(await note(500, t0)).toBeUndefined();
+    expect(await eventsOf(ENDPOINT_FAILING)).toHaveLength(1); // reported at once: the threshold is 1
+    for (const status of ['disabled', 'enabled'])
+      expect((await api.patch(`${base}/${ep.id}`, staff.token, { status })).status).toBe(200);
+
+    const t1 = new Date(t0.getTime() + DAY);
+    expect(await note(500, t1)).toBeUndefined();
+    const [row] = await knex()('webhook_endpoints').where({ id: ep.id }).select('failing_since');
+    expect(new Date(row.failing_since).toISOString()).toBe(t1.toISOString());
+    expect(await note(500, new Date(t1.getTime() + DAY))).toMatchObject({ reason: 'failing' });
+    expect(await eventsOf(ENDPOINT_FAILING)).toHaveLength(1); // the same spell: not reported twice
   });
 });
