@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
-import { DELIVERY_EXHAUSTED, ENDPOINT_FAILING } from '../../domain/events';
+import { DELIVERY_EXHAUSTED, ENDPOINT_FAILING, ENDPOINT_RECOVERED, EVENT_SOURCES } from '../../domain/events';
 import { AUTOMATIC_ATTEMPTS } from '../../domain/retry-schedule';
 import { uuidFromName } from '../../lib/ids';
 import { timeSkippingEnv } from '../support/time-skipping';
@@ -11,6 +11,10 @@ import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
 import { Receiver } from './support/receiver';
 import { webhookActivities, webhookHarness, webhookOps } from './support/webhook-harness';
+import { publishUnqueued } from './support/publish';
+import { deliveryIdFor } from './support/delivery-id';
+import { deliveryWorkflowId } from '../../domain/webhook-messages';
+import type { webhookDeliveryWorkflow } from '../../workflows/webhook-delivery';
 
 /**
  * `webhook.delivery.exhausted` (docs/decisions/0415-operational-events.md): a delivery that fails its
@@ -86,5 +90,35 @@ describe('webhook.delivery.exhausted (time skipping)', () => {
     expect(failing.data).toMatchObject({ endpoint_id: down.id, failed_attempts: 5, last_response_status: 503 });
     expect(await ops.knex()('webhook_deliveries').where({ event_id: failing.id }).pluck('endpoint_id')).toEqual([]);
     expect(star.id).not.toBe(named.id);
+  });
+
+  it("does not announce the exhaustion of an operational event's delivery (two failing endpoints would tell each other forever)", async () => {
+    const named = await endpointNaming([DELIVERY_EXHAUSTED, ENDPOINT_RECOVERED], { defaultStatus: 500 });
+    const down = await endpointNaming([DELIVERY_EXHAUSTED, ENDPOINT_RECOVERED], { defaultStatus: 500 });
+    const event = {
+      id: randomUUID(),
+      type: ENDPOINT_RECOVERED,
+      source: EVENT_SOURCES.notifications,
+      orgId: ops.orgId,
+      occurredAt: new Date().toISOString(),
+      data: { endpoint_id: named.id, failing_since: new Date().toISOString(), recovered_at: new Date().toISOString() },
+    };
+    const deliveryId = deliveryIdFor(event.id, down.id);
+    expect(
+      (await publishUnqueued({ config, orm }, [event], [{ eventId: event.id, endpointId: down.id }])).deliveries,
+    ).toEqual([{ eventId: event.id, endpointId: down.id, deliveryId }]);
+    const handle = await env.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      taskQueue,
+      workflowId: deliveryWorkflowId(deliveryId),
+      args: [{ deliveryId }],
+    });
+    expect(await handle.result()).toBe('exhausted');
+    expect(await ops.delivery(deliveryId)).toMatchObject({ status: 'exhausted', attempt_count: AUTOMATIC_ATTEMPTS });
+    expect(
+      await ops
+        .knex()('events')
+        .where({ org_id: ops.orgId, type: DELIVERY_EXHAUSTED })
+        .whereRaw(`data->>'delivery_id' = ?`, [deliveryId]),
+    ).toEqual([]);
   });
 });

@@ -162,4 +162,42 @@ describe.each(['A', 'B'] as const)('Set %s: operational events', (set) => {
     expect(await note(500, new Date(t1.getTime() + DAY))).toMatchObject({ reason: 'failing' });
     expect(await eventsOf(ENDPOINT_FAILING)).toHaveLength(1); // the same spell: not reported twice
   });
+
+  it("ends a reported spell inside the results' transaction too (a batch that is not all successes), once", async () => {
+    await hook('mixed-named', [ENDPOINT_FAILING, ENDPOINT_RECOVERED]);
+    const ep = await hook('mixed', ['subscription.approved']);
+    const note = (observed: { status: number; at: Date; slow?: boolean }[]) =>
+      knex().transaction((trx) =>
+        noteAttemptOutcomes(
+          trx,
+          { set, failingPeriodMs: 86_400_000, failingAfterAttempts: 2 },
+          observed.map((o) => ({ endpointId: ep.id, ...o })),
+        ),
+      );
+    const t0 = new Date(Date.now() - 60_000);
+    const at = (s: number) => new Date(t0.getTime() + s * 1000);
+    await note([{ status: 503, at: at(0) }]);
+    expect(await eventsOf(ENDPOINT_FAILING)).toEqual([]);
+    // A slow 2xx counts as a failure (domain/circuit-breaker.ts, tooSlow): the second in a row.
+    await note([{ status: 200, at: at(1), slow: true }]);
+    const [failing] = await eventsOf(ENDPOINT_FAILING);
+    expect(failing.data).toEqual({
+      endpoint_id: ep.id,
+      failing_since: at(0).toISOString(),
+      failed_attempts: 2,
+      last_response_status: 200,
+    });
+    await note([{ status: 200, at: at(2) }]);
+    await note([{ status: 200, at: at(3) }]);
+    const recovered = await eventsOf(ENDPOINT_RECOVERED);
+    expect(recovered.map((e) => e.data)).toEqual([
+      { endpoint_id: ep.id, failing_since: at(0).toISOString(), recovered_at: at(2).toISOString() },
+    ]);
+    const [notice] = await receiver.waitFor(`${set}-mixed-named`, 2);
+    expect(JSON.parse(notice!.body).event_type).toBe(ENDPOINT_FAILING);
+    const [row] = await knex()('webhook_endpoints')
+      .where({ id: ep.id })
+      .select('failing_since', 'failing_attempts', 'failing_reported_at');
+    expect(row).toEqual({ failing_since: null, failing_attempts: 0, failing_reported_at: null });
+  });
 });
