@@ -2,6 +2,7 @@ import type { Orm } from '../db/orm';
 import { nextCheckpoint } from '../db/audit-checkpoint';
 import type { AuditCheckpoint } from '../domain/audit-checkpoint';
 import { logger } from '../lib/runtime/logger';
+import { recordAuditCheckpoint } from '../lib/runtime/metrics';
 
 /** The audit checkpoint's activity (workflows/audit-checkpoint.ts): the heads now, built on the previous checkpoint. */
 export function createAuditCheckpointActivities(deps: { orm: Orm }) {
@@ -15,6 +16,8 @@ export function createAuditCheckpointActivities(deps: { orm: Orm }) {
           { orgIds: checkpoint.heldBack },
           'audit trail no longer holds its checkpointed head; run npm run audit:verify -- --org <id>',
         );
+      // Its age is what the audit checkpoint's alert reads (docs/decisions/0410-operator-alerts.md).
+      recordAuditCheckpoint(checkpoint.takenAt);
       return checkpoint;
     },
   };

@@ -35,7 +35,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentActivities(deps.processor, { pauseAt: deps.config.TEST_PAUSE_AT }),
     ...createRefundIntentActivities({ orm: deps.orm }),
     ...createAttemptActivities(deps.engine),
-    ...createRecoveryActivities({ orm: deps.orm, batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE }),
+    ...createRecoveryActivities({
+      orm: deps.orm,
+      batchSize: deps.config.WEBHOOK_RECOVERY_BATCH_SIZE,
+      set: deps.config.BEHAVIOUR_SET,
+    }),
     ...createRetentionActivities({ orm: deps.orm, config: deps.config }),
     ...createAuditCheckpointActivities({ orm: deps.orm }),
     ...createCommitmentSweepActivities({ orm: deps.orm, config: deps.config }),

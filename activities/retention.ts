@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Knex } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm';
 import type { Config } from '../lib/runtime/config';
+import { retentionWindowSeconds } from '../lib/runtime/settings/retention-settings';
 import { pruneExpiredIdempotencyKeys, prunePaymentNotifications } from '../db/retention';
 import { recordPruneRun, recordRowsPruned } from '../lib/runtime/metrics';
 import { pruneEventBatch } from '../webhooks';
@@ -30,9 +31,6 @@ type RetentionConfig = Pick<
 /** One statement of one concern's prune, from where the last stopped, deleting `limit` rows at most. */
 type Prune = (knex: Knex, afterSeq: string, limit: number) => Promise<PruneStatement>;
 
-/** A window in seconds: the short override when set, else the days (0: kept forever). */
-const windowSeconds = (seconds: number | undefined, days: number) => seconds ?? days * 86_400;
-
 /**
  * Retention's one entry: every concern that prunes, in the order a run takes them
  * (RETENTION_STAGES), each with its window and the one place its rules live
@@ -40,8 +38,8 @@ const windowSeconds = (seconds: number | undefined, days: number) => seconds ?? 
  * the audit trail (docs/decisions/0212-audit-retention.md), whose rules will sit in db/audit-log.ts.
  */
 function retentionConcerns(config: RetentionConfig): Record<RetentionStage, Prune | null> {
-  const events = windowSeconds(config.RETENTION_EVENTS_SECONDS, config.RETENTION_EVENTS_DAYS);
-  const notifications = windowSeconds(
+  const events = retentionWindowSeconds(config.RETENTION_EVENTS_SECONDS, config.RETENTION_EVENTS_DAYS);
+  const notifications = retentionWindowSeconds(
     config.RETENTION_PAYMENT_NOTIFICATIONS_SECONDS,
     config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS,
   );

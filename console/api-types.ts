@@ -12,6 +12,7 @@ export type EndpointWithSecret = z.infer<typeof schema.EndpointWithSecret>;
 export type EndpointList = z.infer<typeof schema.EndpointList>;
 export type EndpointHealth = z.infer<typeof schema.EndpointHealthView>;
 export type EventTypes = z.infer<typeof schema.EventTypesView>;
+export type EventCatalog = z.infer<typeof schema.EventCatalogView>;
 export type TestEvent = z.infer<typeof schema.TestEventView>;
 export type DeliveryDetail = z.infer<typeof schema.DeliveryDetail>;
 export type DeliveryList = z.infer<typeof schema.DeliveryList>;

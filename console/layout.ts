@@ -1,7 +1,8 @@
 import type { Principal } from '../domain/principal';
 import { html, type Html } from '../lib/html';
 
-export type Section = 'queue' | 'offerings' | 'funds' | 'attention' | 'webhooks' | 'deliveries' | 'events' | 'none';
+export type Section =
+  'queue' | 'offerings' | 'funds' | 'attention' | 'webhooks' | 'deliveries' | 'events' | 'catalog' | 'none';
 
 const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'queue', href: '/console/', label: 'Review queue' },
@@ -11,6 +12,7 @@ const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'webhooks', href: '/console/webhooks', label: 'Webhooks' },
   { section: 'deliveries', href: '/console/deliveries', label: 'Deliveries' },
   { section: 'events', href: '/console/events', label: 'Events' },
+  { section: 'catalog', href: '/console/catalog', label: 'Event catalog' },
 ];
 
 /** The page every console screen sits in: skip link, navigation, who is signed in, one <main>. */

@@ -37,7 +37,9 @@ export function recoveryPages(router: ConsoleRouter, kit: ConsoleKit): void {
     const id = uuid(ctx.params.id);
     const since = field(ctx.request.body, 'since');
     const until = field(ctx.request.body, 'until');
+    const mode = field(ctx.request.body, 'mode');
     const answer = await ctx.state.api.post<Recovery>(path(id), {
+      ...(mode && { mode }),
       since: utcOf(since) ?? since,
       ...(until && { until: utcOf(until) ?? until }),
     });

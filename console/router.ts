@@ -7,7 +7,9 @@ import { attentionPages } from './attention-pages';
 import { consoleKit, type ConsoleState } from './console-kit';
 import { deliveryPages } from './delivery-pages';
 import { endpointPages } from './endpoint-pages';
+import { endpointHeaderPages } from './endpoint-header-pages';
 import { eventPages } from './event-pages';
+import { catalogPages } from './catalog-pages';
 import { offeringPages } from './offering-pages';
 import { recoveryPages } from './recovery-pages';
 import { reviewPages } from './review-pages';
@@ -67,9 +69,11 @@ export function consoleRouter(deps: ConsoleDeps): Router {
   offeringPages(router, kit);
   attentionPages(router, kit);
   endpointPages(router, kit);
+  endpointHeaderPages(router, kit);
   deliveryPages(router, kit);
   recoveryPages(router, kit);
   eventPages(router, kit);
+  catalogPages(router, kit);
 
   return router;
 }

@@ -5,33 +5,13 @@
  * Idempotent; `npm start`, `npm run cluster` and the tests run it. On Temporal Cloud, run it once
  * with an API key that may manage the namespace, or add the attributes in the Cloud console.
  */
-import { ConfigError, ConfigSchema } from '../lib/runtime/config';
+import { loadTemporalConfig } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
 import { connectTemporal, ensureNamespace, ensureSearchAttributes } from '../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../domain/search-attributes';
 
-/** Only the Temporal variables: the setup needs no database. */
-function temporalConfig(env: NodeJS.ProcessEnv = process.env) {
-  const parsed = ConfigSchema.pick({
-    TEMPORAL_ADDRESS: true,
-    TEMPORAL_NAMESPACE: true,
-    TEMPORAL_TLS: true,
-    TEMPORAL_TLS_CERT_PATH: true,
-    TEMPORAL_TLS_KEY_PATH: true,
-    TEMPORAL_TLS_CA_PATH: true,
-    TEMPORAL_TLS_SERVER_NAME: true,
-    TEMPORAL_API_KEY: true,
-    STARTUP_WAIT_SECONDS: true,
-  }).safeParse(env);
-  if (!parsed.success)
-    throw new ConfigError(
-      `invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`,
-    );
-  return parsed.data;
-}
-
 export async function temporalSetup(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const config = temporalConfig(env);
+  const config = loadTemporalConfig(env); // the setup needs no database
   const connection = await connectTemporal(config);
   try {
     await ensureNamespace(connection, config.TEMPORAL_NAMESPACE);

@@ -4,7 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 # Every tool a test runs is built here, before the first test starts, never inside a test's hook
-# (a fresh machine builds them once, about 13 minutes cold; test/support/tools.ts reads the paths).
+# (a fresh machine builds them once, about 13 minutes cold, and promtool about 10 more on a loaded host;
+# test/support/tools.ts reads the paths).
 tool() {
   local started=$SECONDS path
   echo "[test] tool $1 ..." >&2
@@ -18,6 +19,7 @@ export CADDY_PATH="$(tool caddy)"
 export ZIPKIN_JAR="$(tool zipkin)"
 export STRIPE_MOCK_PATH="$(tool stripe-mock)"
 export SCHEMATHESIS_PATH="$(tool schemathesis)"
+export PROMTOOL_PATH="$(tool promtool)"
 tool compose > /dev/null
 tool temporal-server > /dev/null # test-cluster.sh exports its folder for the full-server part
 tool temporal-ui > /dev/null

@@ -9,6 +9,7 @@
 #   scripts/tools.sh schemathesis -> prints the path of the schemathesis CLI (`st`), in its own venv
 #   scripts/tools.sh caddy        -> prints the path of Caddy (the compose gateway; tests validate its config)
 #   scripts/tools.sh zipkin       -> prints the path of Zipkin's executable jar (trace collector, API and UI; npm run cluster, the traces test)
+#   scripts/tools.sh promtool     -> prints the path of promtool (checks and unit-tests deploy/prometheus/alerts.yml)
 # A fresh clone on the same machine (as CI makes) reuses what an earlier run built.
 set -euo pipefail
 
@@ -21,6 +22,7 @@ SCHEMATHESIS_VERSION=4.32.5      # PyPI; property-based fuzzing of the OpenAPI d
 COMPOSE_VERSION=2.40.3            # docker compose plugin, only to check temporal-compose.yml parses
 CADDY_VERSION=2.10.2              # github.com/caddyserver/caddy/v2: the compose gateway's image; validates deploy/gateway/Caddyfile
 ZIPKIN_VERSION=3.6.1              # io.zipkin:zipkin-server:exec on Maven Central: one jar, collector + API + Lens UI (Java 17+)
+PROMTOOL_VERSION=0.316.0          # github.com/prometheus/prometheus/cmd/promtool (module v0.316.0 is Prometheus 3.16.0)
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${TRANCHE_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tranche-tools}"
@@ -128,6 +130,14 @@ install_caddy() {
   echo "$dir/caddy"
 }
 
+# The alert rules' checker and unit-test runner (test/operations/alert-rules.test.ts): about 6.5 CPU-minutes cold
+# (10 minutes on a loaded two-core host), seconds from a warm Go build cache.
+install_promtool() {
+  local dir="$cache/promtool-$PROMTOOL_VERSION"
+  go_install_once "$dir" promtool "promtool v$PROMTOOL_VERSION" "github.com/prometheus/prometheus/cmd/promtool@v$PROMTOOL_VERSION"
+  echo "$dir/promtool"
+}
+
 # An executable jar with everything in it (spans in over HTTP, in-memory storage, the API and the
 # Lens UI), copied out of Maven Central like the test server's classpath; run with `java -jar`.
 install_zipkin() {
@@ -180,10 +190,12 @@ case "${1:-}" in
   schemathesis) with_lock schemathesis install_schemathesis ;;
   caddy) with_lock caddy install_caddy ;;
   zipkin) with_lock zipkin install_zipkin ;;
+  promtool) with_lock promtool install_promtool ;;
   all)
     with_lock temporal install_temporal; with_lock temporal-server install_temporal_server; with_lock temporal-ui install_temporal_ui
     with_lock test-server install_test_server; with_lock compose install_compose
     with_lock stripe-mock install_stripe_mock; with_lock chromium install_chromium
-    with_lock schemathesis install_schemathesis; with_lock caddy install_caddy; with_lock zipkin install_zipkin ;;
-  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|caddy|zipkin|all" >&2; exit 2 ;;
+    with_lock schemathesis install_schemathesis; with_lock caddy install_caddy; with_lock zipkin install_zipkin
+    with_lock promtool install_promtool ;;
+  *) echo "usage: $0 temporal|temporal-server|temporal-ui|test-server|compose|stripe-mock|chromium|schemathesis|caddy|zipkin|promtool|all" >&2; exit 2 ;;
 esac

@@ -13,6 +13,7 @@
  */
 import {
   authenticationAad,
+  headersAad,
   replaceSealedValues,
   SEALED_COLUMNS,
   sealedEndpointValues,
@@ -41,10 +42,15 @@ export async function resealWebhookSecrets(
   const knex = orm.em.getConnection().getKnex();
   // The secret a rotation replaced still signs during its overlap, so it is re-sealed too:
   // once the old key leaves the keyring, a value left under it would no longer open.
-  // So is the client key or client secret of an authenticated endpoint, sealed to its own purpose.
+  // So is the client key or client secret of an authenticated endpoint, sealed to its own purpose,
+  // and the secret values of its custom headers (docs/decisions/0400-custom-headers-per-endpoint.md).
   const columns = SEALED_COLUMNS;
   const aad = (c: (typeof columns)[number], id: string) =>
-    c === 'authentication_secret_ciphertext' ? authenticationAad(id) : id;
+    c === 'authentication_secret_ciphertext'
+      ? authenticationAad(id)
+      : c === 'headers_secret_ciphertext'
+        ? headersAad(id)
+        : id;
   const rows = await sealedEndpointValues(knex);
   let resealed = 0;
   let current = 0;

@@ -11,34 +11,13 @@
  * Reads TEMPORAL_* (as every process), WORKER_DEPLOYMENT_NAME and TRANCHE_BUILD_ID (unset: the build's own).
  */
 import { buildIdOf } from '../lib/runtime/build-id';
-import { ConfigError, ConfigSchema } from '../lib/runtime/config';
+import { ConfigError, loadWorkerVersionConfig } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
 import { connectTemporal } from '../lib/runtime/temporal';
 import { deploymentRouting, promote, setCurrentVersion, setRampingVersion } from './lib/version-routing';
 
 const USAGE =
   'usage: npm run -s worker-version -- promote | ramp <percentage 0-100> [build id] | current <build id|unversioned> | status';
-
-function versionConfig(env: NodeJS.ProcessEnv = process.env) {
-  const parsed = ConfigSchema.pick({
-    TEMPORAL_ADDRESS: true,
-    TEMPORAL_NAMESPACE: true,
-    TEMPORAL_TLS: true,
-    TEMPORAL_TLS_CERT_PATH: true,
-    TEMPORAL_TLS_KEY_PATH: true,
-    TEMPORAL_TLS_CA_PATH: true,
-    TEMPORAL_TLS_SERVER_NAME: true,
-    TEMPORAL_API_KEY: true,
-    STARTUP_WAIT_SECONDS: true,
-    TRANCHE_BUILD_ID: true,
-    WORKER_DEPLOYMENT_NAME: true,
-  }).safeParse(env);
-  if (!parsed.success)
-    throw new ConfigError(
-      `invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`,
-    );
-  return parsed.data;
-}
 
 async function main([command, ...args]: string[]): Promise<void> {
   const percentage = Number(args[0]);
@@ -51,7 +30,7 @@ async function main([command, ...args]: string[]): Promise<void> {
     console.error(USAGE);
     process.exit(2);
   }
-  const config = versionConfig();
+  const config = loadWorkerVersionConfig();
   const ns = config.TEMPORAL_NAMESPACE;
   const deployment = config.WORKER_DEPLOYMENT_NAME;
   const ownBuild = () => {

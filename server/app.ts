@@ -11,7 +11,7 @@ import { requestContext } from '../api/middleware/request-context';
 import { clientAddress, consoleClientHeaders } from '../api/middleware/client-address';
 import { idempotency } from '../api/middleware/idempotency';
 import { bodyDepthLimit } from '../api/middleware/body-depth';
-import { secretBoxFrom } from '../webhooks';
+import { deliveryReads, secretBoxFrom } from '../webhooks';
 import { healthRouter } from '../api/health/router';
 import { identityRouter } from '../api/identity/router';
 import { tokenLiveness } from '../identity';
@@ -29,7 +29,7 @@ import { recordConsoleSession } from '../api/audit/audit-recorder';
 import { codecRouter } from '../api/codec/router';
 import { openPersonalData } from '../api/personal/open-personal';
 import { countAttention } from '../db/subscription-attention';
-import { countSubscriptionsNeedingAttention } from '../lib/runtime/metrics';
+import { countSubscriptionsNeedingAttention, measurePendingDeliveryAge } from '../lib/runtime/metrics';
 import { requestTiming } from '../lib/runtime/request-timing';
 
 const DESCRIPTION =
@@ -56,6 +56,9 @@ export function createApp(deps: ApiDeps): Koa {
   const dependencies = dependencyWatchOf(deps);
   // The API's metrics read how many subscriptions need attention at each scrape (docs/decisions/0366).
   countSubscriptionsNeedingAttention(() => countAttention(deps.orm.em.getConnection().getKnex()));
+  // And the age of the webhook backlog, for its alert (docs/decisions/0410-operator-alerts.md).
+  const deliveries = deliveryReads(deps.orm);
+  measurePendingDeliveryAge(() => deliveries.oldestPendingAgeSeconds());
   // The webhook secret keyring: stored answers and the console's one-time secrets are sealed under it.
   const box = secretBoxFrom(config);
   // A token stops when its API key is revoked or its console session ends (decision 0272).

@@ -2,7 +2,7 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement, preparedTransaction, runPrepared } from '../db/prepared';
 import type { AttemptInput } from '../domain/webhook-messages';
 import { AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
-import type { EndpointAuthentication } from '../db/entities/webhook-rows';
+import type { EndpointAuthentication, EndpointHeader } from '../db/entities/webhook-rows';
 
 export interface Target {
   delivery_id: string;
@@ -29,6 +29,10 @@ export interface Target {
   authentication: EndpointAuthentication | null;
   /** Its client key or client secret, sealed (webhooks/authentication.ts names what it is sealed to). */
   authentication_secret_ciphertext: string | null;
+  /** Static headers every POST carries (webhooks/custom-headers.ts); null for most endpoints. */
+  headers: EndpointHeader[] | null;
+  /** Their secret values, sealed to the endpoint's headers. */
+  headers_secret_ciphertext: string | null;
 }
 
 /** What a claim found: a fresh attempt to make, or a row this owner or another already holds. */
@@ -57,7 +61,7 @@ export interface Finished {
 export const TARGET_COLUMNS = `d.id as delivery_id, d.event_id, d.event_type, d.status, d.endpoint_id, d.org_id, e.url,
   e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, e.deleted_at,
   e.status as endpoint_status, b.body, ev.occurred_at, ev.traceparent, e.send_traceparent,
-  e.authentication, e.authentication_secret_ciphertext`;
+  e.authentication, e.authentication_secret_ciphertext, e.headers, e.headers_secret_ciphertext`;
 
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {
   if (deliveryIds.length === 0) return new Map();

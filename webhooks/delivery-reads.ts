@@ -78,5 +78,22 @@ export function deliveryReads(orm: Orm) {
         .orderBy([{ column: 'd.created_at' }, { column: 'd.id' }])
         .select('d.*', 'e.url as endpoint_url');
     },
+
+    /**
+     * Seconds the oldest delivery never yet attempted (`pending`) has waited for the engine, every
+     * organisation's; 0 when none. Left out: deliveries that wait for their receiver, not the engine
+     * (an ordered endpoint's, behind an earlier one of the same subscription; an endpoint whose circuit
+     * is open or probing). The metric of the backlog's age (lib/runtime/metrics.ts).
+     */
+    async oldestPendingAgeSeconds(): Promise<number> {
+      const { rows } = (await knex().raw(
+        `select extract(epoch from (now() - min(d.created_at)))::float8 as age
+           from webhook_deliveries d
+           join webhook_endpoints e on e.id = d.endpoint_id
+           left join webhook_endpoint_flow f on f.endpoint_id = d.endpoint_id
+          where d.status = 'pending' and e.ordering = 'none' and coalesce(f.circuit_state, 'closed') = 'closed'`,
+      )) as { rows: { age: number | null }[] };
+      return Math.max(0, rows[0]?.age ?? 0);
+    },
   };
 }

@@ -8,8 +8,9 @@ import type {
 } from '../db/entities/webhook-rows';
 import { newestFirst } from '../db/keyset';
 import { newId } from '../lib/ids';
-import { notFound } from '../lib/errors';
+import { notFound, validationFailed } from '../lib/errors';
 import { authenticationAad } from './authentication';
+import { headerColumns, MAX_CUSTOM_HEADER_BYTES, openSecretHeaders, type PreparedHeaders } from './custom-headers';
 import { newSigningSecret, type SecretBox } from './secret-box';
 
 /**
@@ -53,6 +54,47 @@ export function endpointStore(
     authentication_secret_ciphertext: auth && secrets.seal(authenticationAad(id), auth.secret),
   });
 
+  /**
+   * Headers as given, for this endpoint: a secret one given without its value keeps the value it
+   * has now (by name, in any case), so a PATCH need not carry secrets it does not change (decision 0400).
+   */
+  function prepareHeaders(id: string, input: HeadersInput, current?: WebhookEndpointRow): PreparedHeaders {
+    let kept: Record<string, string> | undefined;
+    const keptValue = (name: string) => {
+      kept ??= current ? openSecretHeaders(secrets, id, current.headers_secret_ciphertext) : {};
+      const found = Object.keys(kept).find((k) => k.toLowerCase() === name.toLowerCase());
+      return found === undefined ? undefined : kept[found];
+    };
+    const prepared: PreparedHeaders = { list: [], secrets: {} };
+    let bytes = 0;
+    for (const [name, h] of Object.entries(input)) {
+      const value = h.value ?? (h.secret ? keptValue(name) : undefined);
+      if (value === undefined)
+        throw validationFailed([
+          {
+            in: 'body',
+            path: `headers.${name}`,
+            message: h.secret
+              ? `header ${name} has no secret value to keep: give its value`
+              : `header ${name} needs a value (only a secret header's may be left out, to keep the one it has)`,
+          },
+        ]);
+      prepared.list.push({ name, secret: h.secret, value: h.secret ? null : value });
+      if (h.secret) prepared.secrets[name] = value;
+      bytes += name.length + value.length;
+    }
+    // Counted again with the kept values: keeping one must not carry a set past the cap.
+    if (bytes > MAX_CUSTOM_HEADER_BYTES)
+      throw validationFailed([
+        {
+          in: 'body',
+          path: 'headers',
+          message: `the headers' names and values come to ${bytes} bytes with the kept secret values; at most ${MAX_CUSTOM_HEADER_BYTES}`,
+        },
+      ]);
+    return prepared;
+  }
+
   async function update(
     orgId: string,
     id: string,
@@ -85,6 +127,7 @@ export function endpointStore(
           send_traceparent: input.sendTraceparent ?? false,
           secret_ciphertext: secrets.seal(id, secret),
           ...(input.authentication && authenticationColumns(id, input.authentication)),
+          ...(input.headers && headerColumns(secrets, id, prepareHeaders(id, input.headers))),
         });
         // Its rate-limit bucket and circuit breaker, which the dispatcher locks before it sends.
         await trx('webhook_endpoint_flow').insert({ endpoint_id: id });
@@ -99,8 +142,11 @@ export function endpointStore(
       return (await query) as (WebhookEndpointReadRow & { cursor_at: string })[];
     },
 
-    update: (orgId: string, id: string, patch: EndpointPatch) =>
+    /** `current`: the endpoint as read in this transaction, whose secret header values a PATCH may keep. */
+    update: (orgId: string, id: string, patch: EndpointPatch, current?: WebhookEndpointRow) =>
       update(orgId, id, {
+        ...(patch.headers !== undefined &&
+          headerColumns(secrets, id, patch.headers && prepareHeaders(id, patch.headers, current))),
         ...(patch.url !== undefined && { url: patch.url }),
         ...(patch.description !== undefined && { description: patch.description }),
         ...(patch.ordering !== undefined && { ordering: patch.ordering }),
@@ -186,7 +232,12 @@ export interface EndpointInput {
   sendTraceparent?: boolean;
   /** Transport authentication, already checked; unset: the signature alone. */
   authentication?: PreparedAuthentication;
+  /** Static headers, already checked (api/notifications/schema.ts); unset: none. */
+  headers?: HeadersInput;
 }
+
+/** Headers as given, already checked: a secret one may leave out its value on PATCH to keep it. */
+export type HeadersInput = Record<string, { value?: string | undefined; secret: boolean }>;
 
 /** What PATCH may change; null clears a limit back to the default (none, for the rate). */
 export interface EndpointPatch {
@@ -198,4 +249,6 @@ export interface EndpointPatch {
   sendTraceparent?: boolean;
   /** Replaces the authentication whole; null removes it. */
   authentication?: PreparedAuthentication | null;
+  /** Replaces the headers whole; null or {} removes them. */
+  headers?: HeadersInput | null;
 }

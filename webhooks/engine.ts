@@ -80,6 +80,9 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
     // The process's one resolver: c-ares, its own timeout, never the libuv pool (decision 0274).
     resolver: createHostResolver(resolverOptionsFromConfig(config)),
     retryAfterCapMs: config.WEBHOOK_RETRY_AFTER_CAP_SECONDS * 1000,
+    ...(config.WEBHOOK_HTTP_PROXY && {
+      egress: { proxy: config.WEBHOOK_HTTP_PROXY, noProxy: config.WEBHOOK_NO_PROXY },
+    }),
     personal: personalKeys(knex, config.PERSONAL_DATA_KEYS),
   });
   const recorder = createRecorder({
@@ -197,7 +200,15 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
       // Whatever was queued while no dispatcher ran.
       firstAttempts();
       ordered.run(0);
-      logger.info({ owner: listener.owner, shape: config.WEBHOOK_DELIVERY_SHAPE }, 'delivery engine started');
+      // The proxy as host:port, never its credentials.
+      logger.info(
+        {
+          owner: listener.owner,
+          shape: config.WEBHOOK_DELIVERY_SHAPE,
+          egressProxy: config.WEBHOOK_HTTP_PROXY ? config.WEBHOOK_HTTP_PROXY.address : 'none (direct)',
+        },
+        'delivery engine started',
+      );
       return {
         async warmUp() {
           const parts: { part: string; ms: number }[] = [];

@@ -1,5 +1,6 @@
 import type { Orm } from '../db/orm';
 import type { EnvelopeSource } from './signing';
+import { TEST_PING } from '../domain/events';
 
 /**
  * The transaction ID below which every event is settled: an event of a transaction still open (a
@@ -27,7 +28,8 @@ export function eventReads(orm: Orm) {
   return {
     /**
      * The organisation's events of these types after `afterSeq`, oldest first, `limit` at most, each
-     * with the body stored when some endpoint got it.
+     * with the body stored when some endpoint got it; test pings, but no catalog example
+     * (docs/decisions/0397-event-catalog.md).
      */
     async page(orgId: string, q: { types: readonly string[]; afterSeq?: string | undefined; limit: number }) {
       const query = knex()('events as e')
@@ -35,6 +37,10 @@ export function eventReads(orm: Orm) {
         .where('e.org_id', orgId)
         .whereIn('e.type', q.types)
         .whereRaw(`(e.txid is null or e.txid < ${SETTLED_BELOW})`)
+        // A catalog example sent by the test path is its endpoint's, not a fact of the organisation (0397).
+        .whereRaw(`(e.type = ? or not exists (select 1 from webhook_event_targets t where t.event_id = e.id))`, [
+          TEST_PING,
+        ])
         .orderBy('e.seq')
         .limit(q.limit)
         .select('e.seq', 'e.id', 'e.type', 'e.source', 'e.org_id', 'e.occurred_at', 'e.data', 'b.body');

@@ -23,13 +23,28 @@ export { keepClearInEvents, type KeeperOf } from './personal-events';
 export { disableEndpoint } from './endpoint-health-store';
 export { secretBoxFrom, type SecretBox } from './secret-box';
 export { authenticationAad } from './authentication';
+export {
+  headersAad,
+  headersShown,
+  MAX_CUSTOM_HEADER_BYTES,
+  MAX_CUSTOM_HEADERS,
+  refusedHeaderName,
+  refusedHeaderValue,
+} from './custom-headers';
 export { renderEventBody } from './signing';
 export { takeForParent } from './workflow-shape';
 export { WARM_LOCK_CLASS } from './listener';
-export { endpointStore, lockedEndpointCount, type EndpointStore, type PreparedAuthentication } from './endpoints-store';
+export {
+  endpointStore,
+  lockedEndpointCount,
+  type EndpointStore,
+  type HeadersInput,
+  type PreparedAuthentication,
+} from './endpoints-store';
 export { deliveryReads } from './delivery-reads';
 export { eventReads } from './event-reads';
 export { recoveriesStore } from './recoveries-store';
+export { missingCount } from './missing-events';
 export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './sealed-secrets';
 export {
   endpointHealth,
@@ -41,6 +56,7 @@ export {
 export {
   DELIVERY_STATUSES,
   ENDPOINT_ORDERINGS,
+  RECOVERY_MODES,
   type EndpointAuthentication,
   type WebhookAttemptRow,
   type WebhookDeliveryRow,

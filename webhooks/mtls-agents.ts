@@ -5,6 +5,7 @@ import type { HostResolver } from '../lib/runtime/dns-resolver';
 import { authenticationAad } from './authentication';
 import type { Connection } from './post';
 import type { SecretBox } from './secret-box';
+import { proxiedConnector, type EgressRoute } from './proxy-connect';
 
 /** Connections kept per mTLS endpoint: a receiver that demands a certificate is one integrator's. */
 const CONNECTIONS_PER_ENDPOINT = 16;
@@ -16,9 +17,10 @@ const POOLS_LIMIT = 1000;
  * a TLS session carries the client certificate it was opened with, so the process's shared pool
  * cannot carry it. Keyed by the endpoint and its sealed key (resealed on every change, so it is the
  * secret's version): a changed certificate gets a new pool and the old one closes once its requests
- * end. The same guarded lookup and connect timeout as the shared pool.
+ * end. The same guarded lookup and connect timeout as the shared pool; with an egress proxy, the same
+ * tunnels, the client certificate presented inside them.
  */
-export function mtlsPools(deps: { policy: SsrfPolicy; resolver: HostResolver; box: SecretBox }) {
+export function mtlsPools(deps: { policy: SsrfPolicy; resolver: HostResolver; box: SecretBox; route?: EgressRoute }) {
   const pools = new Map<string, { version: string; connection: Connection }>();
   const lookup = guardedLookup(deps.policy, deps.resolver);
 
@@ -46,16 +48,17 @@ export function mtlsPools(deps: { policy: SsrfPolicy; resolver: HostResolver; bo
         pools.delete(oldest);
         void pool.connection.dispatcher.close().catch(() => undefined);
       }
+      const tls = {
+        cert: settings.client_certificate,
+        key,
+        ...(settings.ca_certificate !== null && { ca: settings.ca_certificate }),
+      };
       const connection: Connection = {
         policy: deps.policy,
         dispatcher: new Agent({
-          connect: {
-            lookup,
-            timeout: 10_000,
-            cert: settings.client_certificate,
-            key,
-            ...(settings.ca_certificate !== null && { ca: settings.ca_certificate }),
-          },
+          connect: deps.route
+            ? proxiedConnector({ route: deps.route, policy: deps.policy, resolver: deps.resolver, tls })
+            : { lookup, timeout: 10_000, ...tls },
           connections: CONNECTIONS_PER_ENDPOINT,
         }),
       };

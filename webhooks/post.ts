@@ -3,6 +3,7 @@ import { guardedLookup, refusedLiteral, type SsrfRefusedError, type SsrfPolicy }
 import type { HostResolver } from '../lib/runtime/dns-resolver';
 import type { SignedRequest } from './signing';
 import { cutToCodePoints } from '../lib/text';
+import { proxiedConnector, type EgressRoute } from './proxy-connect';
 
 /** spec §6.5 / §8: an endpoint answers within 30 s or the attempt failed. */
 const ATTEMPT_TIMEOUT_MS = 30_000;
@@ -27,13 +28,16 @@ export interface Connection {
 /**
  * One connection pool for every attempt of the process; its lookup (the process's resolver, off the
  * libuv pool) refuses addresses the policy forbids, so a name that re-resolves to a private address
- * after registration is still not reached.
+ * after registration is still not reached. With an egress proxy (`route`), its connections are
+ * tunnels opened by webhooks/proxy-connect.ts, under the same guard; without one, nothing changes.
  */
-export function connectionFor(policy: SsrfPolicy, resolver: HostResolver): Connection {
+export function connectionFor(policy: SsrfPolicy, resolver: HostResolver, route?: EgressRoute): Connection {
   return {
     policy,
     dispatcher: new Agent({
-      connect: { lookup: guardedLookup(policy, resolver), timeout: 10_000 },
+      connect: route
+        ? proxiedConnector({ route, policy, resolver })
+        : { lookup: guardedLookup(policy, resolver), timeout: 10_000 },
       connections: 128,
     }),
   };

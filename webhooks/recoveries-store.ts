@@ -37,7 +37,7 @@ export function recoveriesStore(orm: Orm) {
     /** A running recovery's row, in `trx`; a second one of the endpoint is 409 RECOVERY_RUNNING. */
     async insert(
       trx: Knex.Transaction,
-      row: Pick<WebhookRecoveryRow, 'id' | 'org_id' | 'endpoint_id' | 'since' | 'until' | 'total'>,
+      row: Pick<WebhookRecoveryRow, 'id' | 'org_id' | 'endpoint_id' | 'since' | 'until' | 'total' | 'mode'>,
     ): Promise<WebhookRecoveryRow> {
       const [inserted] = (await trx('webhook_recoveries')
         .insert(row)

@@ -4,6 +4,8 @@ import type { WebhookDeliveryRow, WebhookRecoveryRow } from '../db/entities/webh
 import { AppError } from '../lib/errors';
 import { retryDelivery, type DeliveryLookup } from './manual-retry';
 import { lastAttemptNumber } from './attempt-store';
+import type { BehaviourSet } from '../lib/behaviour-set';
+import { planMissingPage } from './missing-events';
 
 /** Retries sent side by side; the cursor is stored after each such chunk. */
 const CHUNK = 20;
@@ -20,6 +22,8 @@ export interface RecoveryRun {
   temporal: Client;
   taskQueue: string;
   batchSize: number;
+  /** The deployment's behaviour set: the event types a `missing` recovery may plan. */
+  set: BehaviourSet;
   heartbeat(): void;
   cancelled(): boolean;
 }
@@ -29,12 +33,14 @@ export interface RecoveryRun {
  * deliveries per call, oldest first, each retried through the manual retry's own function. Progress and the
  * cursor live in the recovery's row, written after every chunk, so a retried call (a worker that died, a
  * timeout) resumes where the last one stopped: at most one chunk is retried twice, which consumers absorb by
- * deduplicating (spec §6.1).
+ * deduplicating (spec §6.1). A `missing` recovery first plans, page by page, the events its endpoint never
+ * received (docs/decisions/0396-replay-missing.md), then retries as any other.
  */
 export async function recoverPage(run: RecoveryRun, recoveryId: string): Promise<RecoveryStep> {
   const { knex } = run;
   const rec: WebhookRecoveryRow | undefined = await knex('webhook_recoveries').where({ id: recoveryId }).first();
   if (!rec || rec.status !== 'running') return { finished: true };
+  if (rec.mode === 'missing' && !rec.missing_finished_at) return missingStep(run, rec);
   const page: WebhookDeliveryRow[] = await pageAfter(knex, rec, run.batchSize);
   const reads = batchLookup(knex, rec.endpoint_id);
   for (let i = 0; i < page.length; i += CHUNK) {
@@ -69,6 +75,33 @@ export async function recoverPage(run: RecoveryRun, recoveryId: string): Promise
     await finish(knex, recoveryId, 'completed');
     return { finished: true };
   }
+  return { finished: false };
+}
+
+/**
+ * One page of the first phase: plans the next events the endpoint never received, in publication order, then
+ * stores the cursor and the counts; a short page ends the phase. A page read again after a crash between the
+ * two plans nothing more: its deliveries exist, so its events are no longer missing.
+ */
+async function missingStep(run: RecoveryRun, rec: WebhookRecoveryRow): Promise<RecoveryStep> {
+  const { knex } = run;
+  if (await stopRequested(knex, rec)) return { finished: true };
+  const page = await planMissingPage(knex, {
+    recoveryId: rec.id,
+    endpointId: rec.endpoint_id,
+    set: run.set,
+    limit: run.batchSize,
+  });
+  await knex('webhook_recoveries')
+    .where({ id: rec.id, status: 'running' })
+    .update({
+      done: knex.raw('done + ?', [page.planned]),
+      skipped: knex.raw('skipped + ?', [page.read - page.planned]),
+      ...(page.lastSeq !== null && { missing_cursor_seq: page.lastSeq }),
+      ...(page.read < run.batchSize && { missing_finished_at: knex.fn.now() }),
+      updated_at: knex.fn.now(),
+    });
+  run.heartbeat();
   return { finished: false };
 }
 

@@ -271,7 +271,7 @@ export function createRecorder(deps: {
 function countAttempt(f: Finished, publishedAt: Date | string | undefined): void {
   if (f.error === CIRCUIT_OPEN) return; // not an attempt the endpoint saw
   const ok = isSuccess(f.responseStatus);
-  recordWebhookAttempt(ok ? 'success' : 'failed', f.responseStatus);
+  recordWebhookAttempt(ok ? 'success' : 'failed', f.responseStatus, f.durationMs);
   if (ok) recordWebhookDelivery('success', publishedAt);
   else if (f.input.nextDelayMs === null && f.input.number >= AUTOMATIC_ATTEMPTS) recordWebhookDelivery('exhausted');
 }

@@ -5,6 +5,7 @@ export const SEALED_COLUMNS = [
   'secret_ciphertext',
   'previous_secret_ciphertext',
   'authentication_secret_ciphertext',
+  'headers_secret_ciphertext',
 ] as const;
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];
 

@@ -11,8 +11,11 @@ import { tracingOn } from '../lib/runtime/tracing';
 import { tracedPost } from './post-span';
 import { mtlsPools } from './mtls-agents';
 import { oauth2Tokens } from './oauth2-tokens';
+import { egressRoute } from './proxy-connect';
+import type { EgressProxy, NoProxyRule } from '../lib/runtime/config-parsers';
 import { explainMtlsFailure, postWithBearer, REDACTED_BEARER } from './authenticated-post';
 import type { PersonalKeys } from '../db/personal-keys';
+import { addCustomHeaders, maskedHeaders } from './custom-headers';
 import { holdsSealed, openJsonText, sealedKeyIds, sealWith, type DataKey } from '../lib/personal-data';
 
 export interface Sender {
@@ -30,14 +33,17 @@ export function createSender(deps: {
   ssrf: SsrfPolicy;
   resolver: HostResolver;
   retryAfterCapMs: number;
+  /** WEBHOOK_HTTP_PROXY and WEBHOOK_NO_PROXY: every POST and token request through the proxy (docs/decisions/0405-egress-through-a-connect-proxy.md). */
+  egress?: { proxy: EgressProxy; noProxy: NoProxyRule[] };
   /** Investors' data keys: a body's sealed personal fields are opened as it goes out (decision 0313). */
   personal?: Pick<PersonalKeys, 'open'>;
 }): Sender {
   const box = openingCache(deps.secrets);
   let connection: Connection | undefined;
-  const shared = () => (connection ??= connectionFor(deps.ssrf, deps.resolver));
-  // Endpoints that authenticate at the transport: their own pools (mTLS) or tokens (OAuth2).
-  const mtls = mtlsPools({ policy: deps.ssrf, resolver: deps.resolver, box });
+  const route = deps.egress && egressRoute(deps.egress.proxy, deps.egress.noProxy);
+  const shared = () => (connection ??= connectionFor(deps.ssrf, deps.resolver, route));
+  // Endpoints that authenticate at the transport: their own pools (mTLS) or tokens (OAuth2, on the shared pool).
+  const mtls = mtlsPools({ policy: deps.ssrf, resolver: deps.resolver, box, ...(route && { route }) });
   const tokens = oauth2Tokens({ box, connection: shared });
   return {
     async send(t, input) {
@@ -60,6 +66,17 @@ export function createSender(deps: {
         // A poison delivery (a secret that no longer opens) is a recorded failure, not a wedged queue.
         logger.error({ deliveryId: input.deliveryId, err: (err as Error).message }, 'delivery could not be signed');
         return notSent(input, SIGNING_FAILED);
+      }
+      // The endpoint's own static headers, beside the service's and never over them (decision 0400).
+      let secretHeaders: string[];
+      try {
+        secretHeaders = addCustomHeaders(box, t, request.headers);
+      } catch (err) {
+        logger.error(
+          { deliveryId: input.deliveryId, err: (err as Error).message },
+          'header values could not be opened',
+        );
+        return notSent(input, HEADERS_UNAVAILABLE);
       }
       const auth = t.authentication;
       let via: Connection;
@@ -105,8 +122,8 @@ export function createSender(deps: {
         // A receiver may echo what it got: kept under the same investor's key as the body's personal fields.
         responseBody: res.body !== null && opened.excerptKey ? sealWith(opened.excerptKey, res.body) : res.body,
         error: res.error,
-        // Exactly as sent: a traced POST adds its traceparent to these before sending.
-        requestHeaders: request.headers,
+        // Exactly as sent (a traced POST adds its traceparent to these before sending), secret values masked.
+        requestHeaders: maskedHeaders(request.headers, secretHeaders),
         retryAfterMs:
           res.status === null ? null : parseRetryAfter(res.headers?.['retry-after'], new Date(), deps.retryAfterCapMs),
       };
@@ -148,6 +165,8 @@ export function notSent(input: AttemptInput, error: string): Finished {
 /** An endpoint whose client key or client secret no longer opens: a failed attempt, never sent. */
 const AUTHENTICATION_UNAVAILABLE =
   "AUTHENTICATION_UNAVAILABLE: not sent, the endpoint's client key or client secret could not be opened";
+/** An endpoint whose secret header values no longer open: a failed attempt, never sent without them. */
+const HEADERS_UNAVAILABLE = "HEADERS_UNAVAILABLE: not sent, the endpoint's secret header values could not be opened";
 /** The investors' keys could not be read (the database): a failed attempt, retried on schedule. */
 const PERSONAL_DATA_UNAVAILABLE = 'PERSONAL_DATA_UNAVAILABLE: not sent, the personal data keys could not be read';
 

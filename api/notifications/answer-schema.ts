@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES } from '../../webhooks';
+import { DELIVERY_STATUSES, RECOVERY_MODES } from '../../webhooks';
 import { ordering } from './schema';
+import { DELIVERED_TO } from './event-catalog';
 
 /** The notifications API's answers (the `data` of the success envelope): built by views.ts, checked by ok(). */
 const timestamp = z.iso.datetime({ offset: true });
@@ -76,6 +77,15 @@ export const EndpointView = z
     authentication: AuthenticationView.nullable().describe(
       'How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone',
     ),
+    headers: z
+      .record(
+        z.string(),
+        z.object({
+          value: z.string().nullable().describe('null for a secret header: its value is never shown again'),
+          secret: z.boolean(),
+        }),
+      )
+      .describe('Static headers every POST carries, by name; {} when none'),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),
@@ -101,8 +111,32 @@ export const EndpointList = z
   .meta({ id: 'WebhookEndpointList' });
 export const EventTypesView = z.object({ eventTypes: z.array(z.string()) }).meta({ id: 'EventTypes' });
 export const TestEventView = z
-  .object({ event_id: z.uuid(), event_type: z.literal('test.ping'), delivery_id: z.uuid() })
+  .object({
+    event_id: z.uuid(),
+    event_type: z.string().describe('test.ping, or the type whose catalog example was sent'),
+    delivery_id: z.uuid(),
+  })
   .meta({ id: 'TestEvent' });
+
+/** docs/decisions/0397-event-catalog.md: each type this deployment delivers, its schema and an example. */
+export const EventCatalogView = z
+  .object({
+    items: z.array(
+      z.object({
+        event_type: z.string(),
+        delivered_to: z
+          .enum(DELIVERED_TO)
+          .describe(
+            'subscribers: endpoints subscribed to it or to "*"; named_only: only endpoints naming it; test_path: sent only by POST {endpoint}/test',
+          ),
+        introduced_by: z.string().describe('The spec section, or the decision record, that brought the type in'),
+        payload_versions: z.array(z.string()).describe('The payload versions of the type; the envelope says which'),
+        schema: z.record(z.string(), z.unknown()).describe("JSON Schema 2020-12 of the type's whole envelope"),
+        example: z.record(z.string(), z.unknown()).describe('A generated envelope that satisfies the schema'),
+      }),
+    ),
+  })
+  .meta({ id: 'EventCatalog' });
 
 /** spec §2.7. */
 export const DeliveryView = z
@@ -159,12 +193,22 @@ export const RecoveryView = z
   .object({
     id: z.uuid(),
     endpoint_id: z.uuid(),
+    mode: z
+      .enum(RECOVERY_MODES)
+      .describe(
+        'failed: retries failed and exhausted deliveries; missing: first delivers what the endpoint never received',
+      ),
     since: timestamp,
     until: timestamp.describe(
       "The end of the window (the recovery's start unless one was given): deliveries created later are not part of it",
     ),
     status: z.enum(['running', 'cancelling', 'completed', 'cancelled']),
-    total: z.number().int().describe('Failed or exhausted deliveries in the window when the recovery started'),
+    total: z
+      .number()
+      .int()
+      .describe(
+        'Failed or exhausted deliveries in the window when the recovery started, and with mode missing the events the endpoint never received',
+      ),
     done: z.number().int(),
     skipped: z.number().int(),
     created_at: timestamp,

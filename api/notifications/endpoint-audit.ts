@@ -1,5 +1,11 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { endpointStore, type EndpointStore, type SecretBox, type WebhookEndpointReadRow } from '../../webhooks';
+import {
+  endpointStore,
+  headersShown,
+  type EndpointStore,
+  type SecretBox,
+  type WebhookEndpointReadRow,
+} from '../../webhooks';
 import { recordingRefusals, recordSucceeded, type AuditSpec } from '../audit/audit-recorder';
 import type { ApiDeps } from '../deps';
 import type { Ctx } from '../middleware/validate';
@@ -11,6 +17,8 @@ export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({
   event_types: row.event_types,
   // Its type only: never the key or secret, and a certificate's text is no news to an audit reader.
   authentication: row.authentication?.type ?? null,
+  // Names and plain values; a secret one's value as null, never the value (decision 0400).
+  headers: headersShown(row.headers),
 });
 
 /**

@@ -22,6 +22,7 @@ import { assertDeliverableUrl, policyFromConfig } from '../../lib/runtime/ssrf-g
 import { createHostResolver, resolverOptionsFromConfig } from '../../lib/runtime/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
 import { prepareAuthentication } from './authentication-policy';
+import { refuseSecretHeadersElsewhere } from './headers-origin';
 import { endpointView } from './views';
 import {
   EndpointParams,
@@ -91,6 +92,7 @@ export function endpointRoutes(
             rateLimitPerSecond: body.rateLimitPerSecond,
             sendTraceparent: body.sendTraceparent,
             authentication: auth,
+            headers: body.headers,
           };
           const made = await tx.create(ctx.state.principal.orgId, input);
           refuseMtlsOverHttp(made.row);
@@ -144,7 +146,7 @@ export function endpointRoutes(
         body: UpdateEndpointBody,
         response: EndpointView,
         summary:
-          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits or authentication",
+          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication or headers",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;
@@ -165,7 +167,8 @@ export function endpointRoutes(
             const current = await tx.get(orgId, params.id);
             seen.before = endpointSnapshot(current);
             refuseAuthenticationElsewhere(current, patch);
-            let changed = await tx.update(orgId, params.id, patch);
+            refuseSecretHeadersElsewhere(current, patch);
+            let changed = await tx.update(orgId, params.id, patch, current);
             refuseMtlsOverHttp(changed);
             // Re-enabling clears the failure record; disabling by hand tells the other endpoints.
             if (body.status === 'enabled' && changed.status === 'disabled') {

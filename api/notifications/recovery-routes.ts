@@ -3,8 +3,9 @@ import type { Middleware } from 'koa';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { ApiDeps } from '../deps';
 import { validate, type Ctx } from '../middleware/validate';
-import { recoveriesStore, type EndpointStore, type WebhookRecoveryRow } from '../../webhooks';
-import { conflict } from '../../lib/errors';
+import { missingCount, recoveriesStore, type EndpointStore, type WebhookRecoveryRow } from '../../webhooks';
+import { retentionWindowSeconds } from '../../lib/runtime/settings/retention-settings';
+import { conflict, validationFailed } from '../../lib/errors';
 import { newId } from '../../lib/ids';
 import { RECOVERY_WORKFLOW, recoveryWorkflowId, type RecoveryWorkflow } from '../../domain/recovery-messages';
 import { EndpointParams, ListRecoveriesQuery, RecoveryParams, StartRecoveryBody } from './schema';
@@ -76,7 +77,7 @@ export function recoveryRoutes(
     ctx: Ctx,
     orgId: string,
     endpointId: string,
-    window: { since: string; until?: string | undefined },
+    window: StartRecoveryBody,
   ): Promise<WebhookRecoveryRow> => {
     const endpoint = await deps.store.get(orgId, endpointId);
     if (endpoint.status !== 'enabled')
@@ -94,16 +95,53 @@ export function recoveryRoutes(
     const id = newId();
     const since = new Date(window.since);
     const until = window.until === undefined ? new Date() : new Date(window.until);
-    const total = await recoveries.recoverableCount(endpoint.id, since, until);
+    const { mode } = window;
+    if (mode === 'missing') withinRetention(since);
+    const total =
+      (await recoveries.recoverableCount(endpoint.id, since, until)) +
+      (mode === 'missing'
+        ? await missingCount(knex(), { endpointId: endpoint.id, since, until, set: deps.config.BEHAVIOUR_SET })
+        : 0);
     return knex().transaction(async (trx) => {
-      const row = await recoveries.insert(trx, { id, org_id: orgId, endpoint_id: endpoint.id, since, until, total });
+      const row = await recoveries.insert(trx, {
+        id,
+        org_id: orgId,
+        endpoint_id: endpoint.id,
+        since,
+        until,
+        total,
+        mode,
+      });
       await recordSucceeded(trx, ctx, {
         action: 'webhook_recovery.start',
         subject: { type: 'webhook_recovery', id },
-        after: { endpoint_id: endpoint.id, since: since.toISOString(), until: until.toISOString(), total: row.total },
+        after: {
+          endpoint_id: endpoint.id,
+          mode,
+          since: since.toISOString(),
+          until: until.toISOString(),
+          total: row.total,
+        },
       });
       return row;
     });
+  };
+
+  /**
+   * An event older than retention may have lost its delivery rows to the prune while it stays (another
+   * delivery of it still waits), so missing would send it again: `since` must be within retention.
+   */
+  const withinRetention = (since: Date) => {
+    const kept = retentionWindowSeconds(deps.config.RETENTION_EVENTS_SECONDS, deps.config.RETENTION_EVENTS_DAYS);
+    const earliest = kept === 0 ? null : new Date(Date.now() - kept * 1000);
+    if (earliest && since < earliest)
+      throw validationFailed([
+        {
+          in: 'body',
+          path: 'since',
+          message: `A missing recovery reaches back as far as events are kept: at or after ${earliest.toISOString()}`,
+        },
+      ]);
   };
 
   router.get(

@@ -6,7 +6,8 @@ import { ok } from '../respond';
 import { secretBoxFrom } from '../../webhooks';
 import { supportedEventTypes } from '../../domain/events';
 import { NOTIFICATION_PATHS } from './paths';
-import { EventTypesView } from './answer-schema';
+import { EventCatalogView, EventTypesView } from './answer-schema';
+import { eventCatalog } from './event-catalog';
 import { endpointRoutes } from './endpoint-routes';
 import { deliveryRoutes } from './delivery-routes';
 import { eventRoutes } from './event-routes';
@@ -27,6 +28,18 @@ export function notificationsRouter(deps: ApiDeps): Router {
     auth(deps.tokens),
     validate({ response: EventTypesView, summary: 'List the event types this deployment delivers' }, (ctx) =>
       ok(ctx, { eventTypes: supportedEventTypes(set) }),
+    ),
+  );
+  const catalog = eventCatalog(set);
+  router.get(
+    '/event-catalog',
+    auth(deps.tokens),
+    validate(
+      {
+        response: EventCatalogView,
+        summary: 'The event catalog: each event type delivered here, its JSON Schema, an example, since when it exists',
+      },
+      (ctx) => ok(ctx, { items: catalog }),
     ),
   );
   endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config) });

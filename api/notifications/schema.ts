@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS } from '../../webhooks';
+import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS, RECOVERY_MODES } from '../../webhooks';
+import { CustomHeaders } from './headers-schema';
 import { shownText } from '../../lib/shown-text';
 
 /** The notifications API's requests: params, bodies and queries (its answers: answer-schema.ts). */
@@ -83,6 +84,7 @@ export const RegisterEndpointBody = z.strictObject({
   rateLimitPerSecond: rateLimitPerSecond.optional(),
   sendTraceparent: sendTraceparent.default(false),
   authentication: AuthenticationInput.optional(),
+  headers: CustomHeaders(false).optional(),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
@@ -104,10 +106,16 @@ export const UpdateEndpointBody = z
       .describe(
         'Replaces the authentication whole (secrets included); null: the signature alone. Required (or null) when url moves to another origin: authentication does not follow it',
       ),
+    headers: CustomHeaders(true)
+      .nullable()
+      .optional()
+      .describe(
+        'Replaces the headers whole; null or {} removes them all. A secret header given without its value keeps the value it has',
+      ),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
-    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent and/or authentication',
+    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent, authentication and/or headers',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 
@@ -141,15 +149,24 @@ export const RecoveryParams = z.object({ id: z.uuid(), recovery_id: z.uuid() });
 
 /**
  * Bulk recovery: retry the endpoint's failed and exhausted deliveries created from `since` to
- * `until` (an explicit end; without one the range ends when the recovery starts).
+ * `until` (an explicit end; without one the range ends when the recovery starts); `missing` first
+ * plans the events of the window the endpoint never received (docs/decisions/0396-replay-missing.md).
  */
 export const StartRecoveryBody = z
   .strictObject({
-    since: z.iso.datetime({ offset: true }).describe('Deliveries created at or after this time; not in the future'),
+    since: z.iso
+      .datetime({ offset: true })
+      .describe('Deliveries (and, with mode missing, events) created at or after this time; not in the future'),
     until: z.iso
       .datetime({ offset: true })
       .optional()
       .describe('Deliveries created at or before this time: after since, not in the future; default: now'),
+    mode: z
+      .enum(RECOVERY_MODES)
+      .default('failed')
+      .describe(
+        'failed: retry failed and exhausted deliveries. missing: first deliver, in publication order, the events the endpoint subscribes to but never received (published while it was disabled, or before it existed; since within event retention), then retry as failed does',
+      ),
   })
   .superRefine((b, ctx) => {
     const now = Date.now();
@@ -176,3 +193,13 @@ export const ListEventsQuery = z.strictObject({
   limit,
 });
 export type ListEventsQuery = z.infer<typeof ListEventsQuery>;
+
+/** The test path's optional body: which type's catalog example to send instead of a test.ping (docs/decisions/0397-event-catalog.md). */
+export const TestEventBody = z.strictObject({
+  event_type: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe('An event type of GET /notifications/event-catalog: its example is sent, to this endpoint only'),
+});

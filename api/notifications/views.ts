@@ -1,4 +1,5 @@
 import {
+  headersShown,
   SUCCESS_WINDOW_HOURS,
   type SuccessRate,
   type WebhookAttemptRow,
@@ -31,6 +32,8 @@ export const endpointView = (
   rate_limit_per_second: r.rate_limit_per_second,
   send_traceparent: r.send_traceparent,
   authentication: authenticationView(r.authentication),
+  // A secret header's value is never shown again (docs/decisions/0400-custom-headers-per-endpoint.md).
+  headers: headersShown(r.headers),
   circuit: {
     state: r.circuit_state,
     consecutive_failures: r.consecutive_failures,
@@ -50,6 +53,7 @@ export const endpointView = (
 export const recoveryView = (r: WebhookRecoveryRow) => ({
   id: r.id,
   endpoint_id: r.endpoint_id,
+  mode: r.mode,
   since: iso(r.since),
   until: iso(r.until),
   status: r.status === 'running' && r.cancel_requested_at ? 'cancelling' : r.status,

@@ -4,6 +4,7 @@ import { html, type Html } from '../../lib/html';
 import { recoveryForm } from './recovery-view';
 import { formKeyField } from './form-key-view';
 import { authenticationFacts } from './endpoint-authentication-view';
+import { headersFacts } from './endpoint-headers-view';
 import { circuit, limits, ORDERING } from './webhooks-view';
 
 /** How long the replaced secret keeps signing after a rotation, in words ("24 hours"). */
@@ -28,6 +29,7 @@ export function manageSection(e: Endpoint, overlapSeconds: number, rotateKey?: s
   <div><dt>Limits</dt><dd>${limits(e)}</dd></div>
   <div><dt>Ordering</dt><dd>${ORDERING[e.ordering]}</dd></div>
   <div><dt>Authentication</dt><dd data-testid="authentication">${authenticationFacts(e)} <a href="${base}/authentication" data-testid="authentication-link">Change…</a></dd></div>
+  <div><dt>Headers</dt><dd data-testid="headers">${headersFacts(e)} <a href="${base}/headers" data-testid="headers-link">Change…</a></dd></div>
   <div><dt>Previous secret signs until</dt><dd data-testid="previous-secret">${when(e.previous_secret_expires_at)}</dd></div>
 </dl>
 <div class="actions">

@@ -9,7 +9,13 @@ const base = (endpointId: string) => `/console/webhooks/${endpointId}/recoveries
 export function recoveryForm(endpointId: string): Html {
   return html`<details class="command"><summary role="button" class="secondary outline" data-testid="recovery-open">Recover failed deliveries…</summary>
 <form method="post" action="${base(endpointId)}">
-<label for="recover-since">Failed or exhausted deliveries created from (UTC)</label>
+<fieldset><legend>What to send</legend>
+<label><input type="radio" name="mode" value="failed" checked> Retry failed and exhausted deliveries</label>
+<label><input type="radio" name="mode" value="missing" aria-describedby="recover-missing-help"> Also deliver the events it never received</label>
+<small id="recover-missing-help">Events it subscribes to that were published while it was disabled, or before it existed, are
+sent first, in the order they were published; only as far back as events are kept.</small>
+</fieldset>
+<label for="recover-since">Created from (UTC)</label>
 <input id="recover-since" name="since" type="datetime-local" required aria-describedby="recover-help">
 <label for="recover-until">Until (UTC, optional)</label>
 <input id="recover-until" name="until" type="datetime-local" aria-describedby="recover-help">
@@ -33,7 +39,7 @@ export function progressBlock(r: Recovery): Html {
 <h2 id="progress-h">Progress</h2>
 <p>Status: <span data-testid="recovery-status">${chip(r.status)}</span></p>
 <progress value="${processed}" max="${Math.max(r.total, 1)}" aria-label="Deliveries processed"></progress>
-<p class="progress-figures" data-testid="recovery-figures">${processed} of ${r.total} processed: ${r.done} retried, ${r.skipped} skipped (succeeded or already pending).</p>
+<p class="progress-figures" data-testid="recovery-figures">${processed} of ${r.total} processed: ${r.done} ${r.mode === 'missing' ? 'sent or retried' : 'retried'}, ${r.skipped} skipped (succeeded or already pending).</p>
 ${
   live(r)
     ? html`<form method="post" action="${self}/cancel" id="cancel-${r.id}" hx-preserve><button type="submit" class="contrast" data-testid="cancel-recovery" ${r.status === 'cancelling' ? 'disabled' : ''}>Cancel the recovery</button></form>
@@ -45,7 +51,7 @@ ${
 
 export function recoveryBody(e: Endpoint, r: Recovery, notice: Notice | null): Html {
   return html`<nav aria-label="Breadcrumb"><ul><li><a href="/console/webhooks">Webhooks</a></li><li><a href="/console/webhooks/${e.id}">Endpoint</a></li><li>Recovery</li></ul></nav>
-<hgroup><h1>Recovery of ${e.url}</h1><p>Failed and exhausted deliveries created from ${when(r.since)} to ${when(r.until)}.</p></hgroup>
+<hgroup><h1>Recovery of ${e.url}</h1><p>${r.mode === 'missing' ? 'Events never received, then failed' : 'Failed'} and exhausted deliveries created from ${when(r.since)} to ${when(r.until)}.</p></hgroup>
 ${banner(notice)}
 ${progressBlock(r)}`;
 }

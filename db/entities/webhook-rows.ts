@@ -34,6 +34,10 @@ export interface WebhookEndpointRow {
   authentication: EndpointAuthentication | null;
   /** The client key (mtls) or client secret (oauth2), sealed like the signing secret; null with no authentication. */
   authentication_secret_ciphertext: string | null;
+  /** Static headers every POST carries (docs/decisions/0400-custom-headers-per-endpoint.md); a secret one's value is null here. */
+  headers: EndpointHeader[] | null;
+  /** The secret headers' values, one sealed JSON object of name to value; null with none. */
+  headers_secret_ciphertext: string | null;
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
@@ -48,6 +52,13 @@ export interface WebhookEndpointReadRow extends WebhookEndpointRow {
 }
 
 type EndpointStatus = 'enabled' | 'disabled';
+
+/** One custom header as stored: a secret one's value is sealed apart (headers_secret_ciphertext) and null here. */
+export interface EndpointHeader {
+  name: string;
+  secret: boolean;
+  value: string | null;
+}
 
 /** What an endpoint's authentication keeps in the clear (its secret is sealed beside it). */
 export type EndpointAuthentication =
@@ -68,6 +79,8 @@ export const ENDPOINT_ORDERINGS = ['none', 'per_subscription'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 
 type RecoveryStatus = 'running' | 'completed' | 'cancelled';
+export const RECOVERY_MODES = ['failed', 'missing'] as const;
+type RecoveryMode = (typeof RECOVERY_MODES)[number];
 
 /** A bulk recovery of one endpoint (db/migrations/0009-webhook-health.ts). */
 export interface WebhookRecoveryRow {
@@ -83,6 +96,10 @@ export interface WebhookRecoveryRow {
   skipped: number;
   cursor_created_at: Date | null;
   cursor_id: string | null;
+  /** `missing` also plans the events the endpoint never got a delivery of, first (docs/decisions/0396-replay-missing.md). */
+  mode: RecoveryMode;
+  missing_cursor_seq: string | null;
+  missing_finished_at: Date | null;
   cancel_requested_at: Date | null;
   created_at: Date;
   updated_at: Date;

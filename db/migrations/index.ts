@@ -35,6 +35,8 @@ import { Migration0090SubscriptionAttention } from './0090-subscription-attentio
 import { Migration0091HoldsWithOwnersAndEnds } from './0091-holds-with-owners-and-ends';
 import { Migration0093RefundIntents } from './0093-refund-intents';
 import { Migration0096PersonalDataReseal } from './0096-personal-data-reseal';
+import { Migration0097EndpointHeaders } from './0097-endpoint-headers';
+import { Migration0098RecoveryMissing } from './0098-recovery-missing';
 import { Migration0099EndpointFailing } from './0099-endpoint-failing';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -75,5 +77,7 @@ export const migrationsList: MigrationObject[] = [
   { name: '0091-holds-with-owners-and-ends', class: Migration0091HoldsWithOwnersAndEnds },
   { name: '0093-refund-intents', class: Migration0093RefundIntents },
   { name: '0096-personal-data-reseal', class: Migration0096PersonalDataReseal },
+  { name: '0097-endpoint-headers', class: Migration0097EndpointHeaders },
+  { name: '0098-recovery-missing', class: Migration0098RecoveryMissing },
   { name: '0099-endpoint-failing', class: Migration0099EndpointFailing },
 ];

@@ -197,12 +197,43 @@ export type AuditToolConfig = z.infer<typeof AuditToolSchema>;
  * under the payload keys) and the audit keys, the same schema. It reads and never serves, so no other setting is asked for.
  */
 export function loadAuditToolConfig(env: NodeJS.ProcessEnv = process.env): AuditToolConfig {
-  const parsed = AuditToolSchema.safeParse(env);
+  return settingsOf(AuditToolSchema, env);
+}
+
+/** `env` read against one part of the schema: every refusal named, in one ConfigError. */
+function settingsOf<S extends z.ZodType>(part: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  const parsed = part.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   return parsed.data;
+}
+
+const TemporalSchema = ConfigSchema.pick({
+  TEMPORAL_ADDRESS: true,
+  TEMPORAL_NAMESPACE: true,
+  TEMPORAL_TLS: true,
+  TEMPORAL_TLS_CERT_PATH: true,
+  TEMPORAL_TLS_KEY_PATH: true,
+  TEMPORAL_TLS_CA_PATH: true,
+  TEMPORAL_TLS_SERVER_NAME: true,
+  TEMPORAL_API_KEY: true,
+  STARTUP_WAIT_SECONDS: true,
+});
+
+/** Temporal's variables alone, for the tools that need no database (temporal:setup). */
+export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env): z.infer<typeof TemporalSchema> {
+  return settingsOf(TemporalSchema, env);
+}
+
+const WorkerVersionSchema = TemporalSchema.extend(
+  ConfigSchema.pick({ TRANCHE_BUILD_ID: true, WORKER_DEPLOYMENT_NAME: true }).shape,
+);
+
+/** Temporal's variables and the Worker Deployment's name and build, for `npm run worker-version`. */
+export function loadWorkerVersionConfig(env: NodeJS.ProcessEnv = process.env): z.infer<typeof WorkerVersionSchema> {
+  return settingsOf(WorkerVersionSchema, env);
 }
 
 function leniently(env: NodeJS.ProcessEnv, invalid: Set<string>) {
@@ -218,12 +249,7 @@ const DatabaseSchema = ConfigSchema.pick({ DATABASE_URL: true, DATABASE_POOL_MAX
  * them, against npm start's database or a production one, with no NODE_ENV.
  */
 export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): z.infer<typeof DatabaseSchema> {
-  const parsed = DatabaseSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  return parsed.data;
+  return settingsOf(DatabaseSchema, env);
 }
 
 const TracingSchema = ConfigSchema.pick({
@@ -242,16 +268,12 @@ export type TracingConfig = z.infer<typeof TracingSchema>;
  * instrumentations must patch `pg` and `http` first), so before loadConfig runs. The same schema.
  */
 export function loadTracingConfig(env: NodeJS.ProcessEnv = process.env): TracingConfig {
-  const parsed = TracingSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
+  const tracing = settingsOf(TracingSchema, env);
   // A Zipkin endpoint alone selects no exporter (the spec's default would be OTLP): say so rather
   // than start without the traces it was meant for.
-  if (parsed.data.OTEL_EXPORTER_ZIPKIN_ENDPOINT && !parsed.data.OTEL_TRACES_EXPORTER)
+  if (tracing.OTEL_EXPORTER_ZIPKIN_ENDPOINT && !tracing.OTEL_TRACES_EXPORTER)
     throw new ConfigError(
       'invalid configuration:\n  OTEL_EXPORTER_ZIPKIN_ENDPOINT: set OTEL_TRACES_EXPORTER=zipkin with it (alone it selects no exporter)',
     );
-  return parsed.data;
+  return tracing;
 }

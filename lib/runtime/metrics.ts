@@ -48,9 +48,27 @@ const publishToDelivery = new Histogram({
   registers: [registry],
 });
 
-/** Counts one attempt: `responseStatus` is the endpoint's HTTP status, or null when none came (timeout, refused). */
-export function recordWebhookAttempt(outcome: 'success' | 'failed', responseStatus: number | null): void {
+// An attempt ends within the response timeout; the last bucket is past any the settings allow.
+const attemptDuration = new Histogram({
+  name: 'tranche_webhook_attempt_duration_seconds',
+  help: 'Time from sending a webhook attempt to its answer (or its failure), by outcome; attempts not measured (in doubt) are left out',
+  labelNames: ['outcome'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60],
+  registers: [registry],
+});
+
+/**
+ * Counts one attempt: `responseStatus` is the endpoint's HTTP status, or null when none came (timeout,
+ * refused); `durationMs` how long it took, null when not measured.
+ */
+export function recordWebhookAttempt(
+  outcome: 'success' | 'failed',
+  responseStatus: number | null,
+  durationMs: number | null,
+): void {
   attempts.inc({ outcome, status_class: responseStatus === null ? 'none' : `${Math.floor(responseStatus / 100)}xx` });
+  if (durationMs !== null && Number.isFinite(durationMs) && durationMs >= 0)
+    attemptDuration.observe({ outcome }, durationMs / 1000);
 }
 
 /** Counts one delivery that ended; on success, also how long after publication it arrived. */
@@ -168,6 +186,41 @@ export function countSubscriptionsNeedingAttention(read: () => Promise<number>):
   new Gauge({
     name: 'tranche_subscriptions_needing_attention',
     help: 'Subscriptions whose last step failed for good or keeps failing (GET /issuance/attention); the same in every API process',
+    registers: [registry],
+    async collect() {
+      this.set(await read().catch(() => Number.NaN));
+    },
+  });
+}
+
+/**
+ * When this worker last took the audit checkpoint (Unix time of its `takenAt`): the activity's
+ * result, which the workflow keeps in its memo next. With several workers, take the max. 0 until this
+ * process has taken one. Stale past twice AUDIT_CHECKPOINT_INTERVAL_SECONDS is what audit:verify
+ * refuses (docs/decisions/0380-audit-checkpoint-gone-is-seen.md); the alert reads the same age.
+ */
+const auditCheckpointTaken = new Gauge({
+  name: 'tranche_audit_checkpoint_last_taken_timestamp_seconds',
+  help: 'When this worker last took the audit checkpoint (Unix time); 0 until it has taken one: take the max over workers',
+  registers: [registry],
+});
+
+/** Notes an audit checkpoint taken by this process, at `takenAt`. */
+export function recordAuditCheckpoint(takenAt: string): void {
+  const seconds = new Date(takenAt).getTime() / 1000;
+  if (Number.isFinite(seconds)) auditCheckpointTaken.set(seconds);
+}
+
+/**
+ * How long the oldest webhook delivery never yet attempted (`pending`) has waited, every
+ * organisation's, read from the database at each scrape of the API's metrics (0 when none waits).
+ * Several API processes report the same number: take the max.
+ */
+export function measurePendingDeliveryAge(read: () => Promise<number>): void {
+  registry.removeSingleMetric('tranche_webhook_oldest_pending_delivery_age_seconds');
+  new Gauge({
+    name: 'tranche_webhook_oldest_pending_delivery_age_seconds',
+    help: 'Age of the oldest webhook delivery not yet attempted that waits for the engine, not its receiver (not ordered, circuit closed); 0 when none; the same in every API process',
     registers: [registry],
     async collect() {
       this.set(await read().catch(() => Number.NaN));

@@ -89,10 +89,7 @@ export function classifyAddress(address: string): AddressClass | null {
   return null;
 }
 
-/**
- * Why an address is refused under the policy, or null when a delivery may go there.
- * @internal exported for its tests
- */
+/** Why an address is refused under the policy, or null when a delivery may go there (also the proxy's connector's check of a literal). */
 export function refusal(address: string, policy: SsrfPolicy): AddressClass | null {
   const cls = classifyAddress(address);
   if (cls === null) return null;

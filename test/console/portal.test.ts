@@ -203,10 +203,11 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
   it('recovers an endpoint’s failed deliveries with a live progress bar, and cancels a long recovery', async () => {
     const knex = svc.orm.em.getConnection().getKnex();
     const localTime = (msAgo: number) => new Date(Date.now() - msAgo).toISOString().slice(0, 16);
-    const start = async (endpointId: string, until?: string) => {
+    const start = async (endpointId: string, until?: string, missing = false) => {
       await page.goto(`${svc.baseUrl}/console/webhooks/${endpointId}`);
       await page.getByTestId('recovery-open').click();
-      await page.getByLabel('Failed or exhausted deliveries created from (UTC)').fill(localTime(3 * 3600_000));
+      if (missing) await page.getByLabel('Also deliver the events it never received').check();
+      await page.getByLabel('Created from (UTC)').fill(localTime(3 * 3600_000));
       if (until) await page.getByLabel('Until (UTC, optional)').fill(until);
       await page.getByTestId('start-recovery').click();
       await page.getByTestId('recovery').waitFor();
@@ -217,7 +218,7 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     // An end before the start is refused, and the page says which field and why.
     await page.goto(`${svc.baseUrl}/console/webhooks/${endpoint.id}`);
     await page.getByTestId('recovery-open').click();
-    await page.getByLabel('Failed or exhausted deliveries created from (UTC)').fill(localTime(3600_000));
+    await page.getByLabel('Created from (UTC)').fill(localTime(3600_000));
     await page.getByLabel('Until (UTC, optional)').fill(localTime(2 * 3600_000));
     await page.getByTestId('start-recovery').click();
     await hasText(page, 'refusal', /until: until must be after since.*VALIDATION_FAILED/);
@@ -243,6 +244,11 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await receiver.waitFor(hook, 3);
     await noViolations();
     await shot('10-recovered');
+    // Replay missing, chosen on the same form: the page says what it sends.
+    await start(endpoint.id, undefined, true);
+    expect(await page.locator('hgroup').textContent()).toContain('Events never received, then failed');
+    await hasText(page, 'recovery-status', 'completed');
+    await noViolations();
 
     const slow = `recover-long-${randomUUID().slice(0, 8)}`;
     const long = await registerHook(svc, receiver, staff, slow, ['*']);

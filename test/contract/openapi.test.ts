@@ -129,7 +129,7 @@ describe('the OpenAPI document and the docs page', () => {
     // The endpoint's recoveries, a recovery's explicit end, and each attempt's request headers.
     expect(data(doc.paths[endpoints].get, '200')).toEqual({ $ref: '#/components/schemas/WebhookRecoveryList' });
     const start = doc.paths[endpoints].post.requestBody.content['application/json'].schema;
-    expect([start.required, Object.keys(start.properties)]).toEqual([['since'], ['since', 'until']]);
+    expect([start.required, Object.keys(start.properties)]).toEqual([['since'], ['since', 'until', 'mode']]);
     expect(doc.components.schemas.WebhookAttempt.properties.request_headers).toMatchObject({
       anyOf: [{ type: 'object', additionalProperties: { type: 'string' } }, { type: 'null' }],
     });

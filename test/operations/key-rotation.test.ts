@@ -2,6 +2,7 @@ import { createCipheriv, createHash, generateKeyPairSync, randomBytes } from 'no
 import { AccessTokens } from '../../identity/access-tokens';
 import { secretBoxFrom } from '../../webhooks/secret-box';
 import { authenticationAad } from '../../webhooks/authentication';
+import { headersAad } from '../../webhooks/custom-headers';
 import { loadConfig } from '../../lib/runtime/config';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { personalKeys, rewrapPersonalKeys } from '../../db/personal-keys';
@@ -267,6 +268,39 @@ describe('webhook secret-sealing keyring', () => {
         WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
       });
       expect(onlyNew.open(authenticationAad(row!.id), row!.s) === clientSecret).toBe(true);
+      // Bound to what it is for: it does not open as the endpoint's signing secret.
+      expect(() => onlyNew.open(row!.id, row!.s)).toThrow();
+    });
+
+    it('re-seals an endpoint’s secret header values too, under their own associated data', async () => {
+      const staff = await actor(svc, newOrg(), ['staff', 'admin']);
+      const apiKey = 'reseal-gateway-key-0123456789';
+      const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
+        url: 'https://hooks.example.com/headers',
+        eventTypes: ['*'],
+        headers: { 'X-Api-Key': { value: apiKey, secret: true } },
+      });
+      expect(created.status).toBe(201);
+      const rotated = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [
+          { id: 'k2', key: Buffer.from(k2, 'base64') },
+          { id: 'k1', key: Buffer.from(k1, 'base64') },
+        ],
+      });
+      await resealWebhookSecrets(svc.orm, rotated);
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<{ id: string; s: string }[]>(
+          'select id, headers_secret_ciphertext as s from webhook_endpoints where id = ?',
+          [created.body.data.id],
+        );
+      expect(row!.s.startsWith('v2:k2:')).toBe(true);
+      const onlyNew = secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
+      });
+      expect(JSON.parse(onlyNew.open(headersAad(row!.id), row!.s))).toEqual({ 'X-Api-Key': apiKey });
       // Bound to what it is for: it does not open as the endpoint's signing secret.
       expect(() => onlyNew.open(row!.id, row!.s)).toThrow();
     });

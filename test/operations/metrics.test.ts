@@ -101,6 +101,12 @@ describe('/metrics', () => {
     expect(grew('tranche_webhook_attempts_total', { outcome: 'failed', status_class: 'none' })).toBe(1);
     expect(grew('tranche_webhook_deliveries_total', { outcome: 'success' })).toBe(1);
     expect(grew('tranche_webhook_publish_to_delivery_seconds_count')).toBe(1);
+    // Each of the three attempts was timed, by outcome (the dashboard's attempt latency).
+    expect(grew('tranche_webhook_attempt_duration_seconds_count', { outcome: 'success' })).toBe(1);
+    expect(grew('tranche_webhook_attempt_duration_seconds_count', { outcome: 'failed' })).toBe(2);
+    const seconds = grew('tranche_webhook_attempt_duration_seconds_sum', { outcome: 'success' });
+    expect(seconds).toBeGreaterThan(0);
+    expect(seconds).toBeLessThan(60);
     // The one success arrived within the histogram's last bucket, and no delivery was counted twice.
     expect(grew('tranche_webhook_publish_to_delivery_seconds_bucket', { le: '+Inf' })).toBe(1);
     // And the counts are the requests the endpoints really got.

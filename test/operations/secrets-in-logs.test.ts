@@ -7,17 +7,20 @@ import { freshDatabase } from '../support/service';
 import { accessTokenKey, serviceEnv, spawnService, waitReady, type ServiceProcess } from '../faults/support/processes';
 import { wireFlowWorld } from '../faults/support/subscription-flow';
 import { eventually } from '../support/wait';
+import { ConnectProxy } from '../webhooks/support/connect-proxy';
 
 /**
  * A full run as deployed (a worker and an API process, debug logging), driven through a token
- * exchange, a webhook endpoint that receives signed deliveries, and a wire subscription to
- * completion; then every credential the run saw is looked for in every log line.
+ * exchange, a webhook endpoint that receives signed deliveries through an egress proxy that demands
+ * credentials, and a wire subscription to completion; then every credential the run saw is looked
+ * for in every log line.
  */
 describe('the logs of a full run', () => {
   const processes: ServiceProcess[] = [];
   const secrets: Record<string, string> = {};
   const received: Record<string, string>[] = [];
   let receiver: Server;
+  let proxy: ConnectProxy;
   let baseUrl: string;
   let logs = '';
   let metrics: { temporal: string; worker: string };
@@ -28,6 +31,9 @@ describe('the logs of a full run', () => {
       req.resume().on('end', () => res.writeHead(204).end());
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    secrets.proxyPassword = randomBytes(12).toString('hex');
+    secrets.proxyAuthorization = Buffer.from(`tranche:${secrets.proxyPassword}`).toString('base64');
+    proxy = await ConnectProxy.start({ requireAuthorization: `Basic ${secrets.proxyAuthorization}` });
     const pem = (secrets.accessTokenKey = accessTokenKey());
     const port = await freePort();
     const [temporalMetricsPort, workerMetricsPort] = [await freePort(), await freePort()];
@@ -42,6 +48,7 @@ describe('the logs of a full run', () => {
         IDENTITY_PROVIDER_WEBHOOK_SECRET: (secrets.providerSecret = randomBytes(24).toString('hex')),
         SANDBOX_NOTIFICATION_SECRET: (secrets.sandboxSecret = randomBytes(24).toString('hex')),
         WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+        WEBHOOK_HTTP_PROXY: proxy.url(`tranche:${secrets.proxyPassword}`),
         DEV_IDP_ENABLED: 'true',
         TEMPORAL_METRICS_PORT: String(temporalMetricsPort),
         WORKER_METRICS_PORT: String(workerMetricsPort),
@@ -99,6 +106,7 @@ describe('the logs of a full run', () => {
   afterAll(async () => {
     await Promise.all(processes.map((p) => p.stop()));
     receiver?.close();
+    await proxy?.stop();
   });
 
   it('ran for real: logs at debug from both processes, deliveries signed', () => {
@@ -117,6 +125,16 @@ describe('the logs of a full run', () => {
     expect(found).toEqual([]);
     expect(logs).not.toMatch(/PRIVATE KEY/);
     expect(logs).not.toMatch(/Bearer\s+ey/);
+  });
+
+  it('sent the deliveries through the egress proxy, which the worker names by host:port only', () => {
+    expect(proxy.connects.length).toBeGreaterThanOrEqual(1);
+    expect(proxy.connects.every((c) => c.answered === 200)).toBe(true);
+    const started = logs
+      .split('\n')
+      .filter((l) => l.includes('"delivery engine started"'))
+      .map((l) => JSON.parse(l));
+    expect(started.map((l) => l.egressProxy)).toEqual([`127.0.0.1:${proxy.port}`]);
   });
 
   it('logs the request id beside the workflow id of each command it sends', () => {

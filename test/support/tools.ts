@@ -6,6 +6,7 @@
 const VARIABLES = {
   caddy: 'CADDY_PATH',
   chromium: 'CHROMIUM_PATH',
+  promtool: 'PROMTOOL_PATH',
   schemathesis: 'SCHEMATHESIS_PATH',
   'stripe-mock': 'STRIPE_MOCK_PATH',
   'test-server': 'TEMPORAL_TEST_SERVER',

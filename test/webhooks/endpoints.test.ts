@@ -47,6 +47,8 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       send_traceparent: false,
       // No transport authentication unless given; the signature alone.
       authentication: null,
+      // No static headers unless given (docs/decisions/0400-custom-headers-per-endpoint.md).
+      headers: {},
       circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

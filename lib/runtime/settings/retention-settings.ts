@@ -26,3 +26,6 @@ export const retentionSettings = {
   RETENTION_PAYMENT_NOTIFICATIONS_SECONDS: z.coerce.number().int().min(1).optional(),
   RETENTION_PRUNE_INTERVAL_SECONDS: z.coerce.number().int().min(5).max(86_400).optional(),
 };
+
+/** A retention window in seconds: the short override when set, else the days (0: kept forever). */
+export const retentionWindowSeconds = (seconds: number | undefined, days: number): number => seconds ?? days * 86_400;

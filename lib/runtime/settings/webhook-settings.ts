@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { blankAsUnset, bool, parseKeyring } from '../config-parsers';
+import { blankAsUnset, bool, parseKeyring, parseNoProxy, parseProxyUrl } from '../config-parsers';
 
 /**
  * Webhook delivery: which receivers may be reached and how, the signing secrets' keys, the engine and its
@@ -40,6 +40,21 @@ export const webhookSettings = {
   ),
   DNS_TIMEOUT_MS: z.coerce.number().int().min(100).max(10_000).default(1500),
   DNS_TRIES: z.coerce.number().int().min(1).max(4).default(2),
+  /**
+   * An HTTP CONNECT proxy every webhook POST and OAuth2 token request goes through, so receivers see
+   * the proxy's source addresses: `http://[user:password@]host:port` (docs/decisions/0405-egress-through-a-connect-proxy.md).
+   * The SSRF guard still checks the target before the CONNECT, which names the address it resolved
+   * to; TLS to the target runs inside the tunnel. The credentials are never logged. Unset (the
+   * default): deliveries connect directly.
+   */
+  WEBHOOK_HTTP_PROXY: blankAsUnset(z.string().transform(parseProxyUrl).optional()),
+  /**
+   * Targets that skip WEBHOOK_HTTP_PROXY and connect directly, comma-separated: a host name (it and
+   * its subdomains; `.example.com` and `*.example.com` mean the same), an IP address or CIDR range
+   * (matched against the address the target resolves to), or `*` for every target. No ports. Read only
+   * when WEBHOOK_HTTP_PROXY is set.
+   */
+  WEBHOOK_NO_PROXY: blankAsUnset(z.string().default('').transform(parseNoProxy)),
   /** Base64 of 32 random bytes: the AES-256-GCM key signing secrets are stored under. Required in production. */
   WEBHOOK_SECRET_KEY: z
     .string()

@@ -491,6 +491,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notifications/event-catalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The event catalog: each event type delivered here, its JSON Schema, an example, since when it exists */
+        get: operations["getNotificationsEventCatalog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notifications/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -537,7 +554,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits or authentication
+         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication or headers
          * @description Needs the role staff or admin.
          */
         patch: operations["patchNotificationsWebhookEndpointsId"];
@@ -597,7 +614,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a test.ping event to the endpoint
+         * Send a test.ping event to the endpoint, or a type's catalog example
          * @description Needs the role staff or admin.
          */
         post: operations["postNotificationsWebhookEndpointsIdTest"];
@@ -2121,6 +2138,28 @@ export interface components {
         EventTypes: {
             eventTypes: string[];
         };
+        EventCatalog: {
+            items: {
+                event_type: string;
+                /**
+                 * @description subscribers: endpoints subscribed to it or to "*"; named_only: only endpoints naming it; test_path: sent only by POST {endpoint}/test
+                 * @enum {string}
+                 */
+                delivered_to: "subscribers" | "named_only" | "test_path";
+                /** @description The spec section, or the decision record, that brought the type in */
+                introduced_by: string;
+                /** @description The payload versions of the type; the envelope says which */
+                payload_versions: string[];
+                /** @description JSON Schema 2020-12 of the type's whole envelope */
+                schema: {
+                    [key: string]: unknown;
+                };
+                /** @description A generated envelope that satisfies the schema */
+                example: {
+                    [key: string]: unknown;
+                };
+            }[];
+        };
         WebhookEndpointWithSecret: {
             /** Format: uuid */
             id: string;
@@ -2157,6 +2196,14 @@ export interface components {
             send_traceparent: boolean;
             /** @description How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone */
             authentication: components["schemas"]["WebhookEndpointAuthentication"] | null;
+            /** @description Static headers every POST carries, by name; {} when none */
+            headers: {
+                [key: string]: {
+                    /** @description null for a secret header: its value is never shown again */
+                    value: string | null;
+                    secret: boolean;
+                };
+            };
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -2235,6 +2282,14 @@ export interface components {
             send_traceparent: boolean;
             /** @description How deliveries authenticate at the transport (the client key or secret is never shown); null: by the signature alone */
             authentication: components["schemas"]["WebhookEndpointAuthentication"] | null;
+            /** @description Static headers every POST carries, by name; {} when none */
+            headers: {
+                [key: string]: {
+                    /** @description null for a secret header: its value is never shown again */
+                    value: string | null;
+                    secret: boolean;
+                };
+            };
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -2251,8 +2306,8 @@ export interface components {
         TestEvent: {
             /** Format: uuid */
             event_id: string;
-            /** @constant */
-            event_type: "test.ping";
+            /** @description test.ping, or the type whose catalog example was sent */
+            event_type: string;
             /** Format: uuid */
             delivery_id: string;
         };
@@ -2261,6 +2316,11 @@ export interface components {
             id: string;
             /** Format: uuid */
             endpoint_id: string;
+            /**
+             * @description failed: retries failed and exhausted deliveries; missing: first delivers what the endpoint never received
+             * @enum {string}
+             */
+            mode: "failed" | "missing";
             /** Format: date-time */
             since: string;
             /**
@@ -2270,7 +2330,7 @@ export interface components {
             until: string;
             /** @enum {string} */
             status: "running" | "cancelling" | "completed" | "cancelled";
-            /** @description Failed or exhausted deliveries in the window when the recovery started */
+            /** @description Failed or exhausted deliveries in the window when the recovery started, and with mode missing the events the endpoint never received */
             total: number;
             done: number;
             skipped: number;
@@ -5906,6 +5966,68 @@ export interface operations {
             };
         };
     };
+    getNotificationsEventCatalog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["EventCatalog"];
+                    };
+                };
+            };
+            /** @description No valid bearer access token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The token lacks the role, organisation or KYC this needs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The resource does not exist or is not visible to the caller */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: PostgreSQL or Temporal cannot be reached (details.dependency names which); retry after Retry-After. On a command also COMMAND_OUTCOME_UNKNOWN: the command was sent but not answered in time and may still apply; retry after Retry-After with the same Idempotency-Key to get its real result */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key for a command) */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getNotificationsWebhookEndpoints: {
         parameters: {
             query?: {
@@ -6043,6 +6165,18 @@ export interface operations {
                         clientSecret: string;
                         /** @description Space-separated scopes to ask for */
                         scope?: string;
+                    };
+                    /** @description Static headers every POST to the endpoint carries (at most 20, 4096 bytes of names and values). Names are HTTP tokens; hop-by-hop headers, Host, Content-*, Authorization, Cookie, User-Agent and the headers the service sets (X-Service-*, webhook-*, traceparent) are refused */
+                    headers?: {
+                        [key: string]: {
+                            /** @description The header value: visible ASCII, spaces only between characters */
+                            value: string;
+                            /**
+                             * @description Sealed at rest and never shown again: answers, audit entries and attempt records mask it
+                             * @default false
+                             */
+                            secret?: boolean;
+                        };
                     };
                 };
             };
@@ -6366,6 +6500,18 @@ export interface operations {
                         /** @description Space-separated scopes to ask for */
                         scope?: string;
                     }) | null;
+                    /** @description Replaces the headers whole; null or {} removes them all. A secret header given without its value keeps the value it has */
+                    headers?: {
+                        [key: string]: {
+                            /** @description Left out on a secret header: it keeps the value it has */
+                            value?: string;
+                            /**
+                             * @description Sealed at rest and never shown again: answers, audit entries and attempt records mask it
+                             * @default false
+                             */
+                            secret?: boolean;
+                        };
+                    } | null;
                 };
             };
         };
@@ -6813,7 +6959,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An event type of GET /notifications/event-catalog: its example is sent, to this endpoint only */
+                    event_type?: string;
+                };
+            };
+        };
         responses: {
             /** @description Success */
             202: {
@@ -7026,7 +7179,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: date-time
-                     * @description Deliveries created at or after this time; not in the future
+                     * @description Deliveries (and, with mode missing, events) created at or after this time; not in the future
                      */
                     since: string;
                     /**
@@ -7034,6 +7187,12 @@ export interface operations {
                      * @description Deliveries created at or before this time: after since, not in the future; default: now
                      */
                     until?: string;
+                    /**
+                     * @description failed: retry failed and exhausted deliveries. missing: first deliver, in publication order, the events the endpoint subscribes to but never received (published while it was disabled, or before it existed; since within event retention), then retry as failed does
+                     * @default failed
+                     * @enum {string}
+                     */
+                    mode?: "failed" | "missing";
                 };
             };
         };
