@@ -6,6 +6,7 @@ import { PATHS, registerHook } from './support/hooks';
 import { Receiver } from './support/receiver';
 import { until } from '../support/wait';
 import { noteAttemptOutcomes } from '../../webhooks/endpoint-health-store';
+import { missingCount } from '../../webhooks/missing-events';
 
 /** The threshold this file runs with: 3 failed attempts in a row publish `webhook.endpoint.failing`. */
 const FAILING_AFTER = 3;
@@ -112,6 +113,10 @@ describe.each(['A', 'B'] as const)('Set %s: operational events', (set) => {
     expect(await bodies('star')).toEqual([]);
     expect((await bodies('flaky')).every((b) => b.event_type === 'test.ping')).toBe(true);
     expect(star.id).not.toBe(named.id);
+    // A replay of what it missed (docs/decisions/0396-replay-missing.md) does not send it news of itself either.
+    const window = { since: new Date(Date.now() - 3_600_000), until: new Date(), set };
+    expect(await missingCount(knex(), { endpointId: flaky.id, ...window })).toBe(0);
+    expect(await missingCount(knex(), { endpointId: named.id, ...window })).toBe(0);
   });
 
   it('publishes nothing for failures under the threshold, and no recovered after them', async () => {
