@@ -62,6 +62,16 @@ export const TEST_PING = 'test.ping';
 export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
 
 /**
+ * Not in spec §6.2: operational events (docs/decisions/0415-operational-events.md), each sent only to
+ * the organisation's endpoints that name it, never to the endpoint it is about. `failing`: an endpoint's
+ * failed attempts since its last success reached WEBHOOK_FAILING_AFTER_ATTEMPTS, once per spell;
+ * `recovered`: its first success after that; `exhausted`: a delivery failed its last automatic attempt.
+ */
+export const ENDPOINT_FAILING = 'webhook.endpoint.failing';
+export const ENDPOINT_RECOVERED = 'webhook.endpoint.recovered';
+export const DELIVERY_EXHAUSTED = 'webhook.delivery.exhausted';
+
+/**
  * Not in spec §6.2: the investor answered staff's information request
  * (docs/decisions/0277-answering-an-information-request.md).
  */
@@ -71,7 +81,13 @@ export const INFO_PROVIDED = 'subscription.info_provided';
  * Types an endpoint gets only when it names them: `*` means every type of spec §6.2, and our
  * additions are not in §6.2, so a consumer written from the spec never meets one it cannot know.
  */
-export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [ENDPOINT_DISABLED, INFO_PROVIDED];
+export const EXPLICIT_ONLY_EVENT_TYPES: readonly string[] = [
+  ENDPOINT_DISABLED,
+  INFO_PROVIDED,
+  ENDPOINT_FAILING,
+  ENDPOINT_RECOVERED,
+  DELIVERY_EXHAUSTED,
+];
 
 /** spec §6.2: what a deployment of the given set delivers; anything else is dropped silently. */
 export function supportedEventTypes(set: BehaviourSet): readonly string[] {
@@ -83,6 +99,9 @@ export function supportedEventTypes(set: BehaviourSet): readonly string[] {
     TEST_PING,
     ENDPOINT_DISABLED,
     INFO_PROVIDED,
+    ENDPOINT_FAILING,
+    ENDPOINT_RECOVERED,
+    DELIVERY_EXHAUSTED,
   ];
 }
 

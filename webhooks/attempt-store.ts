@@ -141,13 +141,23 @@ export async function recordResults(trx: Knex.Transaction, results: readonly Fin
  * attempt rows, the deliveries, each endpoint's circuit closed and "failing since" cleared where
  * they were not already. The hot path's record. Sent with its `begin` and `commit` in one round
  * trip, so it runs on its generic plan: left to choose, PostgreSQL planned it anew on most calls
- * (docs/decisions/0342-one-round-trip-per-statement.md). Answers the endpoints whose circuit this closed.
+ * (docs/decisions/0342-one-round-trip-per-statement.md). Answers the endpoints whose circuit this closed
+ * (`closed`), and those whose failing spell was reported (`reported`): their spell is left for the caller
+ * to end with its `webhook.endpoint.recovered` (docs/decisions/0415-operational-events.md).
  */
 export async function recordSuccesses(knex: Knex, results: readonly Finished[], endpointIds: readonly string[]) {
   const rows = resultRows(results);
   const endpoints = [...new Set(endpointIds)].sort();
   return preparedTransaction(knex, (trx) =>
-    trx.runAndCommit(RECORD_SUCCESSES, [rows.attempts, rows.ids, rows.deliveries, rows.ids, endpoints, endpoints]),
+    trx.runAndCommit(RECORD_SUCCESSES, [
+      rows.attempts,
+      rows.ids,
+      rows.deliveries,
+      rows.ids,
+      endpoints,
+      endpoints,
+      endpoints,
+    ]),
   );
 }
 
@@ -286,7 +296,7 @@ const RECORD_ATTEMPTS = preparedStatement('webhooks-record-attempts', UPDATE_ATT
 const RECORD_DELIVERIES = preparedStatement('webhooks-record-deliveries', UPDATE_DELIVERIES);
 
 /** Touches no flow or endpoint row that is already closed and not failing: the usual case takes no lock there. */
-const RECORD_SUCCESSES = preparedStatement<{ endpoint_id: string }>(
+const RECORD_SUCCESSES = preparedStatement<{ endpoint_id: string; kind: 'closed' | 'reported' }>(
   'webhooks-record-successes',
   `with attempts as (${UPDATE_ATTEMPTS}),
         deliveries as (${UPDATE_DELIVERIES}),
@@ -297,7 +307,12 @@ const RECORD_SUCCESSES = preparedStatement<{ endpoint_id: string }>(
              and (circuit_state <> 'closed' or consecutive_failures <> 0 or open_count <> 0)
           returning endpoint_id, circuit_state),
         healthy as (
-          update webhook_endpoints set failing_since = null
-           where id = any(?::uuid[]) and failing_since is not null)
-   select endpoint_id from circuits`,
+          update webhook_endpoints set failing_since = null, failing_attempts = 0
+           where id = any(?::uuid[]) and (failing_since is not null or failing_attempts <> 0)
+             and failing_reported_at is null),
+        reported as (
+          select id from webhook_endpoints where id = any(?::uuid[]) and failing_reported_at is not null)
+   select endpoint_id, 'closed' as kind from circuits
+   union all
+   select id, 'reported' from reported`,
 );

@@ -5,6 +5,7 @@ import { ENDPOINT_DISABLED, EVENT_SOURCES, type ServiceEvent } from '../domain/e
 import { newId } from '../lib/ids';
 import { publishEvents } from './publish';
 import { stopWaiting } from './attempt-store';
+import { endFailingSpells, publishFailing } from './operational-events';
 
 /**
  * Disables an enabled endpoint and, in the same transaction, publishes `webhook.endpoint.disabled`
@@ -63,51 +64,105 @@ export interface ObservedAttempt {
   slow?: boolean;
 }
 
+/** What the recorder applies to each endpoint's answers. */
+export interface HealthRules {
+  set: BehaviourSet;
+  /** Failing every attempt this long disables the endpoint. */
+  failingPeriodMs: number;
+  /** Failed attempts in a row that publish `webhook.endpoint.failing`, once per spell. */
+  failingAfterAttempts: number;
+}
+
 /**
- * Keeps each endpoint's "failing since" (docs/decisions/0163-endpoint-status.md) from a batch of answers,
- * inside the caller's transaction, and answers the endpoints these answers disable: a 410 Gone at once, or
- * nothing but failures for `failingPeriodMs`. Cheap on the hot path: successes write only rows that were
- * failing, and a batch's failures cost one statement whatever the number of endpoints.
+ * Keeps each endpoint's "failing since" (docs/decisions/0163-endpoint-status.md) and its failing spell
+ * (docs/decisions/0415-operational-events.md) from a batch of answers, inside the caller's transaction:
+ * publishes `webhook.endpoint.failing` when an endpoint's failed attempts since its last success reach
+ * `failingAfterAttempts`, `webhook.endpoint.recovered` at its first success after that, and answers the
+ * endpoints these answers disable: a 410 Gone at once, or nothing but failures for `failingPeriodMs`.
+ * Cheap on the hot path: successes write only rows that were failing, and a batch's failures cost one
+ * statement whatever the number of endpoints, which writes no row whose spell is already reported.
  */
 export async function noteAttemptOutcomes(
   trx: Knex.Transaction,
-  failingPeriodMs: number,
+  rules: HealthRules,
   observed: readonly ObservedAttempt[],
 ): Promise<Map<string, { reason: DisableReason; at: Date }>> {
   const ok = (o: ObservedAttempt) => isOk(o.status) && !o.slow;
-  const succeeded = new Set(observed.filter(ok).map((o) => o.endpointId));
+  const succeededAt = new Map<string, Date>();
+  for (const o of observed.filter(ok))
+    if (!succeededAt.has(o.endpointId) || succeededAt.get(o.endpointId)! < o.at) succeededAt.set(o.endpointId, o.at);
   // An endpoint with a success in the batch is not "failing every attempt", whatever else it answered.
-  const failures = observed.filter((o) => !ok(o) && !succeeded.has(o.endpointId));
-  if (succeeded.size)
-    await trx('webhook_endpoints')
-      .whereIn('id', [...succeeded].sort())
-      .whereNotNull('failing_since')
-      .update({ failing_since: null });
+  const failures = observed.filter((o) => !ok(o) && !succeededAt.has(o.endpointId));
+  await endFailingSpells(trx, rules.set, succeededAt);
   const disabled = new Map<string, { reason: DisableReason; at: Date }>();
   if (!failures.length) return disabled;
 
-  const firstFailure = new Map<string, Date>();
-  for (const f of failures)
-    if (!firstFailure.has(f.endpointId) || f.at < firstFailure.get(f.endpointId)!) firstFailure.set(f.endpointId, f.at);
-  // Sets "failing since" where it was unset, and reads it back, in one statement (the outer select
-  // sees the rows as they were, hence the coalesce with what the update returned).
-  const rows: { id: string; failing_since: Date | null }[] = (
+  const spell = new Map<string, { first: Date; last: ObservedAttempt; n: number }>();
+  for (const f of failures) {
+    const s = spell.get(f.endpointId);
+    if (!s) spell.set(f.endpointId, { first: f.at, last: f, n: 1 });
+    else {
+      if (f.at < s.first) s.first = f.at;
+      if (f.at >= s.last.at) s.last = f;
+      s.n++;
+    }
+  }
+  // Sets "failing since" where it was unset and counts the spell's failures until it is reported, and
+  // reads "failing since" back, in one statement (the outer select sees the rows as they were, hence
+  // the coalesce with what the update returned). A row whose spell is reported is not written again,
+  // unless a re-enable cleared its "failing since" (the spell stays reported: its success announces it).
+  const rows: {
+    id: string;
+    org_id: string;
+    failing_since: Date | null;
+    failing_attempts: number | null;
+    reported_now: boolean;
+  }[] = (
     await trx.raw(
-      `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, at timestamptz)),
-            upd as (update webhook_endpoints e set failing_since = v.at from v where e.id = v.id and e.failing_since is null returning e.id, e.failing_since)
-       select e.id, coalesce(upd.failing_since, e.failing_since) as failing_since
+      `with v as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, at timestamptz, last_at timestamptz, n int)),
+            old as (select e.id, e.failing_reported_at from webhook_endpoints e join v on v.id = e.id
+                      where e.failing_reported_at is null or e.failing_since is null
+                      order by e.id for update of e),
+            upd as (update webhook_endpoints e
+                       set failing_since = coalesce(e.failing_since, v.at),
+                           failing_attempts = case when e.failing_reported_at is null then e.failing_attempts + v.n
+                                                   else e.failing_attempts end,
+                           failing_reported_at = coalesce(e.failing_reported_at,
+                                                          case when e.failing_attempts + v.n >= ? then v.last_at end)
+                      from v join old on old.id = v.id where e.id = v.id
+                    returning e.id, e.failing_since, e.failing_attempts,
+                              old.failing_reported_at is null and e.failing_reported_at is not null as reported_now)
+       select e.id, e.org_id, coalesce(upd.failing_since, e.failing_since) as failing_since, upd.failing_attempts,
+              coalesce(upd.reported_now, false) as reported_now
          from v join webhook_endpoints e on e.id = v.id left join upd on upd.id = e.id`,
       [
         JSON.stringify(
-          [...firstFailure].sort(([a], [b]) => a.localeCompare(b)).map(([id, at]) => ({ id, at: at.toISOString() })),
+          [...spell]
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([id, s]) => ({ id, at: s.first.toISOString(), last_at: s.last.at.toISOString(), n: s.n })),
         ),
+        rules.failingAfterAttempts,
       ],
     )
   ).rows;
+  await publishFailing(
+    trx,
+    rules.set,
+    rows
+      .filter((r) => r.reported_now)
+      .map((r) => ({
+        endpointId: r.id,
+        orgId: r.org_id,
+        failingSince: new Date(r.failing_since!),
+        failedAttempts: Number(r.failing_attempts),
+        reportedAt: spell.get(r.id)!.last.at,
+        lastResponseStatus: spell.get(r.id)!.last.status,
+      })),
+  );
   const since = new Map(rows.map((r) => [r.id, r.failing_since ? new Date(r.failing_since) : null]));
   for (const f of failures) {
     if (disabled.has(f.endpointId) || !since.has(f.endpointId)) continue;
-    const reason = disableReason(f.status, since.get(f.endpointId) ?? null, f.at, failingPeriodMs);
+    const reason = disableReason(f.status, since.get(f.endpointId) ?? null, f.at, rules.failingPeriodMs);
     if (reason) disabled.set(f.endpointId, { reason, at: f.at });
   }
   return disabled;

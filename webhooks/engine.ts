@@ -89,6 +89,7 @@ export function createDeliveryEngine(deps: { orm: Orm; config: Config }): Delive
     knex,
     set: config.BEHAVIOUR_SET,
     failingPeriodMs: config.WEBHOOK_DISABLE_AFTER_FAILING_SECONDS * 1000,
+    failingAfterAttempts: config.WEBHOOK_FAILING_AFTER_ATTEMPTS,
     circuit: {
       failures: config.WEBHOOK_CIRCUIT_FAILURES,
       cooldownMs: config.WEBHOOK_CIRCUIT_COOLDOWN_SECONDS * 1000,

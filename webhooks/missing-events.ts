@@ -2,14 +2,15 @@ import type { Knex } from '@mikro-orm/postgresql';
 import { preparedStatement } from '../db/prepared';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { EXPLICIT_ONLY_EVENT_TYPES, supportedEventTypes } from '../domain/events';
-import { collect, PLAN, planBindings, type Row } from './publish';
+import { collect, NOT_ABOUT_ITSELF, PLAN, planBindings, type Row } from './publish';
 import { renderEventBody } from './signing';
 
 /**
  * The events an endpoint subscribes to (its types, or `*` without the types only named endpoints get,
  * within the set's, and its payload filter) but holds no delivery of: published while it was disabled, or before it existed.
  * Aimed events (test pings) are their targets' alone. An event not planned yet is the sweep's
- * (webhooks/sweep.ts), which plans it for every endpoint enabled then. `e` is the endpoint, `ev` the
+ * (webhooks/sweep.ts), which plans it for every endpoint enabled then. Nor is news of the endpoint itself
+ * (NOT_ABOUT_ITSELF) missing: it never gets that. `e` is the endpoint, `ev` the
  * events; the bindings are the set's types and the explicit-only types.
  */
 const NEVER_RECEIVED = `
@@ -19,6 +20,7 @@ const NEVER_RECEIVED = `
   and (ev.type = any(e.event_types)
        or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb))))
   and (e.filter_path is null or jsonb_path_match(ev.data, e.filter_path, '{}', true) is true)
+  and ${NOT_ABOUT_ITSELF}
   and not exists (select 1 from webhook_event_targets t where t.event_id = ev.id)
   and not exists (select 1 from webhook_deliveries d where d.id = webhook_delivery_id(ev.id, e.id))`;
 

@@ -111,6 +111,12 @@ export function collect(rows: readonly Row[]): Published {
 const ORDERED_KEY = `coalesce(ev.data->>'subscription_id', case when ev.type like 'subscription.%' then ev.data->>'id' end)`;
 
 /**
+ * An endpoint is never told about itself through itself (docs/decisions/0415-operational-events.md):
+ * not a `webhook.*` event whose `endpoint_id` is its own. Over events `ev` and the endpoint `e`.
+ */
+export const NOT_ABOUT_ITSELF = `not (ev.type like 'webhook.%' and ev.data->>'endpoint_id' = e.id::text)`;
+
+/**
  * What every publish does once its events are in hand (`ev`: id, seq, org, type, data; `aimed`:
  * explicit targets; `input`: each event's id and §6.3 body): match endpoints, store bodies,
  * deliveries and queue rows, notify. One row back per stored event and per delivery.
@@ -127,6 +133,7 @@ export const PLAN = `
                       or ('*' = any(e.event_types) and ev.type not in (select jsonb_array_elements_text(?::jsonb))))
                      -- Its payload filter, compiled when set (webhooks/payload-filter.ts); an aimed event is not filtered.
                      and (e.filter_path is null or jsonb_path_match(ev.data, e.filter_path, '{}', true) is true)
+                     and ${NOT_ABOUT_ITSELF}
            end),
   bodies as (insert into webhook_event_bodies (event_id, body)
              select i.id, i.body from input i where exists (select 1 from matched m where m.event_id = i.id)

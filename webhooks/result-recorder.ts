@@ -5,6 +5,7 @@ import { logger } from '../lib/runtime/logger';
 import { recordResultSetAside, recordWebhookAttempt, recordWebhookDelivery } from '../lib/runtime/metrics';
 import { isSuccess, recordResults, recordSuccesses, stopWaiting, type Finished } from './attempt-store';
 import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health-store';
+import { endFailingSpells, publishExhausted } from './operational-events';
 import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
 import { circuitsClosed, updateCircuits } from './circuit-store';
 import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
@@ -60,6 +61,8 @@ export function createRecorder(deps: {
   knex: () => Knex;
   set: BehaviourSet;
   failingPeriodMs: number;
+  /** Failed attempts in a row that publish `webhook.endpoint.failing` (docs/decisions/0415-operational-events.md). */
+  failingAfterAttempts: number;
   circuit: CircuitRules;
 }): Recorder {
   const queue: Item[] = [];
@@ -157,13 +160,14 @@ export function createRecorder(deps: {
     // A 2xx that took most of the 30 s counts against the endpoint's health: not the hot path's.
     if (results.every((r) => isSuccess(r.responseStatus) && !tooSlow(r.durationMs))) {
       // The hot path: one statement, no transaction around it.
-      circuitsClosed(
-        await recordSuccesses(
-          deps.knex(),
-          results,
-          batch.map((i) => i.opts.endpointId),
-        ),
+      const rows = await recordSuccesses(
+        deps.knex(),
+        results,
+        batch.map((i) => i.opts.endpointId),
       );
+      circuitsClosed(rows.filter((r) => r.kind === 'closed'));
+      const reported = new Set(rows.filter((r) => r.kind === 'reported').map((r) => r.endpoint_id));
+      if (reported.size) await recovered(batch.filter((i) => reported.has(i.opts.endpointId)));
       return new Map(batch.map((i) => [i, { endpointDisabled: false }]));
     }
     return deps.knex().transaction(async (trx) => {
@@ -180,7 +184,7 @@ export function createRecorder(deps: {
       await updateCircuits(trx, observed, deps.circuit);
       const disabled = await noteAttemptOutcomes(
         trx,
-        deps.failingPeriodMs,
+        { set: deps.set, failingPeriodMs: deps.failingPeriodMs, failingAfterAttempts: deps.failingAfterAttempts },
         observed.map<ObservedAttempt>((o) => ({
           endpointId: o.endpointId,
           status: o.status,
@@ -213,10 +217,38 @@ export function createRecorder(deps: {
         }
       }
       await stopWaiting(trx, ended);
+      // Only a failure at or past the last automatic attempt can have exhausted its delivery: the
+      // usual failed batch costs no query here.
+      await publishExhausted(
+        trx,
+        deps.set,
+        batch
+          .filter((i) => !isSuccess(i.result.responseStatus) && i.result.input.number >= AUTOMATIC_ATTEMPTS)
+          .map((i) => i.result.input.deliveryId),
+      );
       if (handOvers.length)
         await trx('webhook_schedule_handovers').insert(handOvers).onConflict('delivery_id').ignore();
       return outcome;
     });
+  }
+
+  /**
+   * The hot path's successes of endpoints whose failing spell was reported (rare): their spell ends
+   * and `webhook.endpoint.recovered` is published, in a transaction of their own after the results
+   * committed. Should it fail, the spell stays reported and the endpoint's next success ends it, so
+   * it is logged and the results stand.
+   */
+  async function recovered(items: readonly Item[]): Promise<void> {
+    const at = new Map<string, Date>();
+    for (const i of items) {
+      const t = new Date(i.result.input.attemptedAt);
+      if (!at.has(i.opts.endpointId) || at.get(i.opts.endpointId)! < t) at.set(i.opts.endpointId, t);
+    }
+    try {
+      await deps.knex().transaction((trx) => endFailingSpells(trx, deps.set, at));
+    } catch (err) {
+      logger.warn({ err, endpoints: [...at.keys()] }, 'ending failing spells failed; the next success ends them');
+    }
   }
 
   return {

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 import {
+  DELIVERY_EXHAUSTED,
   ENDPOINT_DISABLED,
+  ENDPOINT_FAILING,
+  ENDPOINT_RECOVERED,
   EVENT_SOURCES,
   EXPLICIT_ONLY_EVENT_TYPES,
   INFO_PROVIDED,
@@ -20,6 +23,9 @@ const INTRODUCED_BY: Record<string, string> = {
   [TEST_PING]: 'spec §4.3',
   [ENDPOINT_DISABLED]: 'docs/decisions/0164-endpoint-disabled-event.md',
   [INFO_PROVIDED]: 'docs/decisions/0277-answering-an-information-request.md',
+  [ENDPOINT_FAILING]: 'docs/decisions/0415-operational-events.md',
+  [ENDPOINT_RECOVERED]: 'docs/decisions/0415-operational-events.md',
+  [DELIVERY_EXHAUSTED]: 'docs/decisions/0415-operational-events.md',
 };
 
 export interface CatalogEntry {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 import { SubscriptionViewSchema } from '../../domain/subscription-view-schema';
+import { DELIVERY_EXHAUSTED, ENDPOINT_FAILING, ENDPOINT_RECOVERED } from '../../domain/events';
 
 const timestamp = z.iso.datetime({ offset: true });
 const reason = z.string().optional().describe('Given by staff (or the provider) with a refusal or a request');
@@ -95,6 +96,43 @@ const EndpointDisabledData = z
   .meta({ id: 'WebhookEndpointDisabledData' });
 export const ENDPOINT_DISABLED = 'webhook.endpoint.disabled';
 
+/*
+ * The operational events (docs/decisions/0415-operational-events.md): ids, counts, times and a status,
+ * never the endpoint's URL (it may carry credentials) nor an error's text.
+ */
+const lastResponseStatus = z
+  .int()
+  .min(100)
+  .max(599)
+  .nullable()
+  .describe('The HTTP status of the last failed attempt; null when it got no answer (timeout, refused, TLS)');
+const EndpointFailingData = z
+  .object({
+    endpoint_id: z.uuid(),
+    failing_since: timestamp.describe('The first failed attempt since its last success'),
+    failed_attempts: z.int().min(1).describe('Failed attempts in a row when this was published'),
+    last_response_status: lastResponseStatus,
+  })
+  .meta({ id: 'WebhookEndpointFailingData' });
+const EndpointRecoveredData = z
+  .object({
+    endpoint_id: z.uuid(),
+    failing_since: timestamp,
+    recovered_at: timestamp.describe('The first successful attempt after the failing spell'),
+  })
+  .meta({ id: 'WebhookEndpointRecoveredData' });
+const DeliveryExhaustedData = z
+  .object({
+    delivery_id: z.uuid(),
+    endpoint_id: z.uuid(),
+    event_id: z.uuid(),
+    event_type: z.string(),
+    attempts: z.int().min(1),
+    last_attempt_at: timestamp,
+    last_response_status: lastResponseStatus,
+  })
+  .meta({ id: 'WebhookDeliveryExhaustedData' });
+
 /** The data schema of an event type in a set. */
 export function eventDataSchema(set: BehaviourSet, type: string): z.ZodType {
   if (type.startsWith('subscription.')) return SubscriptionEventData;
@@ -102,5 +140,8 @@ export function eventDataSchema(set: BehaviourSet, type: string): z.ZodType {
   if (type.startsWith('kyc.')) return KycData[set];
   if (type.startsWith('accreditation.')) return AccreditationData[set];
   if (type === ENDPOINT_DISABLED) return EndpointDisabledData;
+  if (type === ENDPOINT_FAILING) return EndpointFailingData;
+  if (type === ENDPOINT_RECOVERED) return EndpointRecoveredData;
+  if (type === DELIVERY_EXHAUSTED) return DeliveryExhaustedData;
   return TestPingData;
 }

@@ -37,6 +37,7 @@ import { Migration0093RefundIntents } from './0093-refund-intents';
 import { Migration0096PersonalDataReseal } from './0096-personal-data-reseal';
 import { Migration0097EndpointHeaders } from './0097-endpoint-headers';
 import { Migration0098RecoveryMissing } from './0098-recovery-missing';
+import { Migration0099EndpointFailing } from './0099-endpoint-failing';
 import { Migration0100EndpointFilters } from './0100-endpoint-filters';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
@@ -79,5 +80,6 @@ export const migrationsList: MigrationObject[] = [
   { name: '0096-personal-data-reseal', class: Migration0096PersonalDataReseal },
   { name: '0097-endpoint-headers', class: Migration0097EndpointHeaders },
   { name: '0098-recovery-missing', class: Migration0098RecoveryMissing },
+  { name: '0099-endpoint-failing', class: Migration0099EndpointFailing },
   { name: '0100-endpoint-filters', class: Migration0100EndpointFilters },
 ];

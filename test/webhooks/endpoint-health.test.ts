@@ -33,7 +33,11 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) =
   /** One answer of the endpoint, as the recorder notes it: answers the reason when it disabled the endpoint. */
   const noteAttemptOutcome = (id: string, outcome: { status: number | null; at: Date }) =>
     knex().transaction(async (trx) => {
-      const disabled = (await noteAttemptOutcomes(trx, 5 * DAY, [{ endpointId: id, ...outcome }])).get(id);
+      const disabled = (
+        await noteAttemptOutcomes(trx, { set, failingPeriodMs: 5 * DAY, failingAfterAttempts: 5 }, [
+          { endpointId: id, ...outcome },
+        ])
+      ).get(id);
       if (disabled) await disable(trx, set, id, disabled.reason, disabled.at);
       return disabled?.reason ?? null;
     });

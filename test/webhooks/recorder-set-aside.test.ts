@@ -60,6 +60,7 @@ describe('the recorder sets a result it cannot record aside', () => {
       knex,
       set: config.BEHAVIOUR_SET,
       failingPeriodMs: 86_400_000,
+      failingAfterAttempts: 5,
       circuit: { failures: 1000, cooldownMs: 30_000, maxCooldownMs: 480_000 },
     });
     const result = (input: (typeof inputs)[number]): Finished => ({

@@ -132,6 +132,12 @@ export const webhookSettings = {
     .min(60)
     .max(90 * 86_400)
     .default(5 * 86_400),
+  /**
+   * Failed attempts in a row (any answer but a timely 2xx, as for WEBHOOK_DISABLE_AFTER_FAILING_SECONDS) after
+   * which `webhook.endpoint.failing` is published, once until the endpoint succeeds again
+   * (docs/decisions/0415-operational-events.md).
+   */
+  WEBHOOK_FAILING_AFTER_ATTEMPTS: z.coerce.number().int().min(1).max(1000).default(5),
   /** Deliveries a bulk recovery retries per activity call (one page, retried a few at a time). */
   WEBHOOK_RECOVERY_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
   /**

@@ -1923,6 +1923,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.endpoint.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.endpoint.failing, delivered only to endpoints that name it ("*" does not include it: not a spec §6.2 type)
+         * @description Sent as an HTTP POST to each subscribed endpoint. Answer 2xx within 30 seconds; anything else is retried 8 times in all (after 30 s, 2 min, 15 min, 1 h, 4 h, 12 h, 24 h; spec §6.5). Verify the signature over the raw bytes before parsing, and deduplicate by event_id: a delivery may arrive more than once.
+         */
+        post: operations["event webhook.endpoint.failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.endpoint.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.endpoint.recovered, delivered only to endpoints that name it ("*" does not include it: not a spec §6.2 type)
+         * @description Sent as an HTTP POST to each subscribed endpoint. Answer 2xx within 30 seconds; anything else is retried 8 times in all (after 30 s, 2 min, 15 min, 1 h, 4 h, 12 h, 24 h; spec §6.5). Verify the signature over the raw bytes before parsing, and deduplicate by event_id: a delivery may arrive more than once.
+         */
+        post: operations["event webhook.endpoint.recovered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.delivery.exhausted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.delivery.exhausted, delivered only to endpoints that name it ("*" does not include it: not a spec §6.2 type)
+         * @description Sent as an HTTP POST to each subscribed endpoint. Answer 2xx within 30 seconds; anything else is retried 8 times in all (after 30 s, 2 min, 15 min, 1 h, 4 h, 12 h, 24 h; spec §6.5). Verify the signature over the raw bytes before parsing, and deduplicate by event_id: a delivery may arrive more than once.
+         */
+        post: operations["event webhook.delivery.exhausted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2784,6 +2844,44 @@ export interface components {
             reason: string;
             /** Format: date-time */
             disabled_at: string;
+        };
+        WebhookEndpointFailingData: {
+            /** Format: uuid */
+            endpoint_id: string;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since its last success
+             */
+            failing_since: string;
+            /** @description Failed attempts in a row when this was published */
+            failed_attempts: number;
+            /** @description The HTTP status of the last failed attempt; null when it got no answer (timeout, refused, TLS) */
+            last_response_status: number | null;
+        };
+        WebhookEndpointRecoveredData: {
+            /** Format: uuid */
+            endpoint_id: string;
+            /** Format: date-time */
+            failing_since: string;
+            /**
+             * Format: date-time
+             * @description The first successful attempt after the failing spell
+             */
+            recovered_at: string;
+        };
+        WebhookDeliveryExhaustedData: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** Format: uuid */
+            endpoint_id: string;
+            /** Format: uuid */
+            event_id: string;
+            event_type: string;
+            attempts: number;
+            /** Format: date-time */
+            last_attempt_at: string;
+            /** @description The HTTP status of the last failed attempt; null when it got no answer (timeout, refused, TLS) */
+            last_response_status: number | null;
         };
     };
     responses: never;
@@ -13119,6 +13217,198 @@ export interface operations {
                     /** Format: date-time */
                     timestamp: string;
                     data: components["schemas"]["SubscriptionEventData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Taken: no more attempts */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 30 seconds: the delivery is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event webhook.endpoint.failing": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<lowercase hex HMAC-SHA256 of the raw body, keyed with the signing_secret> (spec §6.4) */
+                "X-Service-Signature": string;
+                /** @description The event type, as in the body */
+                "X-Service-Event-Type": string;
+                /** @description The event UUID; deduplicate by it (spec §6.1) */
+                "X-Service-Event-Id": string;
+                /** @description The delivery UUID: the same on every attempt of this delivery */
+                "X-Service-Delivery-Id": string;
+                /** @description The event timestamp, ISO 8601 */
+                "X-Service-Timestamp": string;
+                /** @description Service-Webhooks/1.0 */
+                "User-Agent": "Service-Webhooks/1.0";
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
+                traceparent?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "webhook.endpoint.failing";
+                    /** @description service.identity, service.issuance or service.notifications */
+                    source: string;
+                    /** Format: uuid */
+                    org_id: string;
+                    /** @constant */
+                    version: "1";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["WebhookEndpointFailingData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Taken: no more attempts */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 30 seconds: the delivery is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event webhook.endpoint.recovered": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<lowercase hex HMAC-SHA256 of the raw body, keyed with the signing_secret> (spec §6.4) */
+                "X-Service-Signature": string;
+                /** @description The event type, as in the body */
+                "X-Service-Event-Type": string;
+                /** @description The event UUID; deduplicate by it (spec §6.1) */
+                "X-Service-Event-Id": string;
+                /** @description The delivery UUID: the same on every attempt of this delivery */
+                "X-Service-Delivery-Id": string;
+                /** @description The event timestamp, ISO 8601 */
+                "X-Service-Timestamp": string;
+                /** @description Service-Webhooks/1.0 */
+                "User-Agent": "Service-Webhooks/1.0";
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
+                traceparent?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "webhook.endpoint.recovered";
+                    /** @description service.identity, service.issuance or service.notifications */
+                    source: string;
+                    /** Format: uuid */
+                    org_id: string;
+                    /** @constant */
+                    version: "1";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["WebhookEndpointRecoveredData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Taken: no more attempts */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within 30 seconds: the delivery is retried */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "event webhook.delivery.exhausted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<lowercase hex HMAC-SHA256 of the raw body, keyed with the signing_secret> (spec §6.4) */
+                "X-Service-Signature": string;
+                /** @description The event type, as in the body */
+                "X-Service-Event-Type": string;
+                /** @description The event UUID; deduplicate by it (spec §6.1) */
+                "X-Service-Event-Id": string;
+                /** @description The delivery UUID: the same on every attempt of this delivery */
+                "X-Service-Delivery-Id": string;
+                /** @description The event timestamp, ISO 8601 */
+                "X-Service-Timestamp": string;
+                /** @description Service-Webhooks/1.0 */
+                "User-Agent": "Service-Webhooks/1.0";
+                /** @description Standard Webhooks: the delivery id, the same on every attempt (deduplicate by it) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: Unix seconds when this attempt was signed (reject stale ones) */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: space-separated "v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">"; during a secret rotation overlap one entry per valid secret */
+                "webhook-signature": string;
+                /** @description W3C Trace Context of the trace this delivery belongs to; sent only to endpoints with send_traceparent on, not signed */
+                traceparent?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    event_id: string;
+                    /** @constant */
+                    event_type: "webhook.delivery.exhausted";
+                    /** @description service.identity, service.issuance or service.notifications */
+                    source: string;
+                    /** Format: uuid */
+                    org_id: string;
+                    /** @constant */
+                    version: "1";
+                    /** Format: date-time */
+                    timestamp: string;
+                    data: components["schemas"]["WebhookDeliveryExhaustedData"];
                 };
             };
         };
