@@ -171,25 +171,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
 }
 
-const AuditToolSchema = ConfigSchema.pick({
-  DATABASE_URL: true,
-  DATABASE_POOL_MAX: true,
+const TemporalSchema = ConfigSchema.pick({
   TEMPORAL_ADDRESS: true,
   TEMPORAL_NAMESPACE: true,
-  TEMPORAL_TASK_QUEUE: true,
   TEMPORAL_TLS: true,
   TEMPORAL_TLS_CERT_PATH: true,
   TEMPORAL_TLS_KEY_PATH: true,
   TEMPORAL_TLS_CA_PATH: true,
   TEMPORAL_TLS_SERVER_NAME: true,
   TEMPORAL_API_KEY: true,
-  TEMPORAL_PAYLOAD_KEYS: true,
-  TEMPORAL_PAYLOAD_KEYS_FILE: true,
-  TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: true,
-  AUDIT_HMAC_KEYS: true,
-  AUDIT_CHECKPOINT_INTERVAL_SECONDS: true,
   STARTUP_WAIT_SECONDS: true,
 });
+
+const AuditToolSchema = TemporalSchema.extend(
+  ConfigSchema.pick({
+    DATABASE_URL: true,
+    DATABASE_POOL_MAX: true,
+    TEMPORAL_TASK_QUEUE: true,
+    TEMPORAL_PAYLOAD_KEYS: true,
+    TEMPORAL_PAYLOAD_KEYS_FILE: true,
+    TEMPORAL_ACCEPT_UNSEALED_PAYLOADS: true,
+    AUDIT_HMAC_KEYS: true,
+    AUDIT_CHECKPOINT_INTERVAL_SECONDS: true,
+  }).shape,
+);
 export type AuditToolConfig = z.infer<typeof AuditToolSchema>;
 
 /**
@@ -209,18 +214,6 @@ function settingsOf<S extends z.ZodType>(part: S, env: NodeJS.ProcessEnv): z.inf
   }
   return parsed.data;
 }
-
-const TemporalSchema = ConfigSchema.pick({
-  TEMPORAL_ADDRESS: true,
-  TEMPORAL_NAMESPACE: true,
-  TEMPORAL_TLS: true,
-  TEMPORAL_TLS_CERT_PATH: true,
-  TEMPORAL_TLS_KEY_PATH: true,
-  TEMPORAL_TLS_CA_PATH: true,
-  TEMPORAL_TLS_SERVER_NAME: true,
-  TEMPORAL_API_KEY: true,
-  STARTUP_WAIT_SECONDS: true,
-});
 
 /** Temporal's variables alone, for the tools that need no database (temporal:setup). */
 export function loadTemporalConfig(env: NodeJS.ProcessEnv = process.env): z.infer<typeof TemporalSchema> {
