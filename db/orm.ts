@@ -2,6 +2,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import type { Config } from '../lib/runtime/config';
 import { logger } from '../lib/runtime/logger';
+import { requestSlot } from '../lib/runtime/request-scope';
 import { codesOf, whenReachable } from '../lib/runtime/startup-wait';
 import { useAuditKeys } from './audit-log';
 import { entities } from './entities';
@@ -31,7 +32,14 @@ export async function openOrm(
   config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX'> & Partial<Pick<Config, 'AUDIT_HMAC_KEYS'>>,
 ): Promise<Orm> {
   useAuditKeys(config.AUDIT_HMAC_KEYS);
-  return MikroORM.init(ormOptions(config));
+  // Inside a request, `orm.em` is the request's own fork, made when the request first uses it (rather than
+  // MikroORM's RequestContext, which forks for every request and keeps a second AsyncLocalStorage:
+  // docs/decisions/0435-one-request-scope.md). Outside one it is the global manager, refused for entity work.
+  let orm: Orm | undefined;
+  const context = () =>
+    orm ? requestSlot(orm, () => orm!.em.fork({ useContext: true, disableContextResolution: true })) : undefined;
+  orm = await MikroORM.init({ ...ormOptions(config), context });
+  return orm;
 }
 
 /**

@@ -70,7 +70,7 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(httpMetrics());
   app.use(errorEnvelope(dependencies));
   app.use(outageGate(dependencies));
-  app.use(requestContext(deps.orm));
+  app.use(requestContext());
   // Before anything reads ctx.ip: the write limit, the exchange's limit, audit entries (decision 0273).
   app.use(clientAddress(config));
   app.use(writeRateLimit(deps));
