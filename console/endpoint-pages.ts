@@ -10,7 +10,6 @@ import type {
 } from './api-types';
 import {
   field,
-  fields,
   fragment,
   isHtmx,
   need,
@@ -25,74 +24,14 @@ import { secretPath } from './session-cookies';
 import { secretFlash } from './secret-flash';
 import { html } from '../lib/html';
 import type { Notice } from './layout';
-import { deleteConfirm, draftOf, EMPTY_DRAFT, endpointForm, type EndpointDraft } from './views/endpoint-forms-view';
+import { deleteConfirm, draftOf, EMPTY_DRAFT, endpointForm } from './views/endpoint-forms-view';
+import { authenticationOf, bodyOf, doneNotice, draftFrom } from './endpoint-form-bodies';
 import { manageSection, pingBlock } from './views/endpoint-manage-view';
 import { secretBody } from './views/endpoint-secret-view';
 import { authenticationDraftOf, authenticationForm } from './views/endpoint-authentication-view';
 import { endpointBody, endpointsBody, retriedRow, WINDOWS, type WindowName } from './views/webhooks-view';
 
 const CHART = ['chart.umd.min.js', 'health-chart.js'];
-
-/** What a redirect after a change says on the page it lands on (?done=…). */
-const DONE: Record<string, string> = {
-  updated: 'Endpoint saved.',
-  enabled: 'Endpoint re-enabled: new events are delivered to it again.',
-  disabled: 'Endpoint disabled: it gets no deliveries until you re-enable it.',
-  deleted: 'Endpoint deleted.',
-  authentication: 'Authentication saved: the next deliveries use it.',
-  'secret-gone':
-    'A new signing secret is shown once, on the page right after it is made, and not again. If you did not store it, rotate the secret again.',
-};
-const doneNotice = (ctx: Context): Notice | null => {
-  const done = ctx.query.done;
-  return typeof done === 'string' && Object.hasOwn(DONE, done) ? { kind: 'ok', text: DONE[done]! } : null;
-};
-
-/** The form as the API's register or update body: numbers as numbers, empty limits left out (register) or null (edit). */
-function bodyOf(d: EndpointDraft, edit: boolean) {
-  const num = (s: string) => (s === '' ? (edit ? null : undefined) : Number(s));
-  return {
-    url: d.url,
-    description: d.description,
-    ...(edit ? {} : { eventTypes: d.eventTypes }),
-    ordering: d.ordering,
-    maxInFlight: num(d.maxInFlight),
-    rateLimitPerSecond: num(d.rateLimitPerSecond),
-    sendTraceparent: d.sendTraceparent,
-  };
-}
-
-/** The authentication form as the PATCH body's `authentication`: null for signature only; empty optionals left out. */
-function authenticationOf(body: unknown) {
-  const type = field(body, 'type');
-  const optional = (name: string) => (field(body, name) ? { [name]: field(body, name) } : {});
-  if (type === 'mtls')
-    return {
-      type,
-      clientCertificate: field(body, 'clientCertificate'),
-      clientKey: field(body, 'clientKey'),
-      ...optional('caCertificate'),
-    };
-  if (type === 'oauth2_client_credentials')
-    return {
-      type,
-      tokenUrl: field(body, 'tokenUrl'),
-      clientId: field(body, 'clientId'),
-      clientSecret: field(body, 'clientSecret'),
-      ...optional('scope'),
-    };
-  return null;
-}
-
-const draftFrom = (body: unknown): EndpointDraft => ({
-  url: field(body, 'url'),
-  description: field(body, 'description'),
-  eventTypes: fields(body, 'eventTypes'),
-  ordering: field(body, 'ordering') || 'none',
-  maxInFlight: field(body, 'maxInFlight'),
-  rateLimitPerSecond: field(body, 'rateLimitPerSecond'),
-  sendTraceparent: field(body, 'sendTraceparent') === 'true',
-});
 
 /**
  * Webhook endpoints, self-served (docs/decisions/0214-portal-where-the-endpoint-pages-live.md): list,

@@ -19,7 +19,9 @@ export interface Target {
   deleted_at: Date | null;
   /** The endpoint's `enabled` | `disabled`: a disabled endpoint gets no further attempt. */
   endpoint_status: string;
+  /** The event's stored version-1 body; the attempt sends it in `payload_version` (domain/payload-versions.ts). */
   body: string;
+  payload_version: string;
   occurred_at: Date;
   /** The W3C traceparent of the span that published the event, null when tracing was off. */
   traceparent: string | null;
@@ -60,7 +62,7 @@ export interface Finished {
 /** The columns of a Target, over `webhook_deliveries d`, `webhook_endpoints e`, bodies `b` and `events ev`. */
 export const TARGET_COLUMNS = `d.id as delivery_id, d.event_id, d.event_type, d.status, d.endpoint_id, d.org_id, e.url,
   e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, e.deleted_at,
-  e.status as endpoint_status, b.body, ev.occurred_at, ev.traceparent, e.send_traceparent,
+  e.status as endpoint_status, b.body, d.payload_version, ev.occurred_at, ev.traceparent, e.send_traceparent,
   e.authentication, e.authentication_secret_ciphertext, e.headers, e.headers_secret_ciphertext`;
 
 export async function loadTargets(knex: Knex, deliveryIds: readonly string[]): Promise<Map<string, Target>> {

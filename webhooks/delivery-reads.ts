@@ -3,6 +3,7 @@ import type { DeliveryStatus, WebhookAttemptRow, WebhookDeliveryRow } from '../d
 import { newestFirst } from '../db/keyset';
 import { notFound } from '../lib/errors';
 import { lastAttemptNumber } from './attempt-store';
+import { bodyAtVersion } from '../domain/payload-versions';
 
 /** Which deliveries a list shows (spec §4.3's filters), `limit + 1` of them newest first after `after`. */
 export interface DeliveryFilter {
@@ -48,12 +49,15 @@ export function deliveryReads(orm: Orm) {
       return knex()<WebhookAttemptRow>('webhook_attempts').where({ delivery_id: deliveryId }).orderBy('number');
     },
 
-    /** The §6.3 body as stored for sending: the same bytes for every endpoint and attempt. */
-    async signedBody(eventId: string): Promise<string | null> {
+    /**
+     * The §6.3 body as the delivery's attempts send it: the stored body in the delivery's payload version
+     * (docs/decisions/0420-versioned-payloads.md), the same bytes on every attempt.
+     */
+    async signedBody(d: Pick<WebhookDeliveryRow, 'event_id' | 'payload_version'>): Promise<string | null> {
       const row: { body: string } | undefined = await knex()('webhook_event_bodies')
-        .where({ event_id: eventId })
+        .where({ event_id: d.event_id })
         .first('body');
-      return row?.body ?? null;
+      return row ? bodyAtVersion(row.body, d.payload_version) : null;
     },
 
     async lastAttemptNumber(deliveryId: string): Promise<number> {

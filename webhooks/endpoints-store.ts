@@ -11,6 +11,7 @@ import { newId } from '../lib/ids';
 import { notFound, validationFailed } from '../lib/errors';
 import { authenticationAad } from './authentication';
 import { compileFilter, type PayloadFilter } from './payload-filter';
+import type { PayloadVersion } from '../domain/payload-versions';
 import { headerColumns, MAX_CUSTOM_HEADER_BYTES, openSecretHeaders, type PreparedHeaders } from './custom-headers';
 import { newSigningSecret, type SecretBox } from './secret-box';
 
@@ -130,6 +131,7 @@ export function endpointStore(
           ...(input.authentication && authenticationColumns(id, input.authentication)),
           ...(input.headers && headerColumns(secrets, id, prepareHeaders(id, input.headers))),
           ...(input.filter && filterColumns(input.filter)),
+          ...(input.payloadVersion && { payload_version: input.payloadVersion }),
         });
         // Its rate-limit bucket and circuit breaker, which the dispatcher locks before it sends.
         await trx('webhook_endpoint_flow').insert({ endpoint_id: id });
@@ -157,6 +159,7 @@ export function endpointStore(
         ...(patch.sendTraceparent !== undefined && { send_traceparent: patch.sendTraceparent }),
         ...(patch.authentication !== undefined && authenticationColumns(id, patch.authentication)),
         ...(patch.filter !== undefined && filterColumns(patch.filter)),
+        ...(patch.payloadVersion !== undefined && { payload_version: patch.payloadVersion }),
       } as Partial<WebhookEndpointRow>),
 
     setEventTypes: (orgId: string, id: string, eventTypes: string[]) => update(orgId, id, { event_types: eventTypes }),
@@ -239,6 +242,8 @@ export interface EndpointInput {
   headers?: HeadersInput;
   /** Only events whose data matches, already checked; unset: every event it subscribes to. */
   filter?: PayloadFilter;
+  /** The payload version its deliveries are sent in (docs/decisions/0420-versioned-payloads.md); unset: 1. */
+  payloadVersion?: PayloadVersion;
 }
 
 /** Headers as given, already checked: a secret one may leave out its value on PATCH to keep it. */
@@ -258,6 +263,8 @@ export interface EndpointPatch {
   headers?: HeadersInput | null;
   /** Replaces the filter; null removes it. */
   filter?: PayloadFilter | null;
+  /** Deliveries planned from now on are sent in it; those already planned keep theirs. */
+  payloadVersion?: PayloadVersion;
 }
 
 /** The filter as given, and its predicate compiled once for the publish statement (webhooks/payload-filter.ts). */

@@ -123,7 +123,7 @@ export const NOT_ABOUT_ITSELF = `not (ev.type like 'webhook.%' and ev.data->>'en
  */
 export const PLAN = `
   matched as (
-    select ev.id as event_id, ev.seq, ev.org_id, ev.type, e.id as endpoint_id,
+    select ev.id as event_id, ev.seq, ev.org_id, ev.type, e.id as endpoint_id, e.payload_version,
            case when e.ordering = 'per_subscription' then ${ORDERED_KEY} end as ordered_key
       from ev join webhook_endpoints e on e.org_id = ev.org_id and e.status = 'enabled' and e.deleted_at is null
      where ev.type in (select jsonb_array_elements_text(?::jsonb))
@@ -138,8 +138,11 @@ export const PLAN = `
   bodies as (insert into webhook_event_bodies (event_id, body)
              select i.id, i.body from input i where exists (select 1 from matched m where m.event_id = i.id)
              on conflict (event_id) do nothing),
-  deliveries as (insert into webhook_deliveries (id, event_id, endpoint_id, org_id, event_type)
-                 select webhook_delivery_id(m.event_id, m.endpoint_id), m.event_id, m.endpoint_id, m.org_id, m.type
+  -- Each delivery keeps the version its endpoint is pinned to now: every attempt of it sends that version
+  -- (docs/decisions/0420-versioned-payloads.md); a later PATCH changes later deliveries only.
+  deliveries as (insert into webhook_deliveries (id, event_id, endpoint_id, org_id, event_type, payload_version)
+                 select webhook_delivery_id(m.event_id, m.endpoint_id), m.event_id, m.endpoint_id, m.org_id, m.type,
+                        m.payload_version
                    from matched m
                  on conflict do nothing
                  returning id, event_id, endpoint_id),

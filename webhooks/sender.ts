@@ -6,6 +6,7 @@ import type { Finished, Target } from './attempt-store';
 import { connectionFor, post, type Connection, type PostResult } from './post';
 import { openingCache, type SecretBox } from './secret-box';
 import { endpointKeys, signedRequest } from './signing';
+import { bodyAtVersion } from '../domain/payload-versions';
 import { parseRetryAfter } from '../domain/retry-schedule';
 import { tracingOn } from '../lib/runtime/tracing';
 import { tracedPost } from './post-span';
@@ -56,7 +57,9 @@ export function createSender(deps: {
       }
       let request;
       try {
-        request = signedRequest(endpointKeys(box, t), opened.body, {
+        // In the version the delivery was planned in, then signed over exactly those bytes: the same on every
+        // attempt, in either delivery shape (docs/decisions/0420-versioned-payloads.md).
+        request = signedRequest(endpointKeys(box, t), bodyAtVersion(opened.body, t.payload_version), {
           eventId: t.event_id,
           eventType: t.event_type,
           deliveryId: input.deliveryId,

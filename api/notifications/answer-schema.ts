@@ -90,6 +90,11 @@ export const EndpointView = z
       .record(z.string(), z.unknown())
       .nullable()
       .describe('Only events whose data matches this filter are delivered (docs/decisions/0398); null: every event'),
+    payload_version: z
+      .string()
+      .describe(
+        "The payload version its deliveries are sent in (docs/decisions/0420); the envelope's `version` says it too",
+      ),
     circuit: z
       .object({
         state: z.enum(['closed', 'open', 'half_open']),
@@ -137,6 +142,23 @@ export const EventCatalogView = z
         payload_versions: z.array(z.string()).describe('The payload versions of the type; the envelope says which'),
         schema: z.record(z.string(), z.unknown()).describe("JSON Schema 2020-12 of the type's whole envelope"),
         example: z.record(z.string(), z.unknown()).describe('A generated envelope that satisfies the schema'),
+        versions: z
+          .array(
+            z.object({
+              version: z.string(),
+              status: z
+                .enum(['current', 'supported', 'deprecated'])
+                .describe('current: the newest; deprecated: served until sunset_at, then refused'),
+              sunset_at: z.iso.date().nullable().describe('When a deprecated version stops being served'),
+              schema: z.record(z.string(), z.unknown()).describe('JSON Schema 2020-12 of the envelope at this version'),
+              example: z
+                .record(z.string(), z.unknown())
+                .describe(
+                  "Version 1's example as a delivery in this version carries it; POST {endpoint}/test sends it",
+                ),
+            }),
+          )
+          .describe("Each payload version of the type (docs/decisions/0420); schema and example above are version 1's"),
       }),
     ),
   })
@@ -179,6 +201,11 @@ const AttemptView = z
   .meta({ id: 'WebhookAttempt' });
 export const DeliveryDetail = DeliveryView.extend({
   attempts: z.array(AttemptView),
+  payload_version: z
+    .string()
+    .describe(
+      "The payload version signed_body is in: its endpoint's pin when the delivery was planned (docs/decisions/0420)",
+    ),
   signed_body: z
     .string()
     .nullable()

@@ -44,11 +44,13 @@ export function deliveryRoutes(router: Router, base: string, staff: Middleware, 
       { params: DeliveryParams, response: DeliveryDetail, summary: 'Get a delivery with all its attempts' },
       async (ctx, { params }) => {
         const delivery = await reads.get(ctx.state.principal.orgId, params.delivery_id);
-        const [attempts, signedBody] = await Promise.all([
-          reads.attempts(delivery.id),
-          reads.signedBody(delivery.event_id),
-        ]);
-        ok(ctx, { ...deliveryView(delivery), attempts: attempts.map(attemptView), signed_body: signedBody });
+        const [attempts, signedBody] = await Promise.all([reads.attempts(delivery.id), reads.signedBody(delivery)]);
+        ok(ctx, {
+          ...deliveryView(delivery),
+          attempts: attempts.map(attemptView),
+          payload_version: delivery.payload_version,
+          signed_body: signedBody,
+        });
       },
     ),
   );

@@ -20,6 +20,7 @@ export const endpointSnapshot = (row: WebhookEndpointReadRow) => ({
   // Names and plain values; a secret one's value as null, never the value (decision 0400).
   headers: headersShown(row.headers),
   filter: row.filter ?? null,
+  payload_version: row.payload_version,
 });
 
 /**

@@ -18,6 +18,7 @@ import {
 import { recoveryRoutes } from './recovery-routes';
 import { eventTypeRoutes } from './event-type-routes';
 import { testPingRoute } from './test-ping-route';
+import type { CatalogEntry } from './event-catalog';
 import { assertDeliverableUrl, policyFromConfig } from '../../lib/runtime/ssrf-guard';
 import { createHostResolver, resolverOptionsFromConfig } from '../../lib/runtime/dns-resolver';
 import { checkWebhookUrl } from './url-policy';
@@ -43,7 +44,7 @@ export function endpointRoutes(
   router: Router,
   base: string,
   staff: Middleware,
-  deps: ApiDeps & { secrets: SecretBox },
+  deps: ApiDeps & { secrets: SecretBox; catalog: readonly CatalogEntry[] },
 ): void {
   const store = endpointStore(deps.orm, deps.secrets, { overlapSeconds: deps.config.WEBHOOK_SECRET_OVERLAP_SECONDS });
   const limits = { defaultMaxInFlight: deps.config.WEBHOOK_DEFAULT_MAX_IN_FLIGHT };
@@ -94,6 +95,7 @@ export function endpointRoutes(
             authentication: auth,
             headers: body.headers,
             filter: body.filter,
+            payloadVersion: body.payloadVersion,
           };
           const made = await tx.create(ctx.state.principal.orgId, input);
           refuseMtlsOverHttp(made.row);
@@ -147,7 +149,7 @@ export function endpointRoutes(
         body: UpdateEndpointBody,
         response: EndpointView,
         summary:
-          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication, headers or filter",
+          "Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication, headers, filter or payload version",
       },
       async (ctx, { params, body }) => {
         const orgId = ctx.state.principal.orgId;

@@ -30,6 +30,7 @@ export function notificationsRouter(deps: ApiDeps): Router {
       ok(ctx, { eventTypes: supportedEventTypes(set) }),
     ),
   );
+  // Built once per API process, for the catalog and the test path alike (docs/decisions/0397-event-catalog.md).
   const catalog = eventCatalog(set);
   router.get(
     '/event-catalog',
@@ -37,12 +38,13 @@ export function notificationsRouter(deps: ApiDeps): Router {
     validate(
       {
         response: EventCatalogView,
-        summary: 'The event catalog: each event type delivered here, its JSON Schema, an example, since when it exists',
+        summary:
+          'The event catalog: each event type delivered here, its JSON Schema and an example per payload version, since when it exists',
       },
       (ctx) => ok(ctx, { items: catalog }),
     ),
   );
-  endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config) });
+  endpointRoutes(router, paths.endpoints, staff, { ...deps, secrets: secretBoxFrom(deps.config), catalog });
   deliveryRoutes(router, paths.deliveries, staff, deps);
   eventRoutes(router, staff, deps);
   return router;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, ENDPOINT_ORDERINGS, RECOVERY_MODES } from '../../webhooks';
+import { PAYLOAD_VERSIONS } from '../../domain/payload-versions';
 import { CustomHeaders } from './headers-schema';
 import { PayloadFilterInput } from './filter-schema';
 import { shownText } from '../../lib/shown-text';
@@ -75,6 +76,13 @@ export const AuthenticationInput = z.discriminatedUnion('type', [
 ]);
 export type AuthenticationInput = z.infer<typeof AuthenticationInput>;
 
+/** The payload version an endpoint's deliveries are rendered in (docs/decisions/0420-versioned-payloads.md). */
+const payloadVersion = z
+  .enum(PAYLOAD_VERSIONS, { error: `Not a payload version served here; supported: ${PAYLOAD_VERSIONS.join(', ')}` })
+  .describe(
+    "The payload version this endpoint's deliveries are sent in: 1 is the spec's shape; each type's versions are in GET /notifications/event-catalog",
+  );
+
 /** spec §4.3 register body. */
 export const RegisterEndpointBody = z.strictObject({
   url,
@@ -87,6 +95,7 @@ export const RegisterEndpointBody = z.strictObject({
   authentication: AuthenticationInput.optional(),
   headers: CustomHeaders(false).optional(),
   filter: PayloadFilterInput.optional(),
+  payloadVersion: payloadVersion.optional().describe('Unset: "1", the spec\'s shape'),
 });
 export type RegisterEndpointBody = z.infer<typeof RegisterEndpointBody>;
 
@@ -115,10 +124,13 @@ export const UpdateEndpointBody = z
         'Replaces the headers whole; null or {} removes them all. A secret header given without its value keeps the value it has',
       ),
     filter: PayloadFilterInput.nullable().optional().describe('Replaces the payload filter; null: every event again'),
+    payloadVersion: payloadVersion
+      .optional()
+      .describe('Events published from now on are sent in this version; deliveries already made keep theirs'),
   })
   .refine(
     (b) => Object.values(b).some((v) => v !== undefined),
-    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent, authentication, headers and/or filter',
+    'give url, description, status, ordering, maxInFlight, rateLimitPerSecond, sendTraceparent, authentication, headers, filter and/or payloadVersion',
   );
 export type UpdateEndpointBody = z.infer<typeof UpdateEndpointBody>;
 

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { ApiDeps } from '../deps';
 import { validate } from '../middleware/validate';
 import { EVENT_SOURCES, TEST_PING, type ServiceEvent } from '../../domain/events';
-import { eventCatalog, sourceOf } from './event-catalog';
+import { sourceOf, type CatalogEntry } from './event-catalog';
 import { newId } from '../../lib/ids';
 import { conflict, notFound, validationFailed } from '../../lib/errors';
 import { aimedPublisher } from '../../webhooks';
@@ -14,10 +14,18 @@ import { ok } from '../respond';
 
 /**
  * spec §4.3: one test.ping, to this endpoint only, through the same publish path as every event; or, named in
- * the body, a type's catalog example (docs/decisions/0397-event-catalog.md), aimed the same way.
+ * the body, a type's catalog example (docs/decisions/0397-event-catalog.md), aimed the same way. The catalog is the
+ * one the API process built (api/notifications/router.ts).
  */
-export function testPingRoute(router: Router, one: string, staff: Middleware, deps: ApiDeps): void {
-  const examples = new Map(eventCatalog(deps.config.BEHAVIOUR_SET).map((e) => [e.event_type, e.example.data]));
+export function testPingRoute(
+  router: Router,
+  one: string,
+  staff: Middleware,
+  deps: ApiDeps & { catalog: readonly CatalogEntry[] },
+): void {
+  // Version 1's data: stored as every event is, and sent in the endpoint's pinned version like every delivery
+  // (docs/decisions/0420-versioned-payloads.md), so it arrives as that version's catalog example.
+  const examples = new Map(deps.catalog.map((e) => [e.event_type, e.example.data]));
   const knex = () => deps.orm.em.getConnection().getKnex();
   const publishAimed = aimedPublisher(
     knex,

@@ -35,6 +35,7 @@ export const endpointView = (
   // A secret header's value is never shown again (docs/decisions/0400-custom-headers-per-endpoint.md).
   headers: headersShown(r.headers),
   filter: (r.filter ?? null) as Record<string, unknown> | null,
+  payload_version: r.payload_version,
   circuit: {
     state: r.circuit_state,
     consecutive_failures: r.consecutive_failures,

@@ -133,6 +133,26 @@ const DeliveryExhaustedData = z
   })
   .meta({ id: 'WebhookDeliveryExhaustedData' });
 
+/**
+ * Version 2 of subscription data (docs/decisions/0420-versioned-payloads.md; its renderer:
+ * domain/payload-versions.ts): each money field an object carrying its currency.
+ */
+const Money = z
+  .object({ amount: SubscriptionViewSchema.shape.total_amount, currency: z.string().describe('ISO 4217') })
+  .meta({ id: 'Money' });
+const SubscriptionEventDataV2 = SubscriptionEventData.extend({
+  price_per_unit: Money,
+  total_amount: Money,
+  amount_received: Money.optional().describe('Once money was taken: every payment received for it'),
+  amount_refunded: Money.optional().describe('Once money was taken: what went back of it'),
+}).meta({ id: 'SubscriptionEventDataV2' });
+
+/** The data schema of an event type in a set at a payload version: version 2 changes subscription data only. */
+export function eventDataSchemaAt(set: BehaviourSet, type: string, version: string): z.ZodType {
+  if (version === '2' && type.startsWith('subscription.')) return SubscriptionEventDataV2;
+  return eventDataSchema(set, type);
+}
+
 /** The data schema of an event type in a set. */
 export function eventDataSchema(set: BehaviourSet, type: string): z.ZodType {
   if (type.startsWith('subscription.')) return SubscriptionEventData;

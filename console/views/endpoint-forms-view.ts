@@ -3,6 +3,7 @@ import { html, type Html } from '../../lib/html';
 import { banner, type Notice } from '../layout';
 import { formKeyField } from './form-key-view';
 import { ORDERING } from './webhooks-view';
+import { DEFAULT_PAYLOAD_VERSION, PAYLOAD_VERSIONS, versionStatus } from '../../domain/payload-versions';
 
 /** What the register and edit forms hold, as typed (numbers stay text until sent). */
 export interface EndpointDraft {
@@ -13,6 +14,8 @@ export interface EndpointDraft {
   maxInFlight: string;
   rateLimitPerSecond: string;
   sendTraceparent: boolean;
+  /** The payload version its deliveries are sent in (docs/decisions/0420-versioned-payloads.md). */
+  payloadVersion: string;
 }
 
 export const draftOf = (e: Endpoint): EndpointDraft => ({
@@ -23,6 +26,7 @@ export const draftOf = (e: Endpoint): EndpointDraft => ({
   maxInFlight: String(e.max_in_flight),
   rateLimitPerSecond: e.rate_limit_per_second === null ? '' : String(e.rate_limit_per_second),
   sendTraceparent: e.send_traceparent,
+  payloadVersion: e.payload_version,
 });
 
 export const EMPTY_DRAFT: EndpointDraft = {
@@ -33,6 +37,7 @@ export const EMPTY_DRAFT: EndpointDraft = {
   maxInFlight: '',
   rateLimitPerSecond: '',
   sendTraceparent: false,
+  payloadVersion: DEFAULT_PAYLOAD_VERSION,
 };
 
 /**
@@ -70,6 +75,9 @@ ${banner(opts.notice)}
     <div><label for="rate_limit">Deliveries per second at most <span class="muted">(empty: no limit)</span></label>
     <input id="rate_limit" name="rateLimitPerSecond" type="number" min="1" max="10000" value="${d.rateLimitPerSecond}"></div>
   </div>
+  <label for="payload_version">Payload version</label>
+  <select id="payload_version" name="payloadVersion" aria-describedby="payload-version-help" data-testid="payload-version-select">${PAYLOAD_VERSIONS.map((v) => html`<option value="${v}" ${d.payloadVersion === v ? 'selected' : ''}>${v}${v === '1' ? ' (the spec’s shape)' : ''}, ${versionStatus(v)}</option>`)}</select>
+  <small id="payload-version-help">The shape of the events it receives; each version is in the <a href="/console/catalog">event catalog</a>. A change applies to events published afterwards.</small>
   <label><input type="checkbox" name="sendTraceparent" value="true" ${d.sendTraceparent ? 'checked' : ''}> Send a <code>traceparent</code> header <span class="muted">(W3C Trace Context of the event's trace; not signed)</span></label>
   <button type="submit" data-testid="save-endpoint">${opts.id ? 'Save' : 'Register'}</button>
 </form>`;

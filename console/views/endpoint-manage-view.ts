@@ -6,6 +6,13 @@ import { formKeyField } from './form-key-view';
 import { authenticationFacts } from './endpoint-authentication-view';
 import { headersFacts } from './endpoint-headers-view';
 import { circuit, limits, ORDERING } from './webhooks-view';
+import { isPayloadVersion, PAYLOAD_VERSION_SUNSETS } from '../../domain/payload-versions';
+
+/** A deprecated pin says until when it is served (docs/decisions/0420-versioned-payloads.md). */
+const versionNote = (v: string) =>
+  isPayloadVersion(v) && PAYLOAD_VERSION_SUNSETS[v]
+    ? html` <small class="muted">deprecated, served until ${PAYLOAD_VERSION_SUNSETS[v]}</small>`
+    : '';
 
 /** How long the replaced secret keeps signing after a rotation, in words ("24 hours"). */
 export function overlapWords(seconds: number): string {
@@ -31,6 +38,7 @@ export function manageSection(e: Endpoint, overlapSeconds: number, rotateKey?: s
   <div><dt>Authentication</dt><dd data-testid="authentication">${authenticationFacts(e)} <a href="${base}/authentication" data-testid="authentication-link">Change…</a></dd></div>
   <div><dt>Headers</dt><dd data-testid="headers">${headersFacts(e)} <a href="${base}/headers" data-testid="headers-link">Change…</a></dd></div>
   <div><dt>Payload filter</dt><dd data-testid="filter">${e.filter ? html`<code class="wrap">${JSON.stringify(e.filter)}</code>` : 'none: every event it subscribes to'}</dd></div>
+  <div><dt>Payload version</dt><dd data-testid="payload-version">${e.payload_version}${versionNote(e.payload_version)} <a href="${base}/edit" data-testid="payload-version-link">Change…</a></dd></div>
   <div><dt>Previous secret signs until</dt><dd data-testid="previous-secret">${when(e.previous_secret_expires_at)}</dd></div>
 </dl>
 <div class="actions">

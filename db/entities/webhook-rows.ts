@@ -36,6 +36,8 @@ export interface WebhookEndpointRow {
   authentication_secret_ciphertext: string | null;
   /** Only events whose data matches (docs/decisions/0398-payload-filters.md); null: every event it subscribes to. */
   filter: unknown;
+  /** The payload version its deliveries are planned in (docs/decisions/0420-versioned-payloads.md). */
+  payload_version: string;
   /** Static headers every POST carries (docs/decisions/0400-custom-headers-per-endpoint.md); a secret one's value is null here. */
   headers: EndpointHeader[] | null;
   /** The secret headers' values, one sealed JSON object of name to value; null with none. */
@@ -114,6 +116,8 @@ export interface WebhookDeliveryRow {
   endpoint_id: string;
   org_id: string;
   event_type: string;
+  /** The payload version every attempt sends, the endpoint's pin when it was planned (decision 0420). */
+  payload_version: string;
   status: DeliveryStatus;
   attempt_count: number;
   last_attempt_at: Date | null;

@@ -39,6 +39,7 @@ import { Migration0097EndpointHeaders } from './0097-endpoint-headers';
 import { Migration0098RecoveryMissing } from './0098-recovery-missing';
 import { Migration0099EndpointFailing } from './0099-endpoint-failing';
 import { Migration0100EndpointFilters } from './0100-endpoint-filters';
+import { Migration0101PayloadVersions } from './0101-payload-versions';
 
 /** Applied in this order; a feature appends its migration, never edits an applied one. */
 export const migrationsList: MigrationObject[] = [
@@ -82,4 +83,5 @@ export const migrationsList: MigrationObject[] = [
   { name: '0098-recovery-missing', class: Migration0098RecoveryMissing },
   { name: '0099-endpoint-failing', class: Migration0099EndpointFailing },
   { name: '0100-endpoint-filters', class: Migration0100EndpointFilters },
+  { name: '0101-payload-versions', class: Migration0101PayloadVersions },
 ];

@@ -51,6 +51,8 @@ describe.each(['A', 'B'] as const)('Set %s: webhook endpoint management (spec §
       headers: {},
       // Every event it subscribes to unless filtered (docs/decisions/0398-payload-filters.md).
       filter: null,
+      // The spec's shape unless pinned to another (docs/decisions/0420-versioned-payloads.md).
+      payload_version: '1',
       circuit: { state: 'closed', consecutive_failures: 0, opened_at: null, next_probe_at: null },
       // Standard base64 of 32 bytes: what the Standard Webhooks libraries decode their key from.
       signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),

@@ -15,6 +15,7 @@ interface Entry {
   payload_versions: string[];
   schema: Record<string, unknown>;
   example: Record<string, unknown>;
+  versions: { version: string; schema: Record<string, unknown>; example: Record<string, unknown> }[];
 }
 
 /**
@@ -57,7 +58,13 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s event catalog', (set) => {
       const valid = ajv.validate(item.schema, item.example);
       expect([item.event_type, valid ? [] : ajv.errors]).toEqual([item.event_type, []]);
       expect(item.example).toMatchObject({ event_type: item.event_type, version: '1' });
-      expect(item.payload_versions).toEqual(['1']);
+      // Each payload version's example satisfies that version's schema (docs/decisions/0420-versioned-payloads.md).
+      expect(item.payload_versions).toEqual(['1', '2']);
+      for (const v of item.versions) {
+        const ok = ajv.validate(v.schema, v.example);
+        expect([item.event_type, v.version, ok ? [] : ajv.errors]).toEqual([item.event_type, v.version, []]);
+        expect(v.example).toMatchObject({ event_type: item.event_type, version: v.version });
+      }
       expect(item.delivered_to).toBe(
         item.event_type === TEST_PING
           ? 'test_path'

@@ -498,7 +498,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The event catalog: each event type delivered here, its JSON Schema, an example, since when it exists */
+        /** The event catalog: each event type delivered here, its JSON Schema and an example per payload version, since when it exists */
         get: operations["getNotificationsEventCatalog"];
         put?: never;
         post?: never;
@@ -554,7 +554,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication, headers or filter
+         * Change a webhook endpoint's url, description, status (re-enable), ordering, delivery limits, authentication, headers, filter or payload version
          * @description Needs the role staff or admin.
          */
         patch: operations["patchNotificationsWebhookEndpointsId"];
@@ -2158,6 +2158,25 @@ export interface components {
                 example: {
                     [key: string]: unknown;
                 };
+                /** @description Each payload version of the type (docs/decisions/0420); schema and example above are version 1's */
+                versions: {
+                    version: string;
+                    /**
+                     * @description current: the newest; deprecated: served until sunset_at, then refused
+                     * @enum {string}
+                     */
+                    status: "current" | "supported" | "deprecated";
+                    /** @description When a deprecated version stops being served */
+                    sunset_at: string | null;
+                    /** @description JSON Schema 2020-12 of the envelope at this version */
+                    schema: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Version 1's example as a delivery in this version carries it; POST {endpoint}/test sends it */
+                    example: {
+                        [key: string]: unknown;
+                    };
+                }[];
             }[];
         };
         WebhookEndpointWithSecret: {
@@ -2208,6 +2227,8 @@ export interface components {
             filter: {
                 [key: string]: unknown;
             } | null;
+            /** @description The payload version its deliveries are sent in (docs/decisions/0420); the envelope's `version` says it too */
+            payload_version: string;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -2298,6 +2319,8 @@ export interface components {
             filter: {
                 [key: string]: unknown;
             } | null;
+            /** @description The payload version its deliveries are sent in (docs/decisions/0420); the envelope's `version` says it too */
+            payload_version: string;
             /** @description The circuit breaker: open after repeated failures (no answer, 5xx, 408, 429); while open, new deliveries go straight onto their retry schedule without a request, and one probe per cool-down tests the endpoint; a success closes it */
             circuit: {
                 /** @enum {string} */
@@ -2392,6 +2415,8 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description The payload version signed_body is in: its endpoint's pin when the delivery was planned (docs/decisions/0420) */
+            payload_version: string;
             /** @description The exact bytes every attempt sent and signed (null until the event was first rendered for delivery); each attempt's headers are in its request_headers */
             signed_body: string | null;
         };
@@ -6188,6 +6213,11 @@ export interface operations {
                     };
                     /** @description Deliver only events whose data matches: {path, eq: value} | {path, in: [values]} | {path, exists: true|false} | {all: [filters]} | {any: [filters]}; a path names keys within the event's data joined by dots (amount.currency). At most 4 deep and 20 conditions. Test pings and catalog examples are not filtered */
                     filter?: unknown;
+                    /**
+                     * @description Unset: "1", the spec's shape
+                     * @enum {string}
+                     */
+                    payloadVersion?: "1" | "2";
                 };
             };
         };
@@ -6524,6 +6554,11 @@ export interface operations {
                     } | null;
                     /** @description Replaces the payload filter; null: every event again */
                     filter?: unknown | null;
+                    /**
+                     * @description Events published from now on are sent in this version; deliveries already made keep theirs
+                     * @enum {string}
+                     */
+                    payloadVersion?: "1" | "2";
                 };
             };
         };
