@@ -129,6 +129,22 @@ describe('webhook secret-sealing keyring', () => {
     }, 120_000);
     afterAll(() => svc?.stop());
 
+    /** The service's box with these keys of the ring, the first sealing: `k2, k1` mid-rotation, `k2` after it. */
+    const box = (...ids: ('k1' | 'k2')[]) =>
+      secretBoxFrom({
+        ...svc.config,
+        WEBHOOK_SECRET_KEYS: ids.map((id) => ({ id, key: Buffer.from(id === 'k1' ? k1 : k2, 'base64') })),
+      });
+    /** One sealed column of an endpoint's row, as `s`. */
+    const sealedColumn = async (column: string, endpointId: string) => {
+      const [row] = await svc.orm.em
+        .getConnection()
+        .execute<{ id: string; s: string }[]>(`select id, ${column} as s from webhook_endpoints where id = ?`, [
+          endpointId,
+        ]);
+      return row!;
+    };
+
     it('re-seals every endpoint under the new key, so the old key can leave the ring', async () => {
       const staff = await actor(svc, newOrg(), ['staff', 'admin']);
       const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
@@ -138,26 +154,11 @@ describe('webhook secret-sealing keyring', () => {
       });
       expect(created.status).toBe(201);
       const secret: string = created.body.data.signing_secret;
-      const rotated = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [
-          { id: 'k2', key: Buffer.from(k2, 'base64') },
-          { id: 'k1', key: Buffer.from(k1, 'base64') },
-        ],
-      });
+      const rotated = box('k2', 'k1');
       expect(await resealWebhookSecrets(svc.orm, rotated)).toMatchObject({ resealed: expect.any(Number) });
-      const [row] = await svc.orm.em
-        .getConnection()
-        .execute<{ id: string; secret_ciphertext: string }[]>(
-          'select id, secret_ciphertext from webhook_endpoints where id = ?',
-          [created.body.data.id],
-        );
-      expect(row!.secret_ciphertext.startsWith('v2:k2:')).toBe(true);
-      const onlyNew = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
-      });
-      expect(createHash('sha256').update(onlyNew.open(row!.id, row!.secret_ciphertext)).digest('hex')).toBe(
+      const row = await sealedColumn('secret_ciphertext', created.body.data.id);
+      expect(row.s.startsWith('v2:k2:')).toBe(true);
+      expect(createHash('sha256').update(box('k2').open(row.id, row.s)).digest('hex')).toBe(
         createHash('sha256').update(secret).digest('hex'),
       );
       expect(await resealWebhookSecrets(svc.orm, rotated)).toMatchObject({ resealed: 0, current: expect.any(Number) });
@@ -175,26 +176,10 @@ describe('webhook secret-sealing keyring', () => {
       expect(
         (await api.post(`/notifications/webhook-endpoints/${created.body.data.id}/rotate-secret`, staff.token)).status,
       ).toBe(200);
-      const rotated = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [
-          { id: 'k2', key: Buffer.from(k2, 'base64') },
-          { id: 'k1', key: Buffer.from(k1, 'base64') },
-        ],
-      });
-      await resealWebhookSecrets(svc.orm, rotated);
-      const [row] = await svc.orm.em
-        .getConnection()
-        .execute<{ id: string; previous_secret_ciphertext: string }[]>(
-          'select id, previous_secret_ciphertext from webhook_endpoints where id = ?',
-          [created.body.data.id],
-        );
-      expect(row!.previous_secret_ciphertext.startsWith('v2:k2:')).toBe(true);
-      const onlyNew = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
-      });
-      expect(onlyNew.open(row!.id, row!.previous_secret_ciphertext) === replaced).toBe(true);
+      await resealWebhookSecrets(svc.orm, box('k2', 'k1'));
+      const row = await sealedColumn('previous_secret_ciphertext', created.body.data.id);
+      expect(row.s.startsWith('v2:k2:')).toBe(true);
+      expect(box('k2').open(row.id, row.s) === replaced).toBe(true);
     });
 
     it('re-seals the kept Idempotency-Key answers and body digests in the same box, so they replay after the old key left', async () => {
@@ -207,13 +192,7 @@ describe('webhook secret-sealing keyring', () => {
         { 'idempotency-key': k },
       );
       expect(created.status).toBe(201);
-      const rotated = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [
-          { id: 'k2', key: Buffer.from(k2, 'base64') },
-          { id: 'k1', key: Buffer.from(k1, 'base64') },
-        ],
-      });
+      const rotated = box('k2', 'k1');
       await resealWebhookSecrets(svc.orm, rotated);
       const [row] = await svc.orm.em
         .getConnection()
@@ -221,10 +200,7 @@ describe('webhook secret-sealing keyring', () => {
           { principal: string; method: string; path: string; key: string; request_hash: string; body_sealed: string }[]
         >('select principal, method, path, key, request_hash, body_sealed from idempotency_keys where key = ?', [k]);
       expect([row!.request_hash.slice(0, 6), row!.body_sealed.slice(0, 6)]).toEqual(['v2:k2:', 'v2:k2:']);
-      const onlyNew = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
-      });
+      const onlyNew = box('k2');
       const scopeId = createHash('sha256')
         .update(JSON.stringify({ principal: row!.principal, method: row!.method, path: row!.path, key: row!.key }))
         .digest('hex');
@@ -234,76 +210,51 @@ describe('webhook secret-sealing keyring', () => {
       expect((await resealWebhookSecrets(svc.orm, rotated)).answers.resealed).toBe(0);
     });
 
-    it('re-seals an endpoint’s OAuth2 client secret too, under its own associated data', async () => {
-      const staff = await actor(svc, newOrg(), ['staff', 'admin']);
-      const clientSecret = 'reseal-client-secret-0123456789';
-      const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
-        url: 'https://hooks.example.com/oauth',
-        eventTypes: ['*'],
-        authentication: {
-          type: 'oauth2_client_credentials',
-          tokenUrl: 'https://93.184.215.14/token',
-          clientId: 'reseal',
-          clientSecret,
+    const clientSecret = 'reseal-client-secret-0123456789';
+    const apiKey = 'reseal-gateway-key-0123456789';
+    it.each([
+      {
+        what: 'OAuth2 client secret',
+        whose: 'its',
+        fields: {
+          url: 'https://hooks.example.com/oauth',
+          authentication: {
+            type: 'oauth2_client_credentials',
+            tokenUrl: 'https://93.184.215.14/token',
+            clientId: 'reseal',
+            clientSecret,
+          },
         },
-      });
-      expect(created.status).toBe(201);
-      const rotated = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [
-          { id: 'k2', key: Buffer.from(k2, 'base64') },
-          { id: 'k1', key: Buffer.from(k1, 'base64') },
-        ],
-      });
-      await resealWebhookSecrets(svc.orm, rotated);
-      const [row] = await svc.orm.em
-        .getConnection()
-        .execute<{ id: string; s: string }[]>(
-          'select id, authentication_secret_ciphertext as s from webhook_endpoints where id = ?',
-          [created.body.data.id],
-        );
-      expect(row!.s.startsWith('v2:k2:')).toBe(true);
-      const onlyNew = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
-      });
-      expect(onlyNew.open(authenticationAad(row!.id), row!.s) === clientSecret).toBe(true);
-      // Bound to what it is for: it does not open as the endpoint's signing secret.
-      expect(() => onlyNew.open(row!.id, row!.s)).toThrow();
-    });
-
-    it('re-seals an endpoint’s secret header values too, under their own associated data', async () => {
-      const staff = await actor(svc, newOrg(), ['staff', 'admin']);
-      const apiKey = 'reseal-gateway-key-0123456789';
-      const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
-        url: 'https://hooks.example.com/headers',
-        eventTypes: ['*'],
-        headers: { 'X-Api-Key': { value: apiKey, secret: true } },
-      });
-      expect(created.status).toBe(201);
-      const rotated = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [
-          { id: 'k2', key: Buffer.from(k2, 'base64') },
-          { id: 'k1', key: Buffer.from(k1, 'base64') },
-        ],
-      });
-      await resealWebhookSecrets(svc.orm, rotated);
-      const [row] = await svc.orm.em
-        .getConnection()
-        .execute<{ id: string; s: string }[]>(
-          'select id, headers_secret_ciphertext as s from webhook_endpoints where id = ?',
-          [created.body.data.id],
-        );
-      expect(row!.s.startsWith('v2:k2:')).toBe(true);
-      const onlyNew = secretBoxFrom({
-        ...svc.config,
-        WEBHOOK_SECRET_KEYS: [{ id: 'k2', key: Buffer.from(k2, 'base64') }],
-      });
-      expect(JSON.parse(onlyNew.open(headersAad(row!.id), row!.s))).toEqual({ 'X-Api-Key': apiKey });
-      // Bound to what it is for: it does not open as the endpoint's signing secret.
-      expect(() => onlyNew.open(row!.id, row!.s)).toThrow();
-    });
+        column: 'authentication_secret_ciphertext',
+        aad: authenticationAad,
+        opened: (plain: string) => expect(plain === clientSecret).toBe(true),
+      },
+      {
+        what: 'secret header values',
+        whose: 'their',
+        fields: { url: 'https://hooks.example.com/headers', headers: { 'X-Api-Key': { value: apiKey, secret: true } } },
+        column: 'headers_secret_ciphertext',
+        aad: headersAad,
+        opened: (plain: string) => expect(JSON.parse(plain)).toEqual({ 'X-Api-Key': apiKey }),
+      },
+    ])(
+      're-seals an endpoint’s $what too, under $whose own associated data',
+      async ({ fields, column, aad, opened }) => {
+        const staff = await actor(svc, newOrg(), ['staff', 'admin']);
+        const created = await http(svc.baseUrl).post('/notifications/webhook-endpoints', staff.token, {
+          ...fields,
+          eventTypes: ['*'],
+        });
+        expect(created.status).toBe(201);
+        await resealWebhookSecrets(svc.orm, box('k2', 'k1'));
+        const row = await sealedColumn(column, created.body.data.id);
+        expect(row.s.startsWith('v2:k2:')).toBe(true);
+        const onlyNew = box('k2');
+        opened(onlyNew.open(aad(row.id), row.s));
+        // Bound to what it is for: it does not open as the endpoint's signing secret.
+        expect(() => onlyNew.open(row.id, row.s)).toThrow();
+      },
+    );
 
     it('re-wraps every investor data key under the first of PERSONAL_DATA_KEYS, so an older wrapping key can leave', async () => {
       const w = await lifecycleWorld(svc);
