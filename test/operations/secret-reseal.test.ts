@@ -1,126 +1,21 @@
-import { createCipheriv, createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { AccessTokens } from '../../identity/access-tokens';
+import { createHash, randomBytes } from 'node:crypto';
 import { secretBoxFrom } from '../../webhooks/secret-box';
 import { authenticationAad } from '../../webhooks/authentication';
 import { headersAad } from '../../webhooks/custom-headers';
-import { loadConfig } from '../../lib/runtime/config';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { personalKeys, rewrapPersonalKeys } from '../../db/personal-keys';
 import { openValue } from '../../lib/personal-data';
-import { approveKyc } from '../support/fixtures';
+import { actor, approveKyc, newOrg } from '../support/fixtures';
 import { lifecycleWorld } from '../support/subscriptions';
-import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-
-const pem = () =>
-  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-const key = () => randomBytes(32).toString('base64');
-const principal = {
-  userId: 'u-1',
-  orgId: '00000000-0000-4000-8000-000000000001',
-  roles: ['investor' as const],
-  kycCompleted: true,
-};
+import { sealingKey as key } from './support/keyring';
 
 /**
- * Both keys of the service roll without a flag day (docs/decisions/0137-access-token-key-rotation.md,
- * docs/decisions/0138-webhook-secret-keyring.md).
+ * What is stored sealed is sealed again under the keyring's new first key, so the old one can leave
+ * (docs/decisions/0138-webhook-secret-keyring.md).
  */
-describe('access-token signing key rotation', () => {
-  it('publishes the next key before it signs, then keeps the previous one until its tokens expire', async () => {
-    const [oldKey, newKey] = [pem(), pem()];
-    // Step 1: old signs, new is published ahead.
-    const before = await AccessTokens.create({ privateKeyPem: oldKey, publishedKeysPem: newKey, ttlSeconds: 900 });
-    expect(before.jwks().keys).toHaveLength(2);
-    const issuedBefore = await before.sign(principal);
-    // Step 2: new signs, old stays published; tokens from both steps verify on either instance.
-    const after = await AccessTokens.create({ privateKeyPem: newKey, publishedKeysPem: oldKey, ttlSeconds: 900 });
-    expect(
-      after
-        .jwks()
-        .keys.map((k) => k.kid)
-        .sort(),
-    ).toEqual(
-      before
-        .jwks()
-        .keys.map((k) => k.kid)
-        .sort(),
-    );
-    const issuedAfter = await after.sign(principal);
-    await expect(after.verify(issuedBefore)).resolves.toMatchObject({ userId: 'u-1' });
-    await expect(before.verify(issuedAfter)).resolves.toMatchObject({ userId: 'u-1' });
-    // Step 3: old key retired; its tokens are refused.
-    const retired = await AccessTokens.create({ privateKeyPem: newKey, ttlSeconds: 900 });
-    expect(retired.jwks().keys).toHaveLength(1);
-    await expect(retired.verify(issuedAfter)).resolves.toMatchObject({ userId: 'u-1' });
-    await expect(retired.verify(issuedBefore)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
-  });
-
-  it('serves the JWKS of the running service with two keys, signing key first', async () => {
-    const svc = await startService({ set: 'A' });
-    try {
-      const res = await http(svc.baseUrl).get('/identity/.well-known/jwks.json');
-      expect(res.status).toBe(200);
-      expect(res.body.keys).toHaveLength(2);
-      expect(res.body.keys[0].kid).not.toBe(res.body.keys[1].kid);
-      expect(res.body).toEqual(svc.tokens.jwks());
-      const { protectedHeader } = decodeHeader(await svc.tokens.sign(principal));
-      expect(protectedHeader.kid).toBe(res.body.keys[0].kid);
-    } finally {
-      await svc.stop();
-    }
-  });
-});
-
-const decodeHeader = (jwt: string) => ({
-  protectedHeader: JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string },
-});
-
 describe('webhook secret-sealing keyring', () => {
-  const config = (env: Record<string, string>) =>
-    loadConfig({
-      DATABASE_URL: 'postgres://x@127.0.0.1/x',
-      NODE_ENV: 'production',
-      ACCESS_TOKEN_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----',
-      SANDBOX_NOTIFICATION_SECRET: 's'.repeat(64),
-      TEMPORAL_PAYLOAD_KEYS: `k1:${Buffer.alloc(32, 2).toString('base64')}`,
-      AUDIT_HMAC_KEYS: `a1:${Buffer.alloc(32, 3).toString('base64')}`,
-      PERSONAL_DATA_KEYS: `p1:${Buffer.alloc(32, 4).toString('base64')}`,
-      PAYMENTS_SANDBOX_IN_PRODUCTION: 'true',
-      ...env,
-    });
-
-  it('seals under the first key with its id, and still opens values sealed under an older key', () => {
-    const [k1, k2] = [key(), key()];
-    const before = secretBoxFrom(config({ WEBHOOK_SECRET_KEYS: `k1:${k1}` }));
-    const sealedBefore = before.seal('ep-1', 'whsec_old');
-    expect(sealedBefore.startsWith('v2:k1:')).toBe(true);
-    const rotated = secretBoxFrom(config({ WEBHOOK_SECRET_KEYS: `k2:${k2},k1:${k1}` }));
-    expect(rotated.open('ep-1', sealedBefore)).toBe('whsec_old');
-    expect(rotated.seal('ep-1', 'whsec_new').startsWith('v2:k2:')).toBe(true);
-    // Without the old key, the value names the missing key instead of failing obscurely.
-    const withoutOld = secretBoxFrom(config({ WEBHOOK_SECRET_KEYS: `k2:${k2}` }));
-    expect(() => withoutOld.open('ep-1', sealedBefore)).toThrow(/key "k1"/);
-  });
-
-  it('opens values sealed before the keyring existed (v1, under WEBHOOK_SECRET_KEY)', () => {
-    const legacy = key();
-    // The v1 layout as stored before: v1:<iv>:<tag>:<ciphertext>, AES-256-GCM, endpoint id as AAD.
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', Buffer.from(legacy, 'base64'), iv).setAAD(Buffer.from('ep-9'));
-    const ct = Buffer.concat([cipher.update('whsec_legacy', 'utf8'), cipher.final()]);
-    const v1 = ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), ct.toString('base64')].join(':');
-    const box = secretBoxFrom(config({ WEBHOOK_SECRET_KEYS: `k2:${key()}`, WEBHOOK_SECRET_KEY: legacy }));
-    expect(box.open('ep-9', v1)).toBe('whsec_legacy');
-    expect(box.currentKeyId).toBe('k2');
-  });
-
-  it('refuses a malformed keyring at start, naming the variable', () => {
-    expect(() => config({ WEBHOOK_SECRET_KEYS: 'k1:c2hvcnQ=' })).toThrow(/WEBHOOK_SECRET_KEYS/);
-    expect(() => config({ WEBHOOK_SECRET_KEYS: `k1:${key()},k1:${key()}` })).toThrow(/WEBHOOK_SECRET_KEYS/);
-  });
-
   describe('resealing stored secrets', () => {
     let svc: TestService;
     const [k1, k2] = [key(), key()];
