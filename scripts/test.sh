@@ -40,7 +40,7 @@ npm run -s lint:migrations     # each migration since the previous release is ad
 # workflow shape, so they run once; throttled-sleep runs alone in each, after the others).
 # parked-slots.test.ts runs in the default shape only (the dispatcher's slots it tests are the engine
 # shape's). isolation.test.ts runs in both since docs/decisions/0340-workflow-starts-within-the-endpoints-room.md.
-WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep start-path-walk begun-first-attempt parent-children-limit"
+WEBHOOK_SHAPE_SUITES="test/webhooks test/contract/client.test.ts test/contract/idempotency-commands.test.ts test/contract/idempotency-secrets.test.ts test/contract/idempotency-outcome-unknown.test.ts test/contract/idempotency-payment-sessions.test.ts --testPathIgnorePatterns delivery-shape parked-slots organisation-share gate-turns throttled-sleep start-path-walk begun-first-attempt parent-children-limit"
 if [ $# -gt 0 ] || [ "${TRANCHE_TEST_TEMPORAL:-}" = cluster ]; then
   exec npx tsx scripts/with-stack.ts -- npx jest "$@"
 fi

@@ -3,6 +3,7 @@ import type { PostResult } from './post';
 import type { SignedRequest } from './signing';
 import { TokenError, type oauth2Tokens } from './oauth2-tokens';
 import { cutToCodePoints } from '../lib/text';
+import { isProxyFailure } from './proxy-connect';
 
 type Tokens = ReturnType<typeof oauth2Tokens>;
 
@@ -66,6 +67,8 @@ export async function postWithBearer(
 
 /** TLS and connection failures an mTLS endpoint's attempt may meet, said plainly in its record. */
 export function explainMtlsFailure(error: string): string {
+  // The egress proxy's failure is not the receiver's refusal, and keeps its own words (isProxyFailure).
+  if (isProxyFailure(error)) return error;
   if (/ALERT|CERTIFICATE_REQUIRED|ECONNRESET|EPIPE|UND_ERR_SOCKET|socket hang up|other side closed/i.test(error))
     return `MTLS_REJECTED: the receiver refused the TLS connection or closed it, likely refusing our client certificate (${error})`.slice(
       0,

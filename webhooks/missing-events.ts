@@ -29,17 +29,38 @@ const typeBindings = (set: BehaviourSet) => [
   JSON.stringify(EXPLICIT_ONLY_EVENT_TYPES),
 ];
 
+/**
+ * Every read of missing events: `select <columns> from <endpoints, as e> join events ev on NEVER_RECEIVED
+ * where <rest>`, the set's type bindings first, then the query's own.
+ */
+async function readMissing<T>(
+  knex: Knex,
+  set: BehaviourSet,
+  q: { select: string; endpoints: string; rest: string },
+  bindings: readonly Knex.RawBinding[],
+): Promise<T[]> {
+  const { rows } = (await knex.raw(
+    `select ${q.select} from ${q.endpoints} join events ev on ${NEVER_RECEIVED} where ${q.rest}`,
+    [...typeBindings(set), ...bindings],
+  )) as { rows: T[] };
+  return rows;
+}
+
 /** How many events stored from `since` to `until` the endpoint never received: a recovery's first total. */
 export async function missingCount(
   knex: Knex,
   q: { endpointId: string; since: Date; until: Date; set: BehaviourSet },
 ): Promise<number> {
-  const { rows } = (await knex.raw(
-    `select count(*)::int as n
-       from webhook_endpoints e join events ev on ${NEVER_RECEIVED}
-      where e.id = ? and ev.created_at between ? and ?`,
-    [...typeBindings(q.set), q.endpointId, q.since, q.until],
-  )) as { rows: { n: number }[] };
+  const rows = await readMissing<{ n: number }>(
+    knex,
+    q.set,
+    {
+      select: 'count(*)::int as n',
+      endpoints: 'webhook_endpoints e',
+      rest: 'e.id = ? and ev.created_at between ? and ?',
+    },
+    [q.endpointId, q.since, q.until],
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -57,21 +78,21 @@ interface StoredEvent {
  * The next `limit` events the recovery's endpoint never received, after its cursor, in publication order;
  * the window is read in SQL, at the microsecond the recovery's row holds.
  */
-async function nextMissing(knex: Knex, recoveryId: string, set: BehaviourSet, limit: number): Promise<StoredEvent[]> {
-  const { rows } = (await knex.raw(
-    `select ev.id, ev.seq::text as seq, ev.org_id, ev.type, ev.source, ev.occurred_at, ev.data
-       from webhook_recoveries r
-       join webhook_endpoints e on e.id = r.endpoint_id
-       join events ev on ${NEVER_RECEIVED}
-      where r.id = ?
+const nextMissing = (knex: Knex, recoveryId: string, set: BehaviourSet, limit: number) =>
+  readMissing<StoredEvent>(
+    knex,
+    set,
+    {
+      select: 'ev.id, ev.seq::text as seq, ev.org_id, ev.type, ev.source, ev.occurred_at, ev.data',
+      endpoints: 'webhook_recoveries r join webhook_endpoints e on e.id = r.endpoint_id',
+      rest: `r.id = ?
         and ev.seq > coalesce(r.missing_cursor_seq, 0)
         and ev.created_at between r.since and r.until
       order by ev.seq
       limit ?`,
-    [...typeBindings(set), recoveryId, limit],
-  )) as { rows: StoredEvent[] };
-  return rows;
-}
+    },
+    [recoveryId, limit],
+  );
 
 /**
  * Plans one endpoint's deliveries of stored events, as publish does (one statement: bodies, deliveries,

@@ -22,8 +22,24 @@ export const egressRoute = (proxy: EgressProxy, noProxy: NoProxyRule[]): EgressR
   direct: noProxyMatcher(noProxy),
 });
 
-/** What an attempt's record says when the proxy, not the target, failed it. */
-class ProxyConnectError extends Error {}
+/**
+ * What an attempt's record says when the proxy, not the target, failed it: always `proxy …`, so the
+ * recorder can tell it from a receiver's failure (`isProxyFailure`).
+ */
+class ProxyConnectError extends Error {
+  constructor(what: string) {
+    super(`proxy ${what}`);
+  }
+}
+
+/**
+ * Whether a recorded attempt error is the egress proxy's (ProxyConnectError's words, alone or as the
+ * reason an OAuth2 token request could not be made): the sender's failure, not the receiver's, so it
+ * is retried on schedule but counted neither by the endpoint's circuit nor towards its failing spell
+ * (docs/decisions/0405-egress-through-a-connect-proxy.md).
+ */
+export const isProxyFailure = (error: string | null): boolean =>
+  error !== null && /^proxy |could not be reached \(proxy .*\)$/.test(error);
 
 /**
  * undici's `connect` for a pool whose connections go through the egress proxy
@@ -114,12 +130,12 @@ async function tunnel(
   let proxyAddress = proxy.host;
   if (!isIP(proxy.host)) {
     const [first] = await resolver.resolve(proxy.host).catch((err: NodeJS.ErrnoException) => {
-      throw new ProxyConnectError(`proxy ${proxy.host} does not resolve (${err.code ?? err.message})`);
+      throw new ProxyConnectError(`${proxy.host} does not resolve (${err.code ?? err.message})`);
     });
-    if (!first) throw new ProxyConnectError(`proxy ${proxy.host} has no address`);
+    if (!first) throw new ProxyConnectError(`${proxy.host} has no address`);
     proxyAddress = first.address;
   }
-  const socket = await openTcp(proxyAddress, proxy.port, (why) => new ProxyConnectError(`proxy unreachable: ${why}`));
+  const socket = await openTcp(proxyAddress, proxy.port, (why) => new ProxyConnectError(`unreachable: ${why}`));
   const authority = target.family === 6 ? `[${target.address}]:${port}` : `${target.address}:${port}`;
   socket.write(
     `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n` +
@@ -147,25 +163,24 @@ function connectAnswer(socket: Socket): Promise<void> {
       resolve();
     };
     const timer = setTimeout(
-      () => end(new ProxyConnectError(`proxy did not answer CONNECT within ${STEP_TIMEOUT_MS / 1000} s`)),
+      () => end(new ProxyConnectError(`did not answer CONNECT within ${STEP_TIMEOUT_MS / 1000} s`)),
       STEP_TIMEOUT_MS,
     );
     const onData = (chunk: Buffer) => {
       head = Buffer.concat([head, chunk]);
       const at = head.indexOf('\r\n\r\n');
       if (at === -1) {
-        if (head.length > ANSWER_HEAD_LIMIT)
-          end(new ProxyConnectError('proxy answered CONNECT with an oversized head'));
+        if (head.length > ANSWER_HEAD_LIMIT) end(new ProxyConnectError('answered CONNECT with an oversized head'));
         return;
       }
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(head.subarray(0, at).toString('latin1'))?.[1];
-      if (status === undefined) end(new ProxyConnectError('proxy answered CONNECT with something that is not HTTP'));
-      else if (!status.startsWith('2')) end(new ProxyConnectError(`proxy refused CONNECT: ${status}`));
+      if (status === undefined) end(new ProxyConnectError('answered CONNECT with something that is not HTTP'));
+      else if (!status.startsWith('2')) end(new ProxyConnectError(`refused CONNECT: ${status}`));
       else end(null, head.subarray(at + 4));
     };
     const onError = (err: NodeJS.ErrnoException) =>
-      end(new ProxyConnectError(`proxy connection failed before answering CONNECT: ${err.code ?? err.message}`));
-    const onClose = () => end(new ProxyConnectError('proxy closed the connection before answering CONNECT'));
+      end(new ProxyConnectError(`connection failed before answering CONNECT: ${err.code ?? err.message}`));
+    const onClose = () => end(new ProxyConnectError('closed the connection before answering CONNECT'));
     socket.on('data', onData).on('error', onError).on('close', onClose);
   });
 }

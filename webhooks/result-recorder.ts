@@ -2,12 +2,18 @@ import type { Knex } from '@mikro-orm/postgresql';
 import type { BehaviourSet } from '../lib/behaviour-set';
 import { tooSlow, type CircuitRules } from '../domain/circuit-breaker';
 import { logger } from '../lib/runtime/logger';
-import { recordResultSetAside, recordWebhookAttempt, recordWebhookDelivery } from '../lib/runtime/metrics';
+import {
+  recordProxyFailure,
+  recordResultSetAside,
+  recordWebhookAttempt,
+  recordWebhookDelivery,
+} from '../lib/runtime/metrics';
 import { isSuccess, recordResults, recordSuccesses, stopWaiting, type Finished } from './attempt-store';
 import { disableEndpoint, noteAttemptOutcomes, type ObservedAttempt } from './endpoint-health-store';
 import { endFailingSpells, publishExhausted } from './operational-events';
 import { CIRCUIT_OPEN, SIGNING_FAILED } from './sender';
 import { circuitsClosed, updateCircuits } from './circuit-store';
+import { isProxyFailure } from './proxy-connect';
 import { ATTEMPT_DELAYS_MS, AUTOMATIC_ATTEMPTS, nextAttemptDelay } from '../domain/retry-schedule';
 
 /** What an attempt whose worker died between its POST and its record is recorded as. */
@@ -108,7 +114,7 @@ export function createRecorder(deps: {
     const outcome = await write(batch);
     for (const item of batch) {
       byKey.delete(key(item.result.input.owner, item.result.input.deliveryId, item.result.input.number));
-      countAttempt(item.result, item.opts.publishedAt);
+      countAttempt(item.result, item.opts.endpointId, item.opts.publishedAt);
       item.resolve(outcome.get(item)!);
     }
     // Only a failed first attempt leaves a hand-over row; a batch of successes costs no hand-over call.
@@ -172,9 +178,11 @@ export function createRecorder(deps: {
     }
     return deps.knex().transaction(async (trx) => {
       await recordResults(trx, results);
-      // What the endpoint itself answered: not an attempt in doubt, one never sent, or one we could not sign.
+      // What the endpoint itself answered: not an attempt in doubt, one never sent, one we could not sign,
+      // or one our egress proxy failed (docs/decisions/0405-egress-through-a-connect-proxy.md): those are
+      // retried on schedule, but count neither for the circuit nor towards failing and disabling.
       const observed = batch
-        .filter((i) => !UNOBSERVED.has(i.result.error ?? ''))
+        .filter((i) => !UNOBSERVED.has(i.result.error ?? '') && !isProxyFailure(i.result.error))
         .map((i) => ({
           item: i,
           endpointId: i.opts.endpointId,
@@ -268,8 +276,16 @@ export function createRecorder(deps: {
 }
 
 // Counted once per recorded result.
-function countAttempt(f: Finished, publishedAt: Date | string | undefined): void {
+function countAttempt(f: Finished, endpointId: string, publishedAt: Date | string | undefined): void {
   if (f.error === CIRCUIT_OPEN) return; // not an attempt the endpoint saw
+  if (isProxyFailure(f.error)) {
+    // Seen as the proxy's, not the endpoint's: counted and logged, so an outage of the proxy shows.
+    recordProxyFailure();
+    logger.warn(
+      { endpointId, deliveryId: f.input.deliveryId, number: f.input.number, error: f.error },
+      'webhook attempt failed at the egress proxy; not counted against the endpoint',
+    );
+  }
   const ok = isSuccess(f.responseStatus);
   recordWebhookAttempt(ok ? 'success' : 'failed', f.responseStatus, f.durationMs);
   if (ok) recordWebhookDelivery('success', publishedAt);

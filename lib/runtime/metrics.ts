@@ -93,6 +93,15 @@ const circuits = new Counter({
   registers: [registry],
 });
 
+const proxyFailures = new Counter({
+  name: 'tranche_webhook_proxy_failures_total',
+  help: 'Webhook attempts the egress proxy (WEBHOOK_HTTP_PROXY) failed, not the receiver: retried on schedule, not counted against the endpoint (docs/decisions/0405-egress-through-a-connect-proxy.md)',
+  registers: [registry],
+});
+
+/** Counts one attempt the egress proxy failed. */
+export const recordProxyFailure = (): void => proxyFailures.inc();
+
 const resultsSetAside = new Counter({
   name: 'tranche_webhook_results_set_aside_total',
   help: 'Attempt results whose record failed alone while the database answered: set aside and retried on their own (webhooks/result-recorder.ts)',

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { actor, newOrg, type Actor } from '../support/fixtures';
-import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
-import { Receiver } from '../webhooks/support/receiver';
+import { actor, type Actor } from '../support/fixtures';
+import type { http } from '../support/http';
+import type { TestService } from '../support/service';
+import type { Receiver } from '../webhooks/support/receiver';
 import { registerHook } from '../webhooks/support/hooks';
-import { identityEvents, notifyAsProvider, PROVIDER_SECRET } from './support/identity';
+import { stopWebhookStack } from '../webhooks/support/stack';
+import { accreditationDocument, expectOk, identityEvents, identityMoves, startIdentityStack } from './support/identity';
 
 /** The KYC and accreditation event types of each behaviour set, as spec ยง6.2 lists them. */
 const IDENTITY_EVENT_TYPES = {
@@ -39,9 +39,7 @@ const IDENTITY_EVENT_TYPES = {
   ],
 };
 
-const sha = () => randomUUID().replace(/-/g, '').repeat(2);
-const document = () => ({ file_name: 'w2-2025.pdf', content_type: 'application/pdf', sha256: sha() });
-
+/** Every KYC and accreditation event of the set, with its data, through the outbox to a webhook. */
 describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec ยง6.2, ยง6.3)', (set) => {
   let svc: TestService;
   let receiver: Receiver;
@@ -50,36 +48,11 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec ย
   let staff: Actor;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set,
-        env: { IDENTITY_PROVIDER_WEBHOOK_SECRET: PROVIDER_SECRET, WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    org = newOrg();
-    staff = await actor(svc, org, ['staff']);
+    ({ svc, receiver, api, staff } = await startIdentityStack(set));
+    org = staff.orgId;
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
-
-  const expectOk = (res: { status: number; body: any }, status = 200) => {
-    if (res.status !== status) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.data;
-  };
-  const provider = async (kind: 'kyc' | 'accreditation', id: string, action: string) =>
-    expectOk(await notifyAsProvider(svc, { kind, id, action }));
-  const decide = async (kind: 'kyc' | 'accreditations', id: string, action: string) =>
-    expectOk(await api.post(`/identity/${kind}/${id}/decisions`, staff.token, { action, reason: 'checked by staff' }));
-  const gateRow = async (a: Actor) =>
-    (
-      await svc.orm.em
-        .getConnection()
-        .execute('select status from kyc_verifications where org_id = ? and user_id = ?', [a.orgId, a.userId])
-    )[0]?.status;
+  afterAll(() => stopWebhookStack({ svc, receiver }));
+  const { provider, decide, gateRow } = identityMoves(() => ({ svc, staff }));
 
   /** Drives every KYC event of the set through investor, staff and provider endpoints. */
   async function walkKyc(approved: Actor, rejected: Actor) {
@@ -117,10 +90,16 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec ย
   async function walkAccreditation(approved: Actor, denied: Actor) {
     const a = expectOk(await api.post('/identity/accreditations', approved.token, { method: 'income' }), 201);
     expect(a.status).toBe(set === 'A' ? 'submitted' : 'created');
-    expectOk(await api.post(`/identity/accreditations/${a.id}/documents`, approved.token, document()), 201);
+    expectOk(
+      await api.post(`/identity/accreditations/${a.id}/documents`, approved.token, accreditationDocument()),
+      201,
+    );
     if (set === 'B') expectOk(await api.post(`/identity/accreditations/${a.id}/submit`, approved.token));
     await decide('accreditations', a.id, 'more_info_needed');
-    expectOk(await api.post(`/identity/accreditations/${a.id}/documents`, approved.token, document()), 201);
+    expectOk(
+      await api.post(`/identity/accreditations/${a.id}/documents`, approved.token, accreditationDocument()),
+      201,
+    );
     expectOk(await api.post(`/identity/accreditations/${a.id}/submit`, approved.token));
     expect(await provider('accreditation', a.id, 'approve')).toMatchObject({ status: 'approved' });
     const d = expectOk(await api.post('/identity/accreditations', denied.token, { method: 'net_worth' }), 201);
@@ -181,7 +160,10 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec ย
       await api.post('/identity/accreditations', dan.token, { method: 'professional_certification' }),
       201,
     );
-    const doc = expectOk(await api.post(`/identity/accreditations/${a.id}/documents`, dan.token, document()), 201);
+    const doc = expectOk(
+      await api.post(`/identity/accreditations/${a.id}/documents`, dan.token, accreditationDocument()),
+      201,
+    );
     const mine = (await identityEvents(svc, org)).filter((e) => e.data.user_id === dan.userId);
     const idField = set === 'A' ? 'accreditation_id' : 'session_id';
     expect(mine.map((e) => e.data)).toEqual([
@@ -195,113 +177,5 @@ describe.each(['A', 'B'] as const)('Set %s: KYC and accreditation events (spec ย
         content_type: 'application/pdf',
       },
     ]);
-  });
-
-  describe('provider notifications', () => {
-    let target: { kind: 'kyc'; id: string; action: string };
-    beforeAll(async () => {
-      const erin = await actor(svc, org, ['investor']);
-      const kyc = expectOk(await api.post('/identity/kyc', erin.token), 201);
-      target = { kind: 'kyc', id: set === 'A' ? kyc.current_attempt_id : kyc.session_id, action: 'processing' };
-      if (set === 'A') target.action = 'needs_review';
-    });
-    const count = async () => (await identityEvents(svc, org)).length;
-
-    it('refuses a wrong signature, a stale timestamp and a missing signature with 401, changing nothing', async () => {
-      const before = await count();
-      const wrong = await notifyAsProvider(svc, target, { secret: 'another-secret-of-sufficient-length!!' });
-      expect([wrong.status, wrong.body.error.code]).toEqual([401, 'PROVIDER_SIGNATURE_INVALID']);
-      const stale = await notifyAsProvider(svc, target, { timestamp: Math.floor(Date.now() / 1000) - 3600 });
-      expect([stale.status, stale.body.error.code]).toEqual([401, 'PROVIDER_SIGNATURE_EXPIRED']);
-      const missing = await api.post('/identity/provider/notifications', undefined, target);
-      expect([missing.status, missing.body.error.code]).toEqual([401, 'PROVIDER_SIGNATURE_MISSING']);
-      expect(await count()).toBe(before);
-    });
-
-    it('applies a repeated notification once', async () => {
-      const before = await count();
-      expect((await notifyAsProvider(svc, target)).status).toBe(200);
-      expect((await notifyAsProvider(svc, target)).status).toBe(200);
-      expect(await count()).toBe(before + 1);
-    });
-  });
-
-  describe('who may move a record', () => {
-    it('refuses a decision by an investor (403), by staff of another organisation (404) and out of order (409)', async () => {
-      const frank = await actor(svc, org, ['investor']);
-      const kyc = expectOk(await api.post('/identity/kyc', frank.token), 201);
-      const id = set === 'A' ? kyc.kyc_case_id : kyc.session_id;
-      const byInvestor = await api.post(`/identity/kyc/${id}/decisions`, frank.token, { action: 'approve' });
-      expect([byInvestor.status, byInvestor.body.error.code]).toEqual([403, 'ROLE_REQUIRED']);
-      const outsider = await actor(svc, newOrg(), ['staff']);
-      const byOutsider = await api.post(`/identity/kyc/${id}/decisions`, outsider.token, { action: 'approve' });
-      expect([byOutsider.status, byOutsider.body.error.code]).toEqual([404, 'NOT_FOUND']);
-      expect((await api.get(`/identity/kyc?user_id=${frank.userId}`, outsider.token)).status).toBe(404);
-      expect((await api.get(`/identity/kyc?user_id=${frank.userId}`, staff.token)).body.data.user_id).toBe(
-        frank.userId,
-      );
-      const again = await api.post('/identity/kyc', frank.token);
-      expect([again.status, again.body.error.code]).toEqual([409, 'KYC_IN_PROGRESS']);
-      if (set === 'B') {
-        // Set B: only the provider reports the session's progress.
-        const early = await api.post(`/identity/kyc/${id}/decisions`, staff.token, { action: 'approve' });
-        expect([early.status, early.body.error.code]).toEqual([409, 'KYC_TRANSITION_NOT_ALLOWED']);
-        const providerOnly = await api.post(`/identity/kyc/${id}/decisions`, staff.token, { action: 'processing' });
-        expect([providerOnly.status, providerOnly.body.error.code]).toEqual([403, 'KYC_ACTION_NOT_ALLOWED']);
-      }
-    });
-
-    if (set === 'A') {
-      it('lets staff reject a case whose requested resubmission never came, and keeps it closed', async () => {
-        const ivan = await actor(svc, org, ['investor']);
-        const kyc = expectOk(await api.post('/identity/kyc', ivan.token), 201);
-        expect(await decide('kyc', kyc.kyc_case_id, 'request_resubmission')).toMatchObject({
-          status: 'resubmission_requested',
-          attempt_status: 'rejected',
-        });
-        expect(await decide('kyc', kyc.kyc_case_id, 'reject')).toMatchObject({ status: 'rejected' });
-        const again = await api.post('/identity/kyc', ivan.token);
-        expect([again.status, again.body.error.code]).toEqual([409, 'KYC_REJECTED']);
-        const late = await api.post(`/identity/kyc/${kyc.kyc_case_id}/decisions`, staff.token, { action: 'approve' });
-        expect([late.status, late.body.error.code]).toEqual([409, 'KYC_TRANSITION_NOT_ALLOWED']);
-        expect(await gateRow(ivan)).toBe('rejected');
-      });
-    }
-
-    it('refuses anyone deciding their own KYC or accreditation, whatever roles they hold', async () => {
-      for (const roles of [
-        ['investor', 'staff'],
-        ['investor', 'admin'],
-      ] as const) {
-        const both = await actor(svc, org, [...roles]);
-        const kyc = expectOk(await api.post('/identity/kyc', both.token), 201);
-        const kycId = set === 'A' ? kyc.kyc_case_id : kyc.session_id;
-        // Set B: a session is decidable once the provider has it.
-        if (set === 'B') await provider('kyc', kycId, 'processing');
-        const ownKyc = await api.post(`/identity/kyc/${kycId}/decisions`, both.token, { action: 'approve' });
-        expect([ownKyc.status, ownKyc.body.error?.code]).toEqual([403, 'OWN_KYC']);
-        expect(await gateRow(both)).not.toBe('approved');
-
-        const a = expectOk(await api.post('/identity/accreditations', both.token, { method: 'income' }), 201);
-        if (set === 'B') expectOk(await api.post(`/identity/accreditations/${a.id}/submit`, both.token));
-        const ownAccreditation = await api.post(`/identity/accreditations/${a.id}/decisions`, both.token, {
-          action: 'approve',
-        });
-        expect([ownAccreditation.status, ownAccreditation.body.error?.code]).toEqual([403, 'OWN_ACCREDITATION']);
-        expect((await api.get(`/identity/accreditations/${a.id}`, both.token)).body.data.status).toBe('submitted');
-
-        // A colleague decides both.
-        expect(await decide('kyc', kycId, 'approve')).toMatchObject({ status: 'approved' });
-        expect(await decide('accreditations', a.id, 'approve')).toMatchObject({ status: 'approved' });
-      }
-    });
-
-    it("keeps an investor out of another investor's accreditation", async () => {
-      const [gina, hank] = [await actor(svc, org, ['investor']), await actor(svc, org, ['investor'])];
-      const a = expectOk(await api.post('/identity/accreditations', gina.token, { method: 'income' }), 201);
-      expect((await api.get(`/identity/accreditations/${a.id}`, hank.token)).status).toBe(404);
-      expect((await api.post(`/identity/accreditations/${a.id}/documents`, hank.token, document())).status).toBe(404);
-      expect((await api.get(`/identity/accreditations/${a.id}`, staff.token)).body.data.id).toBe(a.id);
-    });
   });
 });

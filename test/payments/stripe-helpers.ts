@@ -1,5 +1,8 @@
 import Stripe from 'stripe';
-import type { TestService } from '../support/service';
+import type { BehaviourSet } from '../../lib/behaviour-set';
+import { startService, type TestService } from '../support/service';
+import { world, type World } from './payment-helpers';
+import { startStripeMock } from './stripe-mock';
 
 export const WEBHOOK_SECRET = 'whsec_tranche_test_secret_0123456789';
 // Used only to sign events locally with Stripe's own scheme; it never calls the API.
@@ -43,3 +46,40 @@ export async function sendStripeEvent(
   });
   return { status: res.status, body: (await res.json()) as any };
 }
+
+/** The Stripe adapter's stack for a set: stripe-mock, the service pointed at it, and its world. */
+export interface StripeStack {
+  mock: Awaited<ReturnType<typeof startStripeMock>>;
+  svc: TestService;
+  w: World;
+}
+
+export async function startStripeStack(set: BehaviourSet): Promise<StripeStack> {
+  const mock = await startStripeMock();
+  let svc: TestService | undefined;
+  try {
+    svc = await startService({ set, env: stripeEnv(mock.url) });
+    return { mock, svc, w: await world(svc) };
+  } catch (err) {
+    await stopStripeStack({ mock, svc });
+    throw err;
+  }
+}
+
+export async function stopStripeStack(stack: Partial<StripeStack> | undefined): Promise<void> {
+  await stack?.svc?.stop();
+  await stack?.mock?.stop();
+}
+
+/** A Checkout Session as Stripe reports it complete: 25.00 USD, paid unless said otherwise. */
+export const paidSession = (subscriptionId: string, sessionId: string, pi: string, paymentStatus = 'paid') => ({
+  id: sessionId,
+  object: 'checkout.session',
+  mode: 'payment',
+  status: 'complete',
+  payment_status: paymentStatus,
+  amount_total: 2500,
+  currency: 'usd',
+  payment_intent: pi,
+  metadata: { subscription_id: subscriptionId },
+});

@@ -4,10 +4,11 @@ import type { Orm } from '../../db/orm';
 import { createDeliveryEngine, deliveryReads, endpointStore, secretBoxFrom } from '../../webhooks';
 import { deliveryWorkflowId, runOwner } from '../../domain/webhook-messages';
 import { registry } from '../../lib/runtime/metrics';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
 import { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publishUnqueued } from './support/publish';
 import { webhookHarness } from './support/webhook-harness';
@@ -78,12 +79,9 @@ describe('workflow shape: attempt 1 begun by the start path', () => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set: 'A', env: WORKFLOW_SHAPE }), Receiver.start()]);
+    ({ svc, receiver } = await startWebhookStack('A', WORKFLOW_SHAPE));
   });
-  afterAll(async () => {
-    await svc?.stop();
-    await receiver?.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const begun = async () =>
     ((await registry.getSingleMetric('tranche_webhook_first_attempts_begun_total')!.get()).values[0]?.value ??

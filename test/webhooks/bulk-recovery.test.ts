@@ -7,11 +7,12 @@ import { Worker } from '@temporalio/worker';
 import { recoveryWorkflowId } from '../../domain/recovery-messages';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { failedDeliveries } from './support/failed-deliveries';
 import { PATHS, registerHook } from './support/hooks';
 import { exited, printed, runTs } from './support/processes';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 
 const HOUR = 3600_000;
@@ -26,20 +27,12 @@ describe('bulk recovery: retry every failed or exhausted delivery of an endpoint
   const workers: ChildProcess[] = [];
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set: 'A',
-        env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_RECOVERY_BATCH_SIZE: String(BATCH) },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack('A', { WEBHOOK_RECOVERY_BATCH_SIZE: String(BATCH) }));
   });
   afterAll(async () => {
     for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGTERM');
     await Promise.all(workers.map(exited));
-    await svc.stop();
-    await receiver.stop();
+    await stopWebhookStack({ svc, receiver });
   });
 
   const setup = async (name: string) => {

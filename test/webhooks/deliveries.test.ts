@@ -4,8 +4,9 @@ import { deliveryIdFor } from './support/delivery-id';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
-import { Receiver } from './support/receiver';
+import type { TestService } from '../support/service';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 import { publish, publishUnqueued } from './support/publish';
@@ -31,17 +32,9 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     (await api.post(`${PATHS[set].endpoints}/${endpointId}/test`, staff.token)).body.data;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack(set));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it('sends test.ping to that endpoint only, with the exact §6.3 body and headers, verifiably signed', async () => {
     const [a, b] = [hook(), hook()];

@@ -13,13 +13,14 @@ import { ATTEMPT_DELAYS_MS } from '../../domain/retry-schedule';
 import { registry } from '../../lib/runtime/metrics';
 import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { lifecycleWorld } from '../support/subscriptions';
 import { openedHistoryJSON, testDataConverter } from '../support/data-converter';
 import { timeSkippingEnv } from '../support/time-skipping';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish, publishUnqueued } from './support/publish';
@@ -47,13 +48,9 @@ describe('workflow shape on the real stack: every delivery is a workflow from at
   const hook = () => `ws-${randomUUID().slice(0, 8)}`;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([startService({ set: 'A', env: WORKFLOW_SHAPE }), Receiver.start()]);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, staff } = await startWebhookStack('A', WORKFLOW_SHAPE));
   });
-  afterAll(async () => {
-    await svc?.stop();
-    await receiver?.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it('makes a test ping that succeeds at once a top-level workflow, listed by its search attributes', async () => {
     const h = hook();

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { ConfigError, loadConfig } from '../../lib/runtime/config';
 import { freePort } from '../../scripts/lib/free-port';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { until } from '../support/wait';
 import { answeringNameserver, type Nameserver } from '../security/support/nameservers';
 import { noProxyMatcher } from '../../webhooks/no-proxy';
@@ -64,7 +64,7 @@ describe('deliveries through an egress proxy', () => {
       WEBHOOK_HTTP_PROXY: proxy.url(CREDENTIALS),
       WEBHOOK_NO_PROXY: '127.0.0.2, direct.example',
     });
-    staff = await actor(stack.svc, newOrg(), ['staff']);
+    staff = stack.staff;
     receiverPort = new URL(stack.receiver.base).port;
   }, 120_000);
   afterAll(async () => {
@@ -235,7 +235,7 @@ describe('WEBHOOK_NO_PROXY naming a host', () => {
   beforeAll(async () => {
     proxy = await ConnectProxy.start();
     stack = await startWebhookStack('A', { WEBHOOK_HTTP_PROXY: proxy.url(), WEBHOOK_NO_PROXY: 'LOCALHOST' });
-    staff = await actor(stack.svc, newOrg(), ['staff']);
+    staff = stack.staff;
   }, 120_000);
   afterAll(async () => {
     await stopWebhookStack(stack);
@@ -272,7 +272,7 @@ describe('an egress proxy that cannot be reached', () => {
   beforeAll(async () => {
     proxyPort = await freePort(); // nothing listens there
     stack = await startWebhookStack('A', { WEBHOOK_HTTP_PROXY: `http://127.0.0.1:${proxyPort}` });
-    staff = await actor(stack.svc, newOrg(), ['staff']);
+    staff = stack.staff;
   }, 120_000);
   afterAll(() => stopWebhookStack(stack));
 

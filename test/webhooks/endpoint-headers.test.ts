@@ -1,11 +1,12 @@
 import pino from 'pino';
 import { logger } from '../../lib/runtime/logger';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { until } from '../support/wait';
 import { PATHS } from './support/hooks';
-import { Receiver, type ReceivedDelivery } from './support/receiver';
+import type { Receiver, ReceivedDelivery } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 /**
  * Static headers per endpoint (docs/decisions/0400-custom-headers-per-endpoint.md): every POST carries
@@ -30,17 +31,11 @@ describe('custom headers per endpoint', () => {
       logged.push(s);
       return write(s);
     };
-    [svc, receiver] = await Promise.all([
-      startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack('A'));
   });
   afterAll(async () => {
     stream.write = write;
-    await svc?.stop();
-    await receiver?.stop();
+    await stopWebhookStack({ svc, receiver });
   });
 
   const knex = () => svc.orm.em.getConnection().getKnex();

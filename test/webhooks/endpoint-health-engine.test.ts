@@ -7,9 +7,10 @@ import { ENDPOINT_DISABLED } from '../../domain/events';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { Receiver, type HookPlan } from './support/receiver';
+import type { Receiver, HookPlan } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 import { timerPending } from './support/webhook-harness';
 import { publish as publishTo, publishUnqueued } from './support/publish';
@@ -30,18 +31,11 @@ describe('endpoint health on the delivery engine', () => {
   const deliveries = PATHS[set].deliveries;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set));
   });
   // Each test its own organisation: webhook.endpoint.disabled goes to every other endpoint of it.
   beforeEach(async () => (staff = await actor(svc, newOrg(), ['staff'])));
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const hook = (name: string, plan: Omit<HookPlan, 'secret'> = {}, types = ['subscription.approved']) =>
     registerHook(svc, receiver, staff, `eh-${name}-${staff.orgId.slice(0, 8)}`, types, plan);

@@ -3,9 +3,10 @@ import type { DisableReason } from '../../domain/endpoint-health';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 import { anEvent, publish as publishTo } from './support/publish';
 
@@ -21,11 +22,7 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) =
   const knex = () => svc.orm.em.getConnection().getKnex();
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set));
   });
   // Each test its own organisation: an endpoint.disabled event goes to every other endpoint of it.
   beforeEach(async () => (staff = await actor(svc, newOrg(), ['staff'])));
@@ -41,10 +38,7 @@ describe.each(['A', 'B'] as const)('Set %s: endpoint status and health', (set) =
       if (disabled) await disable(trx, set, id, disabled.reason, disabled.at);
       return disabled?.reason ?? null;
     });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const hook = (name: string, plan: { responses?: number[] } = {}) =>
     registerHook(svc, receiver, staff, `${set}-${name}`, ['*'], plan);

@@ -2,11 +2,12 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { BehaviourSet } from '../../lib/behaviour-set';
 import { supportedEventTypes, TEST_PING, EXPLICIT_ONLY_EVENT_TYPES } from '../../domain/events';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import { actor, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 interface Entry {
   event_type: string;
@@ -32,17 +33,9 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s event catalog', (set) => {
   addFormats(ajv);
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack(set));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const catalog = async (who: Actor) => {
     const res = await api.get('/notifications/event-catalog', who.token);

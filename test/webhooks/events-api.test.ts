@@ -4,9 +4,10 @@ import type { ServiceEvent } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { Client as PgClient } from 'pg';
-import { ownerUrlOf, startService, type TestService } from '../support/service';
+import { ownerUrlOf, type TestService } from '../support/service';
 import { registerHook } from './support/hooks';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 
 describe('GET /notifications/events', () => {
@@ -15,18 +16,11 @@ describe('GET /notifications/events', () => {
   let api: ReturnType<typeof http>;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set: 'B', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack('B'));
   });
   const publish = (events: ServiceEvent[], db = svc.orm.em.getConnection().getKnex()) =>
     publishEvents(db, events, { set: svc.set });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const event = (who: Actor, type: string): ServiceEvent => ({
     id: randomUUID(),

@@ -1,10 +1,11 @@
 import { Client as PgClient } from 'pg';
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 
 /**
@@ -18,18 +19,9 @@ describe("workflow shape: one endpoint's burst never holds the worker's database
   let receiver: Receiver;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set: 'A',
-        env: { WEBHOOK_DELIVERY_SHAPE: 'workflow', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', DATABASE_POOL_MAX: '10' },
-      }),
-      Receiver.start(),
-    ]);
+    ({ svc, receiver } = await startWebhookStack('A', { WEBHOOK_DELIVERY_SHAPE: 'workflow', DATABASE_POOL_MAX: '10' }));
   });
-  afterAll(async () => {
-    await svc?.stop();
-    await receiver?.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it("keeps at most one of a worker's connections waiting on an endpoint's gate, while another organisation's event arrives", async () => {
     const x = await actor(svc, newOrg(), ['staff']);

@@ -8,10 +8,11 @@ import { registry } from '../../lib/runtime/metrics';
 import { deliveryIdFor } from './support/delivery-id';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
-import { Receiver, type ReceivedDelivery } from './support/receiver';
+import type { Receiver, ReceivedDelivery } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 
 /**
@@ -31,24 +32,13 @@ describe('the delivery engine keeps endpoints and organisations apart', () => {
   const name = (what: string) => `iso-${what}-${++n}`;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set,
-        env: {
-          WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-          WEBHOOK_CIRCUIT_FAILURES: '3',
-          WEBHOOK_CIRCUIT_COOLDOWN_SECONDS: '1',
-          WEBHOOK_SWEEP_INTERVAL_MS: '300',
-        },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, {
+      WEBHOOK_CIRCUIT_FAILURES: '3',
+      WEBHOOK_CIRCUIT_COOLDOWN_SECONDS: '1',
+      WEBHOOK_SWEEP_INTERVAL_MS: '300',
+    }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const delivery = (who: Actor, id: string) =>
     api.get(`${PATHS[set].deliveries}/${id}`, who.token).then((r) => r.body.data);

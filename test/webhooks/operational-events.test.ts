@@ -1,9 +1,10 @@
 import { DELIVERY_EXHAUSTED, ENDPOINT_FAILING, ENDPOINT_RECOVERED } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 import { noteAttemptOutcomes } from '../../webhooks/endpoint-health-store';
 import { missingCount } from '../../webhooks/missing-events';
@@ -26,20 +27,10 @@ describe.each(['A', 'B'] as const)('Set %s: operational events', (set) => {
   const knex = () => svc.orm.em.getConnection().getKnex();
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set,
-        env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_FAILING_AFTER_ATTEMPTS: String(FAILING_AFTER) },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
+    ({ svc, receiver, api } = await startWebhookStack(set, { WEBHOOK_FAILING_AFTER_ATTEMPTS: String(FAILING_AFTER) }));
   });
   beforeEach(async () => (staff = await actor(svc, newOrg(), ['staff'])));
-  afterAll(async () => {
-    await svc?.stop();
-    await receiver?.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const hook = (name: string, eventTypes: string[], plan: { responses?: number[] } = {}) =>
     registerHook(svc, receiver, staff, `${set}-${name}`, eventTypes, plan);

@@ -7,11 +7,12 @@ import { Worker } from '@temporalio/worker';
 import { publish as publishTo } from './support/publish';
 import { orderedWorkflowId } from '../../domain/webhook-messages';
 import { deliveryIdFor } from './support/delivery-id';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS } from './support/hooks';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 
 /**
@@ -28,17 +29,9 @@ describe('ordered delivery per subscription', () => {
   const base = PATHS[set].endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack(set));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   /** One subscription event through the engine's fast path; `mark` lets the receiver tell it apart. */
   const publish = async (subscriptionId: string, mark: string) => {

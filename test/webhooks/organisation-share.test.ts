@@ -1,10 +1,11 @@
 import { orgShareOf } from '../../domain/attempt-slots';
 import { actor, newOrg } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
 import { anEvent, publish } from './support/publish';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 /**
  * `workflow` shape (docs/decisions/0334-workflow-shape-attempts-local.md): an attempt is a local
@@ -21,23 +22,13 @@ describe("workflow shape: an organisation's slow POSTs leave the worker's last s
   let receiver: Receiver;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set: 'A',
-        env: {
-          WEBHOOK_DELIVERY_SHAPE: 'workflow',
-          WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-          WORKER_MAX_CACHED_WORKFLOWS: String(SLOTS),
-          WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: String(SLOTS),
-        },
-      }),
-      Receiver.start(),
-    ]);
+    ({ svc, receiver } = await startWebhookStack('A', {
+      WEBHOOK_DELIVERY_SHAPE: 'workflow',
+      WORKER_MAX_CACHED_WORKFLOWS: String(SLOTS),
+      WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: String(SLOTS),
+    }));
   });
-  afterAll(async () => {
-    await svc?.stop();
-    await receiver?.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it("delivers another organisation's event at once while one holds its whole share in slow POSTs", async () => {
     const x = await actor(svc, newOrg(), ['staff']);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceEvent } from '../../domain/events';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { until } from '../support/wait';
 import { PATHS } from './support/hooks';
 import { publish } from './support/publish';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 /**
  * Payload filters (docs/decisions/0398-payload-filters.md): an endpoint gets only the events whose data its
@@ -21,17 +22,9 @@ describe('payload filters', () => {
   const base = PATHS.A.endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack('A'));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const register = async (hook: string, filter?: unknown) => {
     const res = await api.post(base, staff.token, {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceEvent } from '../../domain/events';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { until } from '../support/wait';
 import { PATHS } from './support/hooks';
 import { publish } from './support/publish';
-import { Receiver } from './support/receiver';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 const EVENTS = 500;
 const SUBSCRIPTIONS = 5;
@@ -26,20 +27,9 @@ describe('replay missing: what an endpoint never received, delivered once it is 
   const base = PATHS.A.endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({
-        set: 'A',
-        env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', WEBHOOK_RECOVERY_BATCH_SIZE: String(BATCH) },
-      }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack('A', { WEBHOOK_RECOVERY_BATCH_SIZE: String(BATCH) }));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const register = async (hook: string, body: Record<string, unknown>) => {
     const res = await api.post(base, staff.token, { url: receiver.url(hook), description: hook, ...body });

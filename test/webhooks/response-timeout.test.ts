@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
-import { Receiver } from './support/receiver';
+import type { TestService } from '../support/service';
+import type { Receiver } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
 import { PATHS, registerHook } from './support/hooks';
 
@@ -17,16 +18,9 @@ describe.each(['A', 'B'] as const)('Set %s: the 30-second response limit (spec Â
   let staff: Actor;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, staff } = await startWebhookStack(set));
   });
-  afterAll(async () => {
-    await svc?.stop();
-    await receiver?.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   it('fails an attempt whose answer takes 31 s, then retries it on the schedule', async () => {
     const api = http(svc.baseUrl);

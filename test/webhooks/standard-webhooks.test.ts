@@ -1,11 +1,12 @@
 import { Webhook } from 'standardwebhooks';
 import { secretBoxFrom } from '../../webhooks/secret-box';
 import { endpointKeys, signatureOf, signedRequest } from '../../webhooks/signing';
-import { actor, newOrg, type Actor } from '../support/fixtures';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
 import { PATHS, registerHook } from './support/hooks';
-import { Receiver, type ReceivedDelivery } from './support/receiver';
+import type { Receiver, ReceivedDelivery } from './support/receiver';
+import { startWebhookStack, stopWebhookStack } from './support/stack';
 
 type EndpointSecrets = {
   endpoint_id: string;
@@ -25,17 +26,9 @@ describe('Standard Webhooks headers beside the spec’s', () => {
   const base = PATHS.A.endpoints;
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set: 'A', env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    api = http(svc.baseUrl);
-    staff = await actor(svc, newOrg(), ['staff']);
+    ({ svc, receiver, api, staff } = await startWebhookStack('A'));
   });
-  afterAll(async () => {
-    await svc.stop();
-    await receiver.stop();
-  });
+  afterAll(() => stopWebhookStack({ svc, receiver }));
 
   const ping = async (endpointId: string) => {
     const res = await api.post(`${base}/${endpointId}/test`, staff.token);

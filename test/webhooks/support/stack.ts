@@ -1,27 +1,35 @@
 import type { Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { BehaviourSet } from '../../../lib/behaviour-set';
-import type { Actor } from '../../support/fixtures';
+import { actor, newOrg, type Actor } from '../../support/fixtures';
 import { http } from '../../support/http';
 import { startService, type TestService } from '../../support/service';
 import { until } from '../../support/wait';
 import { PATHS, registerHook } from './hooks';
 import { Receiver } from './receiver';
 
-/** The webhook tests' stack: the service (loopback receivers allowed), a receiver, and a client. */
+/**
+ * The webhook tests' stack: the service (loopback receivers allowed), a receiver, a client, and a
+ * staff member of an organisation of their own (a signed token only: nothing is written for it).
+ */
 export interface WebhookStack {
   svc: TestService;
   receiver: Receiver;
   api: ReturnType<typeof http>;
+  staff: Actor;
 }
 
-/** Starts the service (with `env` on top of loopback delivery) and the receiver side by side. */
+/**
+ * Starts the service (with `env` on top of loopback delivery) and the receiver side by side: the
+ * setup most webhook suites share, `({ svc, receiver, api, staff } = await startWebhookStack(set))`
+ * in their beforeAll and `stopWebhookStack({ svc, receiver })` in their afterAll.
+ */
 export async function startWebhookStack(set: BehaviourSet, env: Record<string, string> = {}): Promise<WebhookStack> {
   const [svc, receiver] = await Promise.all([
     startService({ set, env: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true', ...env } }),
     Receiver.start(),
   ]);
-  return { svc, receiver, api: http(svc.baseUrl) };
+  return { svc, receiver, api: http(svc.baseUrl), staff: await actor(svc, newOrg(), ['staff']) };
 }
 
 export async function stopWebhookStack(stack: Partial<WebhookStack> | undefined): Promise<void> {
@@ -67,7 +75,12 @@ export async function firstAttempt(
  * A hook that answers 500, its endpoint throttled to 1 delivery a second, and `count` test pings
  * queued to it: the pings wait for their turn, and every attempt fails.
  */
-export async function throttledFailingPings(stack: WebhookStack, staff: Actor, hook: string, count: number) {
+export async function throttledFailingPings(
+  stack: Pick<WebhookStack, 'svc' | 'receiver' | 'api'>,
+  staff: Actor,
+  hook: string,
+  count: number,
+) {
   const endpoint = await registerHook(stack.svc, stack.receiver, staff, hook, ['*'], { defaultStatus: 500 });
   const set = stack.svc.set;
   expect(

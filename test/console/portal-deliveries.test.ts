@@ -1,23 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import type { BehaviourSet } from '../../lib/behaviour-set';
-import { actor, newOrg, type Actor } from '../support/fixtures';
-import { startService, type TestService } from '../support/service';
+import type { TestService } from '../support/service';
+import type { Receiver } from '../webhooks/support/receiver';
+import { failOnConsoleErrors, screenshot, seriousA11yViolations, type Browser } from './console-browser';
+import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { failedDeliveries } from '../webhooks/support/failed-deliveries';
 import { PATHS, registerHook } from '../webhooks/support/hooks';
-import { Receiver } from '../webhooks/support/receiver';
 import { until } from '../support/wait';
-import {
-  failOnConsoleErrors,
-  openBrowser,
-  screenshot,
-  seriousA11yViolations,
-  signIn,
-  type Browser,
-} from './console-browser';
+import { closePortal, hasText, openPortal } from './portal-session';
 
-/** The console as the integrator's portal, in Chromium against each set's whole stack. */
+/** The integrator's portal in Chromium, each set's whole stack: failed deliveries found, retried and recovered. */
 describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
   let svc: TestService;
   let receiver: Receiver;
@@ -29,107 +23,9 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
   const noViolations = async () => expect(await seriousA11yViolations(page)).toEqual([]);
 
   beforeAll(async () => {
-    [svc, receiver] = await Promise.all([
-      startService({ set, env: { DEV_IDP_ENABLED: 'true', WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' } }),
-      Receiver.start(),
-    ]);
-    staff = await actor(svc, newOrg(), ['staff']);
-    opened = await openBrowser();
-    await opened.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.baseUrl });
-    page = await opened.context.newPage();
-    await signIn(page, svc, { userId: `portal-${randomUUID().slice(0, 8)}`, orgId: staff.orgId, roles: ['staff'] });
+    ({ svc, receiver, staff, opened, page } = await openPortal(set));
   }, 120_000);
-  afterAll(async () => {
-    await opened?.close();
-    await svc?.stop();
-    await receiver?.stop();
-  });
-
-  it('registers an endpoint, shows its secret once, pings it, rotates, edits, disables, re-enables and deletes it', async () => {
-    const hook = `portal-${randomUUID().slice(0, 8)}`;
-    // A loaded machine runs a page's deferred scripts (htmx, copy-secret.js) well after the click that
-    // opened the page has returned; here they always arrive late, so each step must wait for them.
-    await page.route(SCRIPTS, async (route) => {
-      await new Promise((r) => setTimeout(r, 1500));
-      // The page may have moved on meanwhile, and its request with it.
-      await route.continue().catch(() => undefined);
-    });
-    await page.goto(`${svc.baseUrl}/console/webhooks`);
-    await page.getByTestId('register-endpoint').click();
-    await page.getByLabel('URL').fill(receiver.url(hook));
-    await page.getByLabel('Description').fill('Portal test endpoint');
-    await page.getByTestId('event-types').getByLabel('All event types').check();
-    await noViolations();
-    await page.getByTestId('save-endpoint').click();
-
-    const secret = (await page.getByTestId('signing-secret').inputValue()).trim();
-    expect(secret).toMatch(/^whsec_/);
-    await page.getByTestId('copy-secret').click();
-    await hasText(page, 'copy-status', 'Copied to the clipboard.');
-    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText())).toBe(secret);
-    expect(await page.getByTestId('snippet-python').textContent()).toContain('verify_standard_webhook');
-    await noViolations();
-    await shot('01-secret');
-    await receiver.plan(hook, { secret });
-
-    await page.getByTestId('to-endpoint').click();
-    // The ping is sent by htmx: until the page's scripts have run, the click would post the plain form
-    // and land on the ping's own page (the flaky rotate click). Wait for them, not for a time.
-    await page.waitForLoadState('load');
-    expect(await page.content()).not.toContain(secret);
-    const endpointUrl = page.url();
-    await page.getByTestId('send-ping').click();
-    // The block polls itself (htmx) until the delivery has an outcome.
-    await hasText(page, 'ping-status', 'success');
-    expect(await page.getByTestId('ping-response').textContent()).toBe('200');
-    const [ping] = await receiver.waitFor(hook, 1);
-    expect(ping!.verified).toBe(true);
-    await noViolations();
-    await shot('02-ping');
-
-    await page.getByTestId('rotate-open').click();
-    await page.getByTestId('rotate').click();
-    const rotated = await page.getByTestId('signing-secret').inputValue();
-    expect(rotated).not.toBe(secret);
-    expect(await page.getByTestId('overlap').textContent()).toContain('keeps signing for 24 hours');
-    await noViolations();
-    await shot('03-rotated');
-
-    await page.goto(endpointUrl);
-    await page.getByTestId('edit').click();
-    await page.getByLabel('Description').fill('Portal test endpoint, limited');
-    await page.getByLabel(/Deliveries per second at most/).fill('5');
-    await noViolations();
-    await page.getByTestId('save-endpoint').click();
-    await hasText(page, 'notice', 'Endpoint saved.');
-    expect(await page.getByTestId('settings').textContent()).toContain('32 at once, 5/s');
-
-    await page.getByTestId('disable').click();
-    await hasText(page, 'endpoint-status', 'disabled');
-    expect(await page.getByTestId('send-ping').count()).toBe(0);
-    await noViolations();
-    await shot('04-disabled');
-    await page.getByTestId('enable').click();
-    await hasText(page, 'endpoint-status', /^\s*enabled/);
-
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(`${svc.baseUrl}/console/webhooks`);
-    await noViolations();
-    // Nothing but the table's own scroll box is wider than the phone.
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(
-      390,
-    );
-    await shot('05-list-phone');
-    await page.setViewportSize({ width: 1440, height: 900 });
-    await page.goto(endpointUrl);
-    await page.getByTestId('delete').click();
-    await noViolations();
-    await page.getByTestId('confirm-delete').click();
-    await hasText(page, 'notice', 'Endpoint deleted.');
-    expect(await page.getByTestId('endpoints').count()).toBe(0);
-    await shot('06-deleted');
-    await page.unroute(SCRIPTS);
-  });
+  afterAll(() => closePortal({ opened, svc, receiver }));
 
   it('finds a failing delivery by its filters, pages through them, shows every attempt and the signed body, and retries it', async () => {
     const api = http(svc.baseUrl);
@@ -300,68 +196,4 @@ describe.each<BehaviourSet>(['A', 'B'])('Set %s integrator portal', (set) => {
     await noViolations();
     await shot('11b-recoveries');
   });
-
-  it('lists the organisation’s events by type and shows where each one went', async () => {
-    const api = http(svc.baseUrl);
-    const hook = `events-${randomUUID().slice(0, 8)}`;
-    const endpoint = await registerHook(svc, receiver, staff, hook, ['*']);
-    const sent = (await api.post(`${PATHS[set].endpoints}/${endpoint.id}/test`, staff.token)).body.data;
-    await receiver.waitFor(hook, 1);
-
-    await page.goto(`${svc.baseUrl}/console/events`);
-    await page.getByLabel('Event type').selectOption('test.ping');
-    await page.getByTestId('apply-event-filter').click();
-    const row = page.getByTestId(`event-${sent.event_id}`);
-    await row.waitFor();
-    await noViolations();
-    await shot('12-events');
-    await row.getByTestId('event-deliveries').click();
-    await page.getByTestId(`delivery-${sent.delivery_id}`).waitFor();
-    expect(await page.getByTestId('deliveries').locator('tbody tr').count()).toBe(1);
-    expect(await page.getByTestId(`delivery-${sent.delivery_id}`).textContent()).toContain(receiver.url(hook));
-    await noViolations();
-    await shot('13-event-deliveries');
-  });
-
-  it('shows and changes nothing of another organisation’s endpoints, deliveries or events', async () => {
-    const api = http(svc.baseUrl);
-    const other = await actor(svc, newOrg(), ['staff']);
-    const hook = `foreign-${randomUUID().slice(0, 8)}`;
-    const foreign = await registerHook(svc, receiver, other, hook, ['*']);
-    const sent = (await api.post(`${PATHS[set].endpoints}/${foreign.id}/test`, other.token)).body.data;
-    await receiver.waitFor(hook, 1);
-
-    for (const path of [
-      `/console/webhooks/${foreign.id}`,
-      `/console/webhooks/${foreign.id}/edit`,
-      `/console/deliveries/${sent.delivery_id}`,
-    ]) {
-      const res = await page.goto(`${svc.baseUrl}${path}`);
-      expect([path, res!.status()]).toEqual([path, 404]);
-      expect(await page.content()).not.toContain(receiver.url(hook));
-    }
-    await page.goto(`${svc.baseUrl}/console/deliveries?event_id=${sent.event_id}`);
-    await page.getByTestId('no-deliveries').waitFor();
-    await page.goto(`${svc.baseUrl}/console/webhooks`);
-    expect(await page.content()).not.toContain(receiver.url(hook));
-    await page.goto(`${svc.baseUrl}/console/events`);
-    expect(await page.getByTestId(`event-${sent.event_id}`).count()).toBe(0);
-    // A delete sent from the console's own origin, for the other organisation's endpoint.
-    const status = await page.evaluate(
-      (url) => fetch(url, { method: 'POST' }).then((r) => r.status),
-      `${svc.baseUrl}/console/webhooks/${foreign.id}/delete`,
-    );
-    expect(status).toBe(404);
-    // That 404 is the one error the browser logged, and the one this test expects.
-    expect(opened!.takeConsoleErrors()).toEqual([expect.stringContaining('/delete: Failed to load resource')]);
-    expect((await api.get(`${PATHS[set].endpoints}/${foreign.id}`, other.token)).status).toBe(200);
-    await shot('14-other-organisation');
-  });
 });
-
-const SCRIPTS = '**/console/assets/*.js';
-
-/** Waits until the element with the test id holds the text. */
-async function hasText(page: Page, testId: string, text: string | RegExp): Promise<void> {
-  await page.getByTestId(testId).filter({ hasText: text }).first().waitFor({ timeout: 30_000 });
-}
