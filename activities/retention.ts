@@ -44,7 +44,7 @@ function retentionConcerns(config: RetentionConfig): Record<RetentionStage, Prun
     config.RETENTION_PAYMENT_NOTIFICATIONS_DAYS,
   );
   return {
-    // The engine's outbox with its finished deliveries and attempts, bodies and ping targets (webhooks/retention.ts).
+    // The engine's outbox with its finished deliveries and attempts, bodies and ping targets (webhooks/events/retention.ts).
     events:
       events === 0 ? null : (knex, afterSeq, limit) => pruneEventBatch(knex, { seconds: events, afterSeq, limit }),
     // Processor notifications, by age (db/retention.ts).

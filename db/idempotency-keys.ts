@@ -23,7 +23,7 @@ interface Answer {
   boundToRoles: string | null;
 }
 
-/** What seals a body's digest (the webhook secret box, webhooks/secret-box.ts), as this store uses it. */
+/** What seals a body's digest (the webhook secret box, webhooks/secrets/secret-box.ts), as this store uses it. */
 export interface DigestBox {
   seal(aad: string, plaintext: string): string;
   open(aad: string, sealed: string): string;

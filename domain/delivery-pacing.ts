@@ -8,7 +8,7 @@
  * The spacing of an endpoint's deliveries, 2% over 1/perSecond. Spacing alone cannot keep a
  * receiver's count of any one second within the limit when arrivals bunch under load: the
  * engine also starts none earlier than a second after the one `perSecond` places before ended
- * (webhooks/endpoint-pacer.ts).
+ * (webhooks/attempts/endpoint-pacer.ts).
  */
 export const spacingMs = (perSecond: number): number => 1020 / perSecond;
 

@@ -13,16 +13,16 @@
  *   retain:   pruneEventBatch (old events with their finished deliveries and attempts)
  *   personal: keepClearInEvents (investors' words written in clear before sealing, sealed or erased)
  */
-export { publishEvents } from './publish';
-export { aimedPublisher, warmAimedPublish } from './aimed-publish';
-export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './engine';
-export { retryDelivery } from './manual-retry';
-export { recoverPage, type RecoveryStep } from './recovery';
-export { pruneEventBatch } from './retention';
-export { keepClearInEvents, type KeeperOf } from './personal-events';
-export { disableEndpoint } from './endpoint-health-store';
-export { secretBoxFrom, type SecretBox } from './secret-box';
-export { authenticationAad } from './authentication';
+export { publishEvents } from './events/publish';
+export { aimedPublisher, warmAimedPublish } from './events/aimed-publish';
+export { createDeliveryEngine, type DeliveryEngine, type RunningEngine } from './dispatch/engine';
+export { retryDelivery } from './recovery/manual-retry';
+export { recoverPage, type RecoveryStep } from './recovery/recovery';
+export { pruneEventBatch } from './events/retention';
+export { keepClearInEvents, type KeeperOf } from './events/personal-events';
+export { disableEndpoint } from './endpoints/endpoint-health-store';
+export { secretBoxFrom, type SecretBox } from './secrets/secret-box';
+export { authenticationAad } from './secrets/authentication';
 export {
   headersAad,
   headersShown,
@@ -30,30 +30,30 @@ export {
   MAX_CUSTOM_HEADERS,
   refusedHeaderName,
   refusedHeaderValue,
-} from './custom-headers';
-export { renderEventBody } from './signing';
-export { takeForParent } from './workflow-shape';
-export { WARM_LOCK_CLASS } from './listener';
+} from './endpoints/custom-headers';
+export { renderEventBody } from './secrets/signing';
+export { takeForParent } from './dispatch/workflow-shape';
+export { WARM_LOCK_CLASS } from './dispatch/listener';
 export {
   endpointStore,
   lockedEndpointCount,
   type EndpointStore,
   type HeadersInput,
   type PreparedAuthentication,
-} from './endpoints-store';
-export { deliveryReads } from './delivery-reads';
-export { eventReads } from './event-reads';
-export { recoveriesStore } from './recoveries-store';
-export { missingCount } from './missing-events';
-export { filterRefusals, type PayloadFilter } from './payload-filter';
-export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './sealed-secrets';
+} from './endpoints/endpoints-store';
+export { deliveryReads } from './deliveries/delivery-reads';
+export { eventReads } from './events/event-reads';
+export { recoveriesStore } from './recovery/recoveries-store';
+export { missingCount } from './events/missing-events';
+export { filterRefusals, type PayloadFilter } from './endpoints/payload-filter';
+export { replaceSealedValues, SEALED_COLUMNS, sealedEndpointValues } from './secrets/sealed-secrets';
 export {
   endpointHealth,
   successRates,
   SUCCESS_WINDOW_HOURS,
   type AttemptBucket,
   type SuccessRate,
-} from './endpoint-health-reads';
+} from './endpoints/endpoint-health-reads';
 export {
   DELIVERY_STATUSES,
   ENDPOINT_ORDERINGS,

@@ -200,7 +200,7 @@ export function endpointRoutes(
       async (ctx, { params }) => {
         const orgId = ctx.state.principal.orgId;
         const spec = { action: 'webhook_endpoint.delete', subject: { type: 'webhook_endpoint', id: params.id } };
-        // Its waiting deliveries are stopped by the workers, a page at a time (webhooks/deleted-endpoints.ts).
+        // Its waiting deliveries are stopped by the workers, a page at a time (webhooks/endpoints/deleted-endpoints.ts).
         await auditedEndpointChange(deps, ctx, spec, async (tx, _trx, seen) => {
           seen.before = endpointSnapshot(await tx.get(orgId, params.id));
           await tx.remove(orgId, params.id);

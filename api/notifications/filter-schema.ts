@@ -3,7 +3,7 @@ import { filterRefusals, type PayloadFilter } from '../../webhooks';
 
 /**
  * An endpoint's payload filter as given (docs/decisions/0398-payload-filters.md; its meaning and its checks:
- * webhooks/payload-filter.ts): each thing wrong refused 422 where it is, e.g. `filter.all.1.path`.
+ * webhooks/endpoints/payload-filter.ts): each thing wrong refused 422 where it is, e.g. `filter.all.1.path`.
  */
 export const PayloadFilterInput = z
   .unknown()

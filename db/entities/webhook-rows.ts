@@ -12,7 +12,7 @@ export interface WebhookEndpointRow {
   url: string;
   description: string;
   event_types: string[];
-  /** AES-256-GCM sealed (webhooks/secret-box.ts); never leaves the server in this form. */
+  /** AES-256-GCM sealed (webhooks/secrets/secret-box.ts); never leaves the server in this form. */
   secret_ciphertext: string;
   /** The secret before the last rotation, sealed the same way; signs beside the new one until it expires. */
   previous_secret_ciphertext: string | null;

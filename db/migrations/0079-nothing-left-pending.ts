@@ -2,10 +2,10 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * docs/decisions/0290-nothing-left-pending.md: a deleted endpoint's waiting deliveries are stopped
- * in the background from a work list, a page at a time (webhooks/deleted-endpoints.ts), not inside
+ * in the background from a work list, a page at a time (webhooks/endpoints/deleted-endpoints.ts), not inside
  * the DELETE request; and deliveries stranded `pending` by an earlier disable or delete (taken off
  * the queue, never attempted) end `failed` with a not-sent attempt that says why, as the engine now
- * ends them (webhooks/attempt-store.ts, stopWaiting). The texts are this migration's own copy.
+ * ends them (webhooks/deliveries/attempt-store.ts, stopWaiting). The texts are this migration's own copy.
  */
 export class Migration0079NothingLeftPending extends Migration {
   override async up(): Promise<void> {

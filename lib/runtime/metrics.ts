@@ -82,7 +82,7 @@ export function recordWebhookDelivery(outcome: DeliveryOutcome, publishedAt?: Da
 
 const sweeps = new Counter({
   name: 'tranche_webhook_sweeps_total',
-  help: "Runs of the delivery engine's safety-net sweep (webhooks/sweep.ts)",
+  help: "Runs of the delivery engine's safety-net sweep (webhooks/dispatch/sweep.ts)",
   registers: [registry],
 });
 
@@ -104,7 +104,7 @@ export const recordProxyFailure = (): void => proxyFailures.inc();
 
 const resultsSetAside = new Counter({
   name: 'tranche_webhook_results_set_aside_total',
-  help: 'Attempt results whose record failed alone while the database answered: set aside and retried on their own (webhooks/result-recorder.ts)',
+  help: 'Attempt results whose record failed alone while the database answered: set aside and retried on their own (webhooks/attempts/result-recorder.ts)',
   registers: [registry],
 });
 

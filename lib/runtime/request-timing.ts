@@ -25,7 +25,7 @@ export type Layer =
   | 'route'
   /** Waiting for the publish statement in flight to end, so the next one carries this event (lib/group-commit.ts). */
   | 'publish_wait'
-  /** The statement that stores the event and its delivery: one statement, its commit included (webhooks/aimed-publish.ts). */
+  /** The statement that stores the event and its delivery: one statement, its commit included (webhooks/events/aimed-publish.ts). */
   | 'publish_statement'
   /** Opening the personal fields of the answer (api/personal/open-personal.ts). */
   | 'personal'

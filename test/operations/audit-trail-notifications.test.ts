@@ -1,5 +1,5 @@
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
-import { secretBoxFrom } from '../../webhooks/secret-box';
+import { secretBoxFrom } from '../../webhooks/secrets/secret-box';
 import type { TestService } from '../support/service';
 import type { LifecycleWorld } from '../support/subscriptions';
 import { until } from '../support/wait';

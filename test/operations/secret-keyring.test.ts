@@ -1,5 +1,5 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { secretBoxFrom } from '../../webhooks/secret-box';
+import { secretBoxFrom } from '../../webhooks/secrets/secret-box';
 import { loadConfig } from '../../lib/runtime/config';
 import { sealingKey as key } from './support/keyring';
 

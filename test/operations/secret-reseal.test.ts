@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { secretBoxFrom } from '../../webhooks/secret-box';
-import { authenticationAad } from '../../webhooks/authentication';
-import { headersAad } from '../../webhooks/custom-headers';
+import { secretBoxFrom } from '../../webhooks/secrets/secret-box';
+import { authenticationAad } from '../../webhooks/secrets/authentication';
+import { headersAad } from '../../webhooks/endpoints/custom-headers';
 import { resealWebhookSecrets } from '../../scripts/webhook-secrets';
 import { personalKeys, rewrapPersonalKeys } from '../../db/personal-keys';
 import { openValue } from '../../lib/personal-data';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { claimAttempts } from '../../webhooks/attempt-store';
+import { claimAttempts } from '../../webhooks/deliveries/attempt-store';
 import { deliveryIdFor } from './support/delivery-id';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { actor, approveKyc, newOrg, openOffering, type Actor } from '../support/fixtures';
@@ -264,7 +264,7 @@ describe.each(['A', 'B'] as const)('Set %s: signed deliveries on the real stack 
     expect((await api.delete(`${PATHS[set].endpoints}/${endpoint.id}`, staff.token)).status).toBe(204);
     expect(await handle.result()).toBe('endpoint_deleted');
     // The cleanup signals the workflow first, then stops the delivery's schedule in the database
-    // (webhooks/deleted-endpoints.ts): the workflow's end may be seen a moment before the row's.
+    // (webhooks/endpoints/deleted-endpoints.ts): the workflow's end may be seen a moment before the row's.
     const after = await until('delivery no longer scheduled', async () => {
       const d = await delivery(delivery_id);
       return d.next_attempt_at === null ? d : undefined;

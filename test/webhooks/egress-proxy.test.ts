@@ -7,7 +7,7 @@ import { freePort } from '../../scripts/lib/free-port';
 import type { Actor } from '../support/fixtures';
 import { until } from '../support/wait';
 import { answeringNameserver, type Nameserver } from '../security/support/nameservers';
-import { noProxyMatcher } from '../../webhooks/no-proxy';
+import { noProxyMatcher } from '../../webhooks/egress/no-proxy';
 import { ConnectProxy } from './support/connect-proxy';
 import { PATHS } from './support/hooks';
 import { anEvent, publish } from './support/publish';

@@ -1,4 +1,4 @@
-import { disableEndpoint as disable, noteAttemptOutcomes } from '../../webhooks/endpoint-health-store';
+import { disableEndpoint as disable, noteAttemptOutcomes } from '../../webhooks/endpoints/endpoint-health-store';
 import type { DisableReason } from '../../domain/endpoint-health';
 import { ENDPOINT_DISABLED } from '../../domain/events';
 import { actor, newOrg, type Actor } from '../support/fixtures';

@@ -1,6 +1,6 @@
 import { admission, CLOSED, countsAsOutage, observe, type Circuit } from '../../domain/circuit-breaker';
 import { pace, PACING_HORIZON_MS, spacingMs } from '../../domain/delivery-pacing';
-import { allot, fairShares, sharesOverHeld, type Candidate } from '../../webhooks/allotment';
+import { allot, fairShares, sharesOverHeld, type Candidate } from '../../webhooks/dispatch/allotment';
 import { deliveryIdFor } from './support/delivery-id';
 
 /** The delivery engine's pure rules: the circuit breaker, the rate limit's pacing, a round's shares. */

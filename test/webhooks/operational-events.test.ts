@@ -6,8 +6,8 @@ import { PATHS, registerHook } from './support/hooks';
 import type { Receiver } from './support/receiver';
 import { startWebhookStack, stopWebhookStack } from './support/stack';
 import { until } from '../support/wait';
-import { noteAttemptOutcomes } from '../../webhooks/endpoint-health-store';
-import { missingCount } from '../../webhooks/missing-events';
+import { noteAttemptOutcomes } from '../../webhooks/endpoints/endpoint-health-store';
+import { missingCount } from '../../webhooks/events/missing-events';
 
 /** The threshold this file runs with: 3 failed attempts in a row publish `webhook.endpoint.failing`. */
 const FAILING_AFTER = 3;

@@ -3,8 +3,8 @@ import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
 import { registry } from '../../lib/runtime/metrics';
 import { endpointStore, secretBoxFrom } from '../../webhooks';
-import { claimAttempts, type Finished } from '../../webhooks/attempt-store';
-import { createRecorder } from '../../webhooks/result-recorder';
+import { claimAttempts, type Finished } from '../../webhooks/deliveries/attempt-store';
+import { createRecorder } from '../../webhooks/attempts/result-recorder';
 import { anEvent, publishUnqueued } from './support/publish';
 import { webhookHarness } from './support/webhook-harness';
 

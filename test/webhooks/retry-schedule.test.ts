@@ -4,7 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
-import { retryDelivery } from '../../webhooks/manual-retry';
+import { retryDelivery } from '../../webhooks/recovery/manual-retry';
 import { timeSkippingEnv } from '../support/time-skipping';
 import { ensureSearchAttributes } from '../../lib/runtime/temporal';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../domain/search-attributes';
@@ -148,7 +148,7 @@ describe('delivery schedule under time skipping (spec §6.5)', () => {
     const endpoint = await ops.endpoint(h, { defaultStatus: 500 });
     const { handle, deliveryId } = await ops.publish(endpoint.id, { viaDispatcher: false });
     await ops.attemptsReach(deliveryId, 1);
-    // No signal here: the next attempt itself finds the endpoint gone (the workers also signal, webhooks/deleted-endpoints.ts).
+    // No signal here: the next attempt itself finds the endpoint gone (the workers also signal, webhooks/endpoints/deleted-endpoints.ts).
     await ops.store.remove(ops.orgId, endpoint.id);
     expect(await handle.result()).toBe('endpoint_deleted');
     expect(await ops.attempts(deliveryId)).toHaveLength(1);

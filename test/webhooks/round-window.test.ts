@@ -1,7 +1,7 @@
 import { actor, newOrg, type Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import { startService, type TestService } from '../support/service';
-import { claimRound, freshScan } from '../../webhooks/claim';
+import { claimRound, freshScan } from '../../webhooks/dispatch/claim';
 import { PATHS } from './support/hooks';
 import { anEvent, publish } from './support/publish';
 

@@ -1,4 +1,4 @@
-import { slotWaiters } from '../../webhooks/slot-waiters';
+import { slotWaiters } from '../../webhooks/attempts/slot-waiters';
 
 /** The held deliveries' lists (docs/decisions/0337-held-attempts-woken.md): a freed slot goes to the oldest. */
 describe("a worker's deliveries held for a slot", () => {

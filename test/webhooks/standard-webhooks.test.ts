@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { secretBoxFrom } from '../../webhooks/secret-box';
-import { endpointKeys, signatureOf, signedRequest } from '../../webhooks/signing';
+import { secretBoxFrom } from '../../webhooks/secrets/secret-box';
+import { endpointKeys, signatureOf, signedRequest } from '../../webhooks/secrets/signing';
 import type { Actor } from '../support/fixtures';
 import { http } from '../support/http';
 import type { TestService } from '../support/service';

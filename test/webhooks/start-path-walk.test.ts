@@ -3,13 +3,13 @@ import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../../lib/runtime/config';
 import type { Orm } from '../../db/orm';
 import { endpointStore, secretBoxFrom } from '../../webhooks';
-import { startQueuedDeliveries } from '../../webhooks/workflow-shape';
-import { unclaimedStarts } from '../../webhooks/unclaimed-starts';
+import { startQueuedDeliveries } from '../../webhooks/dispatch/workflow-shape';
+import { unclaimedStarts } from '../../webhooks/attempts/unclaimed-starts';
 import { deliveryWorkflowId } from '../../domain/webhook-messages';
 import { anEvent, publish, publishUnqueued } from './support/publish';
 import { webhookHarness } from './support/webhook-harness';
 
-/** One call's window of endpoints (webhooks/workflow-shape.ts), and enough endpoints for a second one. */
+/** One call's window of endpoints (webhooks/dispatch/workflow-shape.ts), and enough endpoints for a second one. */
 const WINDOW = 64;
 const ENDPOINTS = WINDOW + 2;
 

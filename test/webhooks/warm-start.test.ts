@@ -7,7 +7,7 @@ import { freshDatabase } from '../support/service';
 import { accessTokenKey, serviceEnv, spawnService, type ServiceProcess } from '../faults/support/processes';
 import { Receiver } from './support/receiver';
 
-/** The warm lock's advisory class (webhooks/listener.ts), as PostgreSQL shows it. */
+/** The warm lock's advisory class (webhooks/dispatch/listener.ts), as PostgreSQL shows it. */
 const WARM_LOCK_CLASS = 7_461_220;
 const ALL_PARTS = ['database_pool', 'publish_statement', 'temporal', 'request_path', 'worker'];
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '@mikro-orm/postgresql';
-import { renderEventBody } from '../../../webhooks/signing';
+import { renderEventBody } from '../../../webhooks/secrets/signing';
 import { deliveryIdFor } from './delivery-id';
 
 /**
