@@ -23,6 +23,17 @@
  * Inside api/: the ground (middleware/, personal/, respond.ts, cursor.ts, deps.ts,
  * dependency-watch.ts, warmth.ts) imports no feature folder; inside console/, views/ import no route,
  * kit or router. test/ may import anything. No circle.
+ *
+ * Inside webhooks/: every file but the face (index.ts) lives in a room, and each room imports only the
+ * rooms its line in WEBHOOK_ROOMS names, never the face (docs/decisions-rooms.md):
+ *
+ *   secrets, deliveries -> no other room
+ *   events              -> secrets
+ *   endpoints           -> secrets, deliveries, events
+ *   egress              -> secrets, deliveries, endpoints
+ *   recovery            -> deliveries, events
+ *   attempts            -> deliveries, events, endpoints, egress
+ *   dispatch            -> secrets, deliveries, events, endpoints, egress, attempts
  */
 const FACES = ['identity/index.ts', 'webhooks/index.ts', 'payments/index.ts'];
 const LIB = ['lib/runtime', 'lib'];
@@ -71,6 +82,18 @@ const target = (t) => {
   return t.endsWith('.ts') ? `^${escape(t)}$` : `^${escape(t)}/`;
 };
 const roomPattern = (room) => (room === 'lib' ? '^lib/(?!runtime/)' : `^${escape(room)}/`);
+/** The rooms of webhooks/ and the rooms each may import besides itself (below it, never up). */
+const WEBHOOK_ROOMS = [
+  ['secrets', []],
+  ['deliveries', []],
+  ['events', ['secrets']],
+  ['endpoints', ['secrets', 'deliveries', 'events']],
+  ['egress', ['secrets', 'deliveries', 'endpoints']],
+  ['recovery', ['deliveries', 'events']],
+  ['attempts', ['deliveries', 'events', 'endpoints', 'egress']],
+  ['dispatch', ['secrets', 'deliveries', 'events', 'endpoints', 'egress', 'attempts']],
+];
+const webhookRoom = (room) => `^webhooks/${escape(room)}/`;
 const CONSOLE_VIEW_GROUND = '^console/(views/|(api-types|api-client|commands|format|layout|links)\\.ts$)';
 const API_GROUND = '^api/(middleware/|personal/|(respond|cursor|deps|dependency-watch|warmth)\\.ts$)';
 
@@ -114,6 +137,23 @@ module.exports = {
       from: { path: API_GROUND },
       to: { path: '^api/', pathNot: API_GROUND },
     },
+    {
+      name: 'webhooks-files-in-rooms',
+      severity: 'error',
+      comment:
+        'Every file of webhooks/ but its face (index.ts) lives in one of its rooms: webhooks/<room>/ (.dependency-cruiser.cjs, WEBHOOK_ROOMS).',
+      from: { path: '^webhooks/[^/]+$', pathNot: '^webhooks/index\\.ts$' },
+      to: {},
+    },
+    ...WEBHOOK_ROOMS.map(([room, allowed]) => ({
+      name: `webhooks-${room}-walls`,
+      severity: 'error',
+      comment: `webhooks/${room}/ may import only ${
+        allowed.map((r) => `webhooks/${r}/`).join(', ') || 'no other room'
+      } of the engine, and never its face webhooks/index.ts (.dependency-cruiser.cjs)`,
+      from: { path: webhookRoom(room) },
+      to: { path: '^webhooks/', pathNot: [webhookRoom(room), ...allowed.map(webhookRoom)] },
+    })),
     {
       name: 'console-views-render-only',
       severity: 'error',
