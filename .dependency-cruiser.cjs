@@ -25,7 +25,7 @@
  * kit or router. test/ may import anything. No circle.
  *
  * Inside webhooks/: every file but the face (index.ts) lives in a room, and each room imports only the
- * rooms its line in WEBHOOK_ROOMS names, never the face (docs/decisions-rooms.md):
+ * rooms its line in WEBHOOK_ROOMS names, never the face (docs/decisions/0425-webhooks-rooms.md):
  *
  *   secrets, deliveries -> no other room
  *   events              -> secrets

@@ -13,7 +13,7 @@ import { basename, dirname } from 'node:path';
 
 const ROLES = new Set(['index.ts', 'router.ts', 'schema.ts', 'main.ts', 'tracing-preload.ts', 'warm-up.ts']);
 const LAYERS = new Set(['domain', 'db', 'webhooks', 'activities', 'workflows', 'bench']);
-/** A file's layer: its folder, or webhooks/ for a file in one of webhooks/'s rooms (docs/decisions-rooms.md). */
+/** A file's layer: its folder, or webhooks/ for a file in one of webhooks/'s rooms (docs/decisions/0425-webhooks-rooms.md). */
 const layerOf = (dir: string) => (dir.startsWith('webhooks/') ? 'webhooks' : dir);
 const OUTSIDE = /^(test|docs|types|deploy|\.ci)\/|\/generated\/|^db\/migrations\//;
 
