@@ -13,10 +13,12 @@ describe('registering endpoints whose nameserver never answers', () => {
   let silent: Nameserver;
   beforeAll(async () => {
     silent = await silentNameserver();
-    // The pool is the default 10, as many as the registrations below.
+    // The pool is the default 10, as many as the registrations below. Each lookup waits 2 x 3 s: long enough that
+    // the other organisation's requests have their turn on a loaded host (at 2 x 1 s, CI's host once let a
+    // registration's lookup give up before they were answered).
     svc = await startService({
       set: 'A',
-      env: { DNS_SERVERS: silent.address, DNS_TIMEOUT_MS: '1000', DNS_TRIES: '2' },
+      env: { DNS_SERVERS: silent.address, DNS_TIMEOUT_MS: '3000', DNS_TRIES: '2' },
     });
   }, 120_000);
   afterAll(async () => {
