@@ -75,11 +75,15 @@ describe('the docs say what is true', () => {
     for (const svg of ['client-compare.svg', 'webhooks.svg', 'webhooks-cluster.svg']) {
       expect(page).toContain(`](../../bench/results/${svg})`);
     }
-    const svix = (json('client-compare').runs as { system: string; figures: { burst_accepted_per_s: number } }[]).find(
-      (r) => r.system === 'S',
-    )!;
+    // The chart draws each system's median over its runs (one run per round).
+    const svix = (json('client-compare').runs as { system: string; figures: { burst_accepted_per_s: number } }[])
+      .filter((r) => r.system === 'S')
+      .map((r) => r.figures.burst_accepted_per_s)
+      .sort((a, b) => a - b);
+    const mid = Math.floor(svix.length / 2);
+    const svixMedian = svix.length % 2 ? svix[mid]! : (svix[mid - 1]! + svix[mid]!) / 2;
     expect(compare).toContain('Svix OSS');
-    expect(compare).toContain(`>${Math.round(svix.figures.burst_accepted_per_s)}</text>`);
+    expect(compare).toContain(`>${Math.round(svixMedian)}</text>`);
     expect(compare).toMatch(/engine ceiling [\d.–]+ workflows\/s/);
   });
 });
