@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { endpointStore, publishEvents, secretBoxFrom } from '../../webhooks';
 import { openOrm, type Orm } from '../../db/orm';
 import { loadConfig } from '../../lib/runtime/config';
-import { freePort } from '../../scripts/lib/free-port';
+import { freeRestartablePort } from './support/restartable-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { startCountingSink } from './support/counting-sink';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
@@ -52,8 +52,8 @@ describe('deliveries under load through a worker crash, a Temporal crash and a P
     });
 
   beforeAll(async () => {
-    pgPort = await freePort();
-    [postgres, temporal] = await Promise.all([startPostgres(), startTemporal(await freePort())]);
+    pgPort = await freeRestartablePort();
+    [postgres, temporal] = await Promise.all([startPostgres(), startTemporal(await freeRestartablePort())]);
     pair = await startServicePair({ databaseUrl: postgres.url, temporalAddress: temporal.address });
   }, 300_000);
   afterAll(async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../scripts/lib/free-port';
+import { freeRestartablePort } from './support/restartable-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { http, type Reply } from '../support/http';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
@@ -37,7 +37,7 @@ describe('a dependency outage', () => {
     });
 
   beforeAll(async () => {
-    [pgPort, temporalPort] = [await freePort(), await freePort()];
+    [pgPort, temporalPort] = [await freeRestartablePort(), await freeRestartablePort()];
     [postgres, temporal] = await Promise.all([startPostgres(), startTemporal()]);
     pair = await startServicePair({ databaseUrl: postgres.url, temporalAddress: temporal.address });
   }, 300_000);

@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../scripts/lib/free-port';
+import { freeRestartablePort } from './support/restartable-port';
 import { spawnPostgres, type PostgresProcess } from './support/postgres-process';
 import { startServicePair, type ServicePair } from './support/service-pair';
 import { commandsSent, outageSeen } from './support/processes';
@@ -28,7 +28,7 @@ describe('PostgreSQL restarted mid-flow', () => {
   const start = () => spawnPostgres(join(dir, 'data'), port);
 
   beforeAll(async () => {
-    port = await freePort();
+    port = await freeRestartablePort();
     postgres = await start();
     databaseUrl = postgres.url;
     pair = await startServicePair({ databaseUrl, temporalAddress });

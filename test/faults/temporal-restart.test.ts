@@ -1,7 +1,7 @@
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../scripts/lib/free-port';
+import { freeRestartablePort } from './support/restartable-port';
 import { startTemporalDevServer, type RunningTemporal } from '../../scripts/lib/temporal-dev-server';
 import { freshDatabase } from '../support/service';
 import { startServicePair, type ServicePair } from './support/service-pair';
@@ -33,7 +33,7 @@ describe('the Temporal server restarted mid-flow', () => {
     });
 
   beforeAll(async () => {
-    temporal = await start(await freePort());
+    temporal = await start(await freeRestartablePort());
     temporalAddress = temporal.address;
     databaseUrl = await freshDatabase();
     pair = await startServicePair({ databaseUrl, temporalAddress });
